@@ -1,0 +1,1 @@
+//! Simulated boards (work in progress).

@@ -1,0 +1,1 @@
+//! Target files (work in progress).
