@@ -1,6 +1,593 @@
-//! The resource engine (work in progress).
+//! The resource engine: aggregation of concurrent requests into a write plan.
+//!
+//! This crate is pure. It does no I/O, reads no clock and starts no thread:
+//! time comes in as an argument (`now`, a [`Duration`] since any fixed
+//! epoch), and the result of every operation is a [`Plan`] — which nodes to
+//! set to what, in which order, and which to restore to their original value.
+//! The daemon executes plans against the kernel; tests execute them against a
+//! model that refuses writes the way the kernel does.
+//!
+//! Rules it implements (seed 000 §3.4, seed 001 "URM"):
+//!
+//! - A [`Request`] holds opcode/value pairs for one owner, with a
+//!   [`PriorityClass`] and an optional deadline. Acquiring with an id that is
+//!   live replaces that request (same owner only).
+//! - Each value is clamped to the resource's bounds and snapped to its table
+//!   (a floor rounds up, a ceiling rounds down) when the request arrives.
+//! - Per resource, the live votes of the highest priority class present are
+//!   combined by the resource's [`Aggregation`]: max, min, newest, oldest.
+//! - A min/max pair (e.g. `scaling_min_freq`/`scaling_max_freq`) never ends
+//!   with min > max: on conflict the ceiling wins, unless both halves are
+//!   requested and the floor's class is strictly higher. Writes are ordered so
+//!   that `min <= max` holds after **every** single write.
+//! - When the last vote on a resource goes away its node is restored to the
+//!   original value it had before Lever first touched it.
+//!
+//! ```
+//! use lever_engine::*;
+//! use std::time::Duration;
+//! let spec = ResourceSpec {
+//!     name: "sched_util_clamp_min".into(), opcode: Opcode(0x44000000),
+//!     node: "/proc/sys/kernel/sched_util_clamp_min".into(), unit: "level".into(),
+//!     low: 0, high: 1024, steps: None, aggregation: Aggregation::Max,
+//!     permission: Permission::ThirdParty, kind: ResourceKind::Plain, description: String::new(),
+//! };
+//! let mut engine = Engine::new(vec![spec]).unwrap();
+//! let now = Duration::ZERO;
+//! let plan = engine.acquire(Request {
+//!     id: RequestId(1), owner: OwnerId(7), priority: PriorityClass::ThirdPartyHigh,
+//!     deadline: Some(Duration::from_millis(500)), pairs: vec![(Opcode(0x44000000), 512)],
+//! }, now).unwrap();
+//! assert_eq!(plan.writes[0].action, Action::Set(512));
+//! assert_eq!(plan.next_deadline, Some(Duration::from_millis(500)));
+//! let plan = engine.expire(Duration::from_millis(500));
+//! assert_eq!(plan.writes[0].action, Action::Restore);
+//! ```
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod resource;
 pub use resource::*;
+
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::time::Duration;
+
+/// Identifies a request (a perflock handle).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct RequestId(pub u64);
+
+/// Identifies the owner of requests (a client connection / process).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct OwnerId(pub u64);
+
+/// Priority class of a request; a higher class always beats a lower one,
+/// whatever the values. Ordered lowest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PriorityClass {
+    /// Third-party client, low priority.
+    ThirdPartyLow,
+    /// Third-party client, high priority.
+    ThirdPartyHigh,
+    /// System client, low priority.
+    SystemLow,
+    /// System client, high priority.
+    SystemHigh,
+}
+
+impl PriorityClass {
+    /// True for the classes only system clients may use; such requests may
+    /// touch `Permission::System` resources.
+    pub fn is_system(self) -> bool {
+        matches!(self, PriorityClass::SystemLow | PriorityClass::SystemHigh)
+    }
+}
+
+/// A request for resource values.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Request {
+    /// Handle; unique among live requests.
+    pub id: RequestId,
+    /// Who holds it.
+    pub owner: OwnerId,
+    /// Its class.
+    pub priority: PriorityClass,
+    /// When it expires (same clock as `now`); `None` = until released.
+    pub deadline: Option<Duration>,
+    /// Opcode/value pairs.
+    pub pairs: Vec<(Opcode, i64)>,
+}
+
+/// Index of a resource inside an [`Engine`] (position in the spec list).
+pub type ResourceIndex = usize;
+
+/// What to do with one node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Action {
+    /// Write this level (render it with [`ResourceSpec::render`]).
+    Set(i64),
+    /// Write back the value the node had before Lever touched it (or, for a
+    /// hold-fd resource, close the descriptor).
+    Restore,
+}
+
+/// One step of a plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Write {
+    /// Which resource.
+    pub resource: ResourceIndex,
+    /// Its opcode.
+    pub opcode: Opcode,
+    /// What to write.
+    pub action: Action,
+    /// The request whose vote won, if any (`None` for a restore, or for a
+    /// node moved only to keep a min/max pair ordered).
+    pub winner: Option<RequestId>,
+}
+
+/// The writes an operation needs, in order, and when the engine next needs
+/// to be woken up.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Plan {
+    /// Writes to perform, in this order.
+    pub writes: Vec<Write>,
+    /// The earliest deadline among live requests.
+    pub next_deadline: Option<Duration>,
+    /// Requests that ended in this operation (released or expired).
+    pub ended: Vec<RequestId>,
+}
+
+/// Why the engine refused an operation. Nothing changes when an error is
+/// returned.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EngineError {
+    /// Two resources share an opcode.
+    #[error("opcode {opcode} is declared twice ({first} and {second})")]
+    DuplicateOpcode {
+        /// The opcode.
+        opcode: Opcode,
+        /// First resource name.
+        first: String,
+        /// Second resource name.
+        second: String,
+    },
+    /// A pair partner is missing or does not point back.
+    #[error("resource {name}: pair partner {partner} is missing or not its counterpart")]
+    BadPair {
+        /// Resource name.
+        name: String,
+        /// Partner opcode.
+        partner: Opcode,
+    },
+    /// The request names an opcode no resource has.
+    #[error("unknown opcode {0}")]
+    UnknownOpcode(Opcode),
+    /// The request names an opcode twice.
+    #[error("opcode {0} appears twice in one request")]
+    RepeatedOpcode(Opcode),
+    /// The request has no pairs.
+    #[error("a request needs at least one opcode/value pair")]
+    Empty,
+    /// A third-party request touches a system-only resource.
+    #[error("resource {name} ({opcode}) is system-only")]
+    NotPermitted {
+        /// The opcode.
+        opcode: Opcode,
+        /// Resource name.
+        name: String,
+    },
+    /// No live request has this id.
+    #[error("no live request {0:?}")]
+    NoSuchRequest(RequestId),
+    /// The request belongs to someone else.
+    #[error("request {0:?} belongs to another owner")]
+    NotOwner(RequestId),
+}
+
+/// Key of one vote in a resource's ballot box. The winner is always the
+/// largest key: highest class first, then the policy's sort key (value for
+/// max, negated value for min, sequence for newest, negated sequence for
+/// oldest), then the arrival sequence to make keys unique.
+type VoteKey = (PriorityClass, i128, u64);
+
+#[derive(Debug)]
+struct ResourceState {
+    spec: ResourceSpec,
+    partner: Option<ResourceIndex>,
+    /// Numeric view of the node before Lever touched it, if known.
+    original: Option<i64>,
+    votes: BTreeMap<VoteKey, (i64, RequestId)>,
+    /// What Lever last asked to be written: `None` = the original is in place.
+    applied: Option<i64>,
+}
+
+#[derive(Debug)]
+struct Live {
+    request: Request,
+    votes: Vec<(ResourceIndex, VoteKey)>,
+}
+
+/// The aggregation engine. See the crate docs.
+#[derive(Debug)]
+pub struct Engine {
+    resources: Vec<ResourceState>,
+    by_opcode: HashMap<Opcode, ResourceIndex>,
+    live: HashMap<RequestId, Live>,
+    deadlines: BTreeSet<(Duration, RequestId)>,
+    seq: u64,
+}
+
+/// A target value for a node after aggregation and pair resolution.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Target {
+    Set(i64, Option<RequestId>),
+    Original,
+}
+
+impl Engine {
+    /// Build an engine over these resources. Fails on duplicate opcodes and
+    /// on pairs whose partner is missing or does not point back.
+    pub fn new(specs: Vec<ResourceSpec>) -> Result<Engine, EngineError> {
+        let mut by_opcode = HashMap::with_capacity(specs.len());
+        for (i, s) in specs.iter().enumerate() {
+            if let Some(&prev) = by_opcode.get(&s.opcode) {
+                let first: &ResourceSpec = &specs[prev];
+                return Err(EngineError::DuplicateOpcode {
+                    opcode: s.opcode,
+                    first: first.name.clone(),
+                    second: s.name.clone(),
+                });
+            }
+            by_opcode.insert(s.opcode, i);
+        }
+        let mut resources = Vec::with_capacity(specs.len());
+        for s in &specs {
+            let partner = match s.partner() {
+                None => None,
+                Some(p) => {
+                    let idx = by_opcode.get(&p).copied();
+                    let back = idx.and_then(|i| specs[i].partner());
+                    let kinds_match = idx.is_some_and(|i| {
+                        matches!(
+                            (&s.kind, &specs[i].kind),
+                            (ResourceKind::PairMin { .. }, ResourceKind::PairMax { .. })
+                                | (ResourceKind::PairMax { .. }, ResourceKind::PairMin { .. })
+                        )
+                    });
+                    if back != Some(s.opcode) || !kinds_match {
+                        return Err(EngineError::BadPair {
+                            name: s.name.clone(),
+                            partner: p,
+                        });
+                    }
+                    idx
+                }
+            };
+            resources.push(ResourceState {
+                spec: s.clone(),
+                partner,
+                original: None,
+                votes: BTreeMap::new(),
+                applied: None,
+            });
+        }
+        Ok(Engine {
+            resources,
+            by_opcode,
+            live: HashMap::new(),
+            deadlines: BTreeSet::new(),
+            seq: 0,
+        })
+    }
+
+    /// All resources, in index order.
+    pub fn specs(&self) -> impl ExactSizeIterator<Item = &ResourceSpec> {
+        self.resources.iter().map(|r| &r.spec)
+    }
+
+    /// The resource at `index`.
+    pub fn spec(&self, index: ResourceIndex) -> Option<&ResourceSpec> {
+        self.resources.get(index).map(|r| &r.spec)
+    }
+
+    /// Index of the resource with this opcode.
+    pub fn index_of(&self, opcode: Opcode) -> Option<ResourceIndex> {
+        self.by_opcode.get(&opcode).copied()
+    }
+
+    /// Tell the engine the numeric value a node holds before Lever touches
+    /// it. Used to order min/max writes; ignored while Lever holds the node.
+    pub fn set_original(&mut self, index: ResourceIndex, value: Option<i64>) {
+        if let Some(r) = self.resources.get_mut(index) {
+            r.original = value;
+        }
+    }
+
+    /// The original value recorded with [`Engine::set_original`].
+    pub fn original(&self, index: ResourceIndex) -> Option<i64> {
+        self.resources.get(index).and_then(|r| r.original)
+    }
+
+    /// The level Lever currently holds on a node; `None` when the original
+    /// is in place.
+    pub fn applied(&self, index: ResourceIndex) -> Option<i64> {
+        self.resources.get(index).and_then(|r| r.applied)
+    }
+
+    /// The request whose vote currently wins on a resource.
+    pub fn winner(&self, index: ResourceIndex) -> Option<RequestId> {
+        self.resources
+            .get(index)
+            .and_then(|r| r.votes.last_key_value())
+            .map(|(_, &(_, id))| id)
+    }
+
+    /// Live votes on a resource, strongest first: (request, normalized value,
+    /// class).
+    pub fn votes(
+        &self,
+        index: ResourceIndex,
+    ) -> impl Iterator<Item = (RequestId, i64, PriorityClass)> + '_ {
+        self.resources
+            .get(index)
+            .into_iter()
+            .flat_map(|r| r.votes.iter().rev())
+            .map(|(k, &(v, id))| (id, v, k.0))
+    }
+
+    /// A live request, with its values as normalized on arrival.
+    pub fn request(&self, id: RequestId) -> Option<&Request> {
+        self.live.get(&id).map(|l| &l.request)
+    }
+
+    /// All live requests, ordered by id.
+    pub fn requests(&self) -> Vec<&Request> {
+        let mut v: Vec<&Request> = self.live.values().map(|l| &l.request).collect();
+        v.sort_by_key(|r| r.id);
+        v
+    }
+
+    /// Number of live requests.
+    pub fn live_count(&self) -> usize {
+        self.live.len()
+    }
+
+    /// The earliest deadline among live requests.
+    pub fn next_deadline(&self) -> Option<Duration> {
+        self.deadlines.first().map(|&(d, _)| d)
+    }
+
+    /// Add a request, or replace the live request with the same id (same
+    /// owner only). Values are normalized (clamped, snapped) on arrival.
+    pub fn acquire(&mut self, mut request: Request, _now: Duration) -> Result<Plan, EngineError> {
+        if request.pairs.is_empty() {
+            return Err(EngineError::Empty);
+        }
+        if let Some(old) = self.live.get(&request.id) {
+            if old.request.owner != request.owner {
+                return Err(EngineError::NotOwner(request.id));
+            }
+        }
+        let mut indexes = Vec::with_capacity(request.pairs.len());
+        for (opcode, value) in request.pairs.iter_mut() {
+            let idx = self
+                .index_of(*opcode)
+                .ok_or(EngineError::UnknownOpcode(*opcode))?;
+            if indexes.contains(&idx) {
+                return Err(EngineError::RepeatedOpcode(*opcode));
+            }
+            let spec = &self.resources[idx].spec;
+            if spec.permission == Permission::System && !request.priority.is_system() {
+                return Err(EngineError::NotPermitted {
+                    opcode: *opcode,
+                    name: spec.name.clone(),
+                });
+            }
+            *value = spec.normalize(*value);
+            indexes.push(idx);
+        }
+        // Validated: from here on nothing fails.
+        let mut touched = Vec::with_capacity(indexes.len() * 2);
+        if let Some(old) = self.remove_live(request.id) {
+            touched.extend(old.votes.iter().map(|&(i, _)| i));
+        }
+        self.seq += 1;
+        let seq = self.seq;
+        let mut votes = Vec::with_capacity(indexes.len());
+        for (&idx, &(_, value)) in indexes.iter().zip(&request.pairs) {
+            let r = &mut self.resources[idx];
+            let sort = match r.spec.aggregation {
+                Aggregation::Max => value as i128,
+                Aggregation::Min => -(value as i128),
+                Aggregation::Newest => seq as i128,
+                Aggregation::Oldest => -(seq as i128),
+            };
+            let key = (request.priority, sort, seq);
+            r.votes.insert(key, (value, request.id));
+            votes.push((idx, key));
+            touched.push(idx);
+        }
+        if let Some(d) = request.deadline {
+            self.deadlines.insert((d, request.id));
+        }
+        self.live.insert(request.id, Live { request, votes });
+        Ok(self.replan(touched, Vec::new()))
+    }
+
+    /// Release one request.
+    pub fn release(&mut self, id: RequestId) -> Result<Plan, EngineError> {
+        let live = self.remove_live(id).ok_or(EngineError::NoSuchRequest(id))?;
+        let touched = live.votes.iter().map(|&(i, _)| i).collect();
+        Ok(self.replan(touched, vec![id]))
+    }
+
+    /// Release one request on behalf of `owner`, refusing others' requests.
+    pub fn release_owned(&mut self, id: RequestId, owner: OwnerId) -> Result<Plan, EngineError> {
+        match self.live.get(&id) {
+            None => Err(EngineError::NoSuchRequest(id)),
+            Some(l) if l.request.owner != owner => Err(EngineError::NotOwner(id)),
+            Some(_) => self.release(id),
+        }
+    }
+
+    /// Release everything an owner holds (its process died or disconnected).
+    pub fn release_owner(&mut self, owner: OwnerId) -> Plan {
+        let mut ids: Vec<RequestId> = self
+            .live
+            .values()
+            .filter(|l| l.request.owner == owner)
+            .map(|l| l.request.id)
+            .collect();
+        ids.sort();
+        self.release_many(ids)
+    }
+
+    /// Release every request whose deadline is at or before `now`.
+    pub fn expire(&mut self, now: Duration) -> Plan {
+        let mut ids = Vec::new();
+        while let Some(&(d, id)) = self.deadlines.first() {
+            if d > now {
+                break;
+            }
+            ids.push(id);
+            self.deadlines.pop_first();
+        }
+        self.release_many(ids)
+    }
+
+    /// Release every live request.
+    pub fn release_all(&mut self) -> Plan {
+        let mut ids: Vec<RequestId> = self.live.keys().copied().collect();
+        ids.sort();
+        self.release_many(ids)
+    }
+
+    fn release_many(&mut self, ids: Vec<RequestId>) -> Plan {
+        let mut touched = Vec::new();
+        let mut ended = Vec::with_capacity(ids.len());
+        for id in ids {
+            if let Some(live) = self.remove_live(id) {
+                touched.extend(live.votes.iter().map(|&(i, _)| i));
+                ended.push(id);
+            }
+        }
+        self.replan(touched, ended)
+    }
+
+    fn remove_live(&mut self, id: RequestId) -> Option<Live> {
+        let live = self.live.remove(&id)?;
+        for (idx, key) in &live.votes {
+            self.resources[*idx].votes.remove(key);
+        }
+        if let Some(d) = live.request.deadline {
+            self.deadlines.remove(&(d, id));
+        }
+        Some(live)
+    }
+
+    /// The aggregated vote on a resource: (value, class, request).
+    fn ballot(&self, idx: ResourceIndex) -> Option<(i64, PriorityClass, RequestId)> {
+        self.resources[idx]
+            .votes
+            .last_key_value()
+            .map(|(k, &(v, id))| (v, k.0, id))
+    }
+
+    /// Targets for both halves of a pair, resolving a floor above a ceiling.
+    fn pair_targets(&self, min_idx: ResourceIndex, max_idx: ResourceIndex) -> (Target, Target) {
+        let floor = self.ballot(min_idx);
+        let ceiling = self.ballot(max_idx);
+        let mut t_min = floor.map_or(Target::Original, |(v, _, id)| Target::Set(v, Some(id)));
+        let mut t_max = ceiling.map_or(Target::Original, |(v, _, id)| Target::Set(v, Some(id)));
+        let lo = self.level_of(min_idx, t_min);
+        let hi = self.level_of(max_idx, t_max);
+        if let (Some(lo), Some(hi)) = (lo, hi) {
+            if lo > hi {
+                let floor_wins = matches!((floor, ceiling), (Some(f), Some(c)) if f.1 > c.1);
+                if floor_wins {
+                    t_max = Target::Set(lo, None);
+                } else {
+                    t_min = Target::Set(hi, None);
+                }
+            }
+        }
+        (t_min, t_max)
+    }
+
+    fn level_of(&self, idx: ResourceIndex, t: Target) -> Option<i64> {
+        match t {
+            Target::Set(v, _) => Some(v),
+            Target::Original => self.resources[idx].original,
+        }
+    }
+
+    fn current_level(&self, idx: ResourceIndex) -> Option<i64> {
+        let r = &self.resources[idx];
+        r.applied.or(r.original)
+    }
+
+    fn replan(&mut self, mut touched: Vec<ResourceIndex>, ended: Vec<RequestId>) -> Plan {
+        // Pairs are planned as a unit, from their min half.
+        for idx in touched.iter_mut() {
+            if let ResourceKind::PairMax { .. } = self.resources[*idx].spec.kind {
+                if let Some(p) = self.resources[*idx].partner {
+                    *idx = p;
+                }
+            }
+        }
+        touched.sort_unstable();
+        touched.dedup();
+        let mut writes = Vec::new();
+        for idx in touched {
+            match self.resources[idx].partner {
+                Some(max_idx) => self.plan_pair(idx, max_idx, &mut writes),
+                None => {
+                    let t = self
+                        .ballot(idx)
+                        .map_or(Target::Original, |(v, _, id)| Target::Set(v, Some(id)));
+                    self.plan_one(idx, t, &mut writes);
+                }
+            }
+        }
+        Plan {
+            writes,
+            next_deadline: self.next_deadline(),
+            ended,
+        }
+    }
+
+    fn plan_pair(&mut self, min_idx: ResourceIndex, max_idx: ResourceIndex, out: &mut Vec<Write>) {
+        let (t_min, t_max) = self.pair_targets(min_idx, max_idx);
+        // Write max first only when the new min would exceed the current max.
+        let new_min = self.level_of(min_idx, t_min);
+        let cur_max = self.current_level(max_idx);
+        let max_first = matches!((new_min, cur_max), (Some(n), Some(c)) if n > c);
+        if max_first {
+            self.plan_one(max_idx, t_max, out);
+            self.plan_one(min_idx, t_min, out);
+        } else {
+            self.plan_one(min_idx, t_min, out);
+            self.plan_one(max_idx, t_max, out);
+        }
+    }
+
+    fn plan_one(&mut self, idx: ResourceIndex, t: Target, out: &mut Vec<Write>) {
+        let r = &mut self.resources[idx];
+        let (next, action, winner) = match t {
+            Target::Set(v, w) => (Some(v), Action::Set(v), w),
+            Target::Original => (None, Action::Restore, None),
+        };
+        if next == r.applied {
+            return;
+        }
+        r.applied = next;
+        out.push(Write {
+            resource: idx,
+            opcode: r.spec.opcode,
+            action,
+            winner,
+        });
+    }
+}

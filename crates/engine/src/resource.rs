@@ -210,7 +210,11 @@ impl ResourceSpec {
                 .iter()
                 .position(|v| v == t)
                 .map(|i| i as i64)
-                .or_else(|| t.parse().ok().filter(|&i: &i64| (i as usize) < values.len())),
+                .or_else(|| {
+                    t.parse()
+                        .ok()
+                        .filter(|&i: &i64| (i as usize) < values.len())
+                }),
             _ => t
                 .strip_prefix("0x")
                 .map(|h| i64::from_str_radix(h, 16).ok())

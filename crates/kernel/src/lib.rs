@@ -218,7 +218,9 @@ impl KernelFs {
 
     /// True when the node exists.
     pub fn exists(&self, kernel_path: &str) -> bool {
-        self.resolve(kernel_path).map(|p| p.exists()).unwrap_or(false)
+        self.resolve(kernel_path)
+            .map(|p| p.exists())
+            .unwrap_or(false)
     }
 
     /// Read a node as text, with the trailing newline removed.
@@ -413,9 +415,14 @@ mod tests {
     #[test]
     fn missing_node_is_missing_with_path() {
         let (_d, fs) = tree();
-        let err = fs.read("/sys/devices/system/cpu/cpufreq/policy0/scaling_min_freq").unwrap_err();
+        let err = fs
+            .read("/sys/devices/system/cpu/cpufreq/policy0/scaling_min_freq")
+            .unwrap_err();
         assert!(err.is_missing());
-        assert_eq!(err.path(), "/sys/devices/system/cpu/cpufreq/policy0/scaling_min_freq");
+        assert_eq!(
+            err.path(),
+            "/sys/devices/system/cpu/cpufreq/policy0/scaling_min_freq"
+        );
         assert!(err.to_string().contains("not available here"));
         assert!(fs.read_optional("/proc/nothing").unwrap().is_none());
     }
@@ -424,8 +431,14 @@ mod tests {
     fn write_only_when_changed_and_detect_kernel_rewrite() {
         let (_d, fs) = tree();
         fs.create_node("/proc/sys/vm/swappiness", "60\n").unwrap();
-        assert_eq!(fs.write("/proc/sys/vm/swappiness", "60").unwrap(), WriteOutcome::Unchanged);
-        assert_eq!(fs.write("/proc/sys/vm/swappiness", "100\n").unwrap(), WriteOutcome::Written);
+        assert_eq!(
+            fs.write("/proc/sys/vm/swappiness", "60").unwrap(),
+            WriteOutcome::Unchanged
+        );
+        assert_eq!(
+            fs.write("/proc/sys/vm/swappiness", "100\n").unwrap(),
+            WriteOutcome::Written
+        );
         assert_eq!(fs.read_i64("/proc/sys/vm/swappiness").unwrap(), 100);
     }
 
@@ -447,11 +460,26 @@ mod tests {
 
     #[test]
     fn errno_classes_are_distinct() {
-        let e = KernelError::from_io("/sys/a", "write", Some("9"), io::Error::from_raw_os_error(22));
+        let e = KernelError::from_io(
+            "/sys/a",
+            "write",
+            Some("9"),
+            io::Error::from_raw_os_error(22),
+        );
         assert!(matches!(e, KernelError::Rejected { ref value, .. } if value == "9"));
-        let e = KernelError::from_io("/sys/a", "write", Some("9"), io::Error::from_raw_os_error(1));
+        let e = KernelError::from_io(
+            "/sys/a",
+            "write",
+            Some("9"),
+            io::Error::from_raw_os_error(1),
+        );
         assert!(matches!(e, KernelError::NotAllowed { .. }));
-        let e = KernelError::from_io("/sys/a", "write", Some("9"), io::Error::from_raw_os_error(13));
+        let e = KernelError::from_io(
+            "/sys/a",
+            "write",
+            Some("9"),
+            io::Error::from_raw_os_error(13),
+        );
         assert!(matches!(e, KernelError::NotAllowed { .. }));
         let e = KernelError::from_io("/sys/a", "read", None, io::Error::from_raw_os_error(2));
         assert!(e.is_missing());
@@ -462,27 +490,41 @@ mod tests {
     #[test]
     fn paths_cannot_escape_root() {
         let (_d, fs) = tree();
-        assert!(matches!(fs.resolve("sys/x"), Err(KernelError::BadPath { .. })));
-        assert!(matches!(fs.resolve("/sys/../../etc"), Err(KernelError::BadPath { .. })));
+        assert!(matches!(
+            fs.resolve("sys/x"),
+            Err(KernelError::BadPath { .. })
+        ));
+        assert!(matches!(
+            fs.resolve("/sys/../../etc"),
+            Err(KernelError::BadPath { .. })
+        ));
     }
 
     #[test]
     fn refuses_to_create_in_real_root() {
-        assert!(KernelFs::system().create_node("/tmp/lever-never", "x").is_err());
+        assert!(KernelFs::system()
+            .create_node("/tmp/lever-never", "x")
+            .is_err());
     }
 
     #[test]
     fn lists_and_parses() {
         let (_d, fs) = tree();
-        fs.create_node("/sys/devices/system/cpu/cpufreq/policy4/x", "").unwrap();
-        fs.create_node("/sys/devices/system/cpu/cpufreq/policy0/x", "").unwrap();
-        fs.create_node("/sys/devices/system/cpu/cpufreq/policy10/x", "").unwrap();
+        fs.create_node("/sys/devices/system/cpu/cpufreq/policy4/x", "")
+            .unwrap();
+        fs.create_node("/sys/devices/system/cpu/cpufreq/policy0/x", "")
+            .unwrap();
+        fs.create_node("/sys/devices/system/cpu/cpufreq/policy10/x", "")
+            .unwrap();
         assert_eq!(
             fs.list_dir(paths::CPUFREQ).unwrap(),
             vec!["policy0", "policy4", "policy10"]
         );
         fs.create_node("/f", "300000 403200 1958400 \n").unwrap();
-        assert_eq!(fs.read_i64_list("/f").unwrap(), vec![300000, 403200, 1958400]);
+        assert_eq!(
+            fs.read_i64_list("/f").unwrap(),
+            vec![300000, 403200, 1958400]
+        );
         assert_eq!(parse_cpu_list("0-3,7"), Some(vec![0, 1, 2, 3, 7]));
         assert_eq!(parse_cpu_list("3-1"), None);
         assert_eq!(parse_cpu_list("x"), None);

@@ -1,0 +1,289 @@
+//! Example-based tests of the engine's rules.
+mod common;
+
+use common::*;
+use lever_engine::*;
+use std::time::Duration;
+
+const SILVER_MIN: Opcode = Opcode(0x44008100);
+const SILVER_MAX: Opcode = Opcode(0x4400C100);
+const UCLAMP_MIN: Opcode = Opcode(0x44000000);
+const SWAPPINESS: Opcode = Opcode(0x48800000);
+const RATE_LIMIT: Opcode = Opcode(0x48004000);
+const DMA_LATENCY: Opcode = Opcode(0x49800000);
+
+fn req(id: u64, prio: PriorityClass, pairs: &[(Opcode, i64)]) -> Request {
+    Request {
+        id: RequestId(id),
+        owner: OwnerId(id * 10),
+        priority: prio,
+        deadline: None,
+        pairs: pairs.to_vec(),
+    }
+}
+
+const TP: PriorityClass = PriorityClass::ThirdPartyLow;
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+#[test]
+fn seed_example_sets_silver_min_and_restores() {
+    let (mut k, mut e) = KernelModel::new(small_target());
+    let silver_min = e.index_of(SILVER_MIN).unwrap();
+    let plan = e
+        .acquire(req(1, TP, &[(SILVER_MIN, 1958400)]), ms(0))
+        .unwrap();
+    k.apply(&plan).unwrap();
+    assert_eq!(k.nodes[silver_min], 1958400);
+    assert_eq!(e.winner(silver_min), Some(RequestId(1)));
+    k.apply(&e.release(RequestId(1)).unwrap()).unwrap();
+    assert_eq!(k.nodes, k.originals);
+}
+
+#[test]
+fn floor_snaps_up_ceiling_snaps_down_and_clamps() {
+    let (mut k, mut e) = KernelModel::new(small_target());
+    let plan = e
+        .acquire(
+            req(1, TP, &[(SILVER_MIN, 1000000), (SILVER_MAX, 1700000)]),
+            ms(0),
+        )
+        .unwrap();
+    k.apply(&plan).unwrap();
+    assert_eq!(k.nodes[e.index_of(SILVER_MIN).unwrap()], 1152000);
+    assert_eq!(k.nodes[e.index_of(SILVER_MAX).unwrap()], 1651200);
+    // Above the table: clamped to the highest step.
+    let plan = e
+        .acquire(req(2, TP, &[(SILVER_MIN, 2_100_000)]), ms(0))
+        .unwrap();
+    k.apply(&plan).unwrap();
+    // Floor 1958400 > ceiling 1651200 of the same class: the ceiling wins.
+    assert_eq!(k.nodes[e.index_of(SILVER_MIN).unwrap()], 1651200);
+}
+
+#[test]
+fn max_wins_for_floors_min_wins_for_ceilings() {
+    let (mut k, mut e) = KernelModel::new(small_target());
+    let u = e.index_of(UCLAMP_MIN).unwrap();
+    k.apply(&e.acquire(req(1, TP, &[(UCLAMP_MIN, 300)]), ms(0)).unwrap())
+        .unwrap();
+    k.apply(&e.acquire(req(2, TP, &[(UCLAMP_MIN, 700)]), ms(0)).unwrap())
+        .unwrap();
+    k.apply(&e.acquire(req(3, TP, &[(UCLAMP_MIN, 500)]), ms(0)).unwrap())
+        .unwrap();
+    assert_eq!(k.nodes[u], 700);
+    k.apply(&e.release(RequestId(2)).unwrap()).unwrap();
+    assert_eq!(k.nodes[u], 500);
+    let silver_max = e.index_of(SILVER_MAX).unwrap();
+    k.apply(
+        &e.acquire(req(4, TP, &[(SILVER_MAX, 1516800)]), ms(0))
+            .unwrap(),
+    )
+    .unwrap();
+    k.apply(
+        &e.acquire(req(5, TP, &[(SILVER_MAX, 1152000)]), ms(0))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(k.nodes[silver_max], 1152000);
+}
+
+#[test]
+fn higher_class_wins_whatever_the_value() {
+    let (mut k, mut e) = KernelModel::new(small_target());
+    let u = e.index_of(UCLAMP_MIN).unwrap();
+    k.apply(
+        &e.acquire(
+            req(1, PriorityClass::ThirdPartyHigh, &[(UCLAMP_MIN, 1024)]),
+            ms(0),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    k.apply(
+        &e.acquire(
+            req(2, PriorityClass::SystemLow, &[(UCLAMP_MIN, 128)]),
+            ms(0),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(k.nodes[u], 128);
+    assert_eq!(e.winner(u), Some(RequestId(2)));
+    k.apply(&e.release(RequestId(2)).unwrap()).unwrap();
+    assert_eq!(k.nodes[u], 1024);
+}
+
+#[test]
+fn higher_class_floor_beats_lower_class_ceiling() {
+    let (mut k, mut e) = KernelModel::new(small_target());
+    let (lo, hi) = (
+        e.index_of(SILVER_MIN).unwrap(),
+        e.index_of(SILVER_MAX).unwrap(),
+    );
+    k.apply(
+        &e.acquire(req(1, TP, &[(SILVER_MAX, 806400)]), ms(0))
+            .unwrap(),
+    )
+    .unwrap();
+    let plan = e
+        .acquire(
+            req(2, PriorityClass::SystemHigh, &[(SILVER_MIN, 1516800)]),
+            ms(0),
+        )
+        .unwrap();
+    // The ceiling must move first, or the kernel refuses the floor.
+    assert_eq!(plan.writes[0].resource, hi);
+    k.apply(&plan).unwrap();
+    assert_eq!((k.nodes[lo], k.nodes[hi]), (1516800, 1516800));
+    k.apply(&e.release(RequestId(2)).unwrap()).unwrap();
+    assert_eq!((k.nodes[lo], k.nodes[hi]), (300000, 806400));
+    k.apply(&e.release(RequestId(1)).unwrap()).unwrap();
+    assert_eq!(k.nodes, k.originals);
+}
+
+#[test]
+fn newest_and_oldest_writer() {
+    let (mut k, mut e) = KernelModel::new(small_target());
+    let (sw, rl) = (
+        e.index_of(SWAPPINESS).unwrap(),
+        e.index_of(RATE_LIMIT).unwrap(),
+    );
+    k.apply(
+        &e.acquire(req(1, TP, &[(SWAPPINESS, 10), (RATE_LIMIT, 10)]), ms(0))
+            .unwrap(),
+    )
+    .unwrap();
+    k.apply(
+        &e.acquire(req(2, TP, &[(SWAPPINESS, 90), (RATE_LIMIT, 90)]), ms(0))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!((k.nodes[sw], k.nodes[rl]), (90, 10));
+    // Re-acquiring request 1 makes it the newest and the youngest.
+    k.apply(
+        &e.acquire(req(1, TP, &[(SWAPPINESS, 20), (RATE_LIMIT, 20)]), ms(0))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!((k.nodes[sw], k.nodes[rl]), (20, 90));
+}
+
+#[test]
+fn deadlines_expire_in_order_and_report_next() {
+    let (mut k, mut e) = KernelModel::new(small_target());
+    let u = e.index_of(UCLAMP_MIN).unwrap();
+    let mut r1 = req(1, TP, &[(UCLAMP_MIN, 900)]);
+    r1.deadline = Some(ms(1000));
+    let mut r2 = req(2, TP, &[(UCLAMP_MIN, 400)]);
+    r2.deadline = Some(ms(3000));
+    k.apply(&e.acquire(r1, ms(0)).unwrap()).unwrap();
+    let plan = e.acquire(r2, ms(0)).unwrap();
+    assert_eq!(plan.next_deadline, Some(ms(1000)));
+    assert!(e.expire(ms(999)).writes.is_empty());
+    let plan = e.expire(ms(1000));
+    assert_eq!(plan.ended, vec![RequestId(1)]);
+    assert_eq!(plan.next_deadline, Some(ms(3000)));
+    k.apply(&plan).unwrap();
+    assert_eq!(k.nodes[u], 400);
+    let plan = e.expire(ms(10_000));
+    k.apply(&plan).unwrap();
+    assert_eq!(plan.next_deadline, None);
+    assert_eq!(k.nodes, k.originals);
+}
+
+#[test]
+fn update_with_existing_handle_replaces_values_and_deadline() {
+    let (mut k, mut e) = KernelModel::new(small_target());
+    let u = e.index_of(UCLAMP_MIN).unwrap();
+    let mut r = req(1, TP, &[(UCLAMP_MIN, 900)]);
+    r.deadline = Some(ms(100));
+    k.apply(&e.acquire(r.clone(), ms(0)).unwrap()).unwrap();
+    r.deadline = None;
+    r.pairs = vec![(UCLAMP_MIN, 200)];
+    k.apply(&e.acquire(r, ms(50)).unwrap()).unwrap();
+    assert_eq!(k.nodes[u], 200);
+    assert_eq!(e.next_deadline(), None);
+    assert_eq!(e.live_count(), 1);
+    assert!(e.expire(ms(1_000_000)).writes.is_empty());
+}
+
+#[test]
+fn refusals_change_nothing() {
+    let (_k, mut e) = KernelModel::new(small_target());
+    let plan = e.acquire(req(1, TP, &[(UCLAMP_MIN, 900)]), ms(0)).unwrap();
+    assert_eq!(plan.writes.len(), 1);
+    let err = e
+        .acquire(req(2, TP, &[(Opcode(0x4abcdef0), 1)]), ms(0))
+        .unwrap_err();
+    assert_eq!(err, EngineError::UnknownOpcode(Opcode(0x4abcdef0)));
+    let err = e
+        .acquire(req(2, TP, &[(UCLAMP_MIN, 1), (UCLAMP_MIN, 2)]), ms(0))
+        .unwrap_err();
+    assert_eq!(err, EngineError::RepeatedOpcode(UCLAMP_MIN));
+    let err = e
+        .acquire(req(2, TP, &[(UCLAMP_MIN, 1), (DMA_LATENCY, 2)]), ms(0))
+        .unwrap_err();
+    assert!(matches!(err, EngineError::NotPermitted { .. }), "{err}");
+    assert_eq!(
+        e.acquire(req(2, TP, &[]), ms(0)).unwrap_err(),
+        EngineError::Empty
+    );
+    // Someone else's handle.
+    let mut steal = req(1, TP, &[(UCLAMP_MIN, 5)]);
+    steal.owner = OwnerId(999);
+    assert_eq!(
+        e.acquire(steal, ms(0)).unwrap_err(),
+        EngineError::NotOwner(RequestId(1))
+    );
+    assert_eq!(
+        e.release_owned(RequestId(1), OwnerId(999)).unwrap_err(),
+        EngineError::NotOwner(RequestId(1))
+    );
+    assert_eq!(
+        e.release(RequestId(42)).unwrap_err(),
+        EngineError::NoSuchRequest(RequestId(42))
+    );
+    assert_eq!(e.live_count(), 1);
+    assert_eq!(e.applied(e.index_of(UCLAMP_MIN).unwrap()), Some(900));
+    // A system client may use the system-only resource.
+    e.acquire(req(3, PriorityClass::SystemLow, &[(DMA_LATENCY, 0)]), ms(0))
+        .unwrap();
+}
+
+#[test]
+fn release_owner_drops_everything_it_held() {
+    let (mut k, mut e) = KernelModel::new(small_target());
+    let mut a = req(1, TP, &[(UCLAMP_MIN, 900)]);
+    a.owner = OwnerId(5);
+    let mut b = req(2, TP, &[(SILVER_MIN, 1516800)]);
+    b.owner = OwnerId(5);
+    let c = req(3, TP, &[(UCLAMP_MIN, 100)]);
+    for r in [a, b, c] {
+        k.apply(&e.acquire(r, ms(0)).unwrap()).unwrap();
+    }
+    let plan = e.release_owner(OwnerId(5));
+    assert_eq!(plan.ended, vec![RequestId(1), RequestId(2)]);
+    k.apply(&plan).unwrap();
+    assert_eq!(k.nodes[e.index_of(UCLAMP_MIN).unwrap()], 100);
+    assert_eq!(k.nodes[e.index_of(SILVER_MIN).unwrap()], 300000);
+}
+
+#[test]
+fn bad_specs_are_refused() {
+    let mut specs = small_target();
+    specs[3].opcode = specs[0].opcode;
+    assert!(matches!(
+        Engine::new(specs),
+        Err(EngineError::DuplicateOpcode { .. })
+    ));
+    let mut specs = small_target();
+    specs[0].kind = ResourceKind::PairMin {
+        max: Opcode(0x4400C000),
+    }; // the gold max
+    assert!(matches!(
+        Engine::new(specs),
+        Err(EngineError::BadPair { .. })
+    ));
+}
