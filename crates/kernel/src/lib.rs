@@ -234,6 +234,13 @@ impl KernelFs {
         Ok(text)
     }
 
+    /// Read a node's raw bytes (for binary nodes such as
+    /// `/dev/cpu_dma_latency`, which reads as a native-endian `s32`).
+    pub fn read_bytes(&self, kernel_path: &str) -> Result<Vec<u8>, KernelError> {
+        let host = self.resolve(kernel_path)?;
+        fs::read(&host).map_err(|e| KernelError::from_io(kernel_path, "read", None, e))
+    }
+
     /// Read a node if it exists: `Ok(None)` for a missing node.
     pub fn read_optional(&self, kernel_path: &str) -> Result<Option<String>, KernelError> {
         match self.read(kernel_path) {
