@@ -1,0 +1,720 @@
+//! The boards, as data.
+//!
+//! Every number says where it comes from: a seed section (the performance
+//! guides in `shared/seeds/`), an upstream device tree, or "plausible, not
+//! measured" when it is a reasonable value nobody measured on the board.
+//! To add a board, add a `static` here and list it in [`ALL`]; the
+//! generator needs no change.
+
+use crate::model::*;
+
+/// Every board, in the order `boards()` lists them.
+pub(crate) static ALL: &[&Board] = &[&QCS6490, &QCS5430_FP1, &AM437X];
+
+// ---------------------------------------------------------------------------
+// Qualcomm QCS6490 / QCS5430 (SC7280 family)
+// ---------------------------------------------------------------------------
+
+/// Silver (Cortex-A55 class) OPPs: upstream `sc7280.dtsi` `cpu0_opp_table`
+/// (opp-hz / 1000), capped at the QCS6490 Silver maximum of 1.9 GHz
+/// (seed 000 §1.1; 1958400 kHz; the 2016000 kHz entry is not used on QCS6490).
+/// Seed 000 §5.1 pins Silver at 1516800 kHz, which is in the table.
+const SILVER_KHZ: &[u32] = &[
+    300000, 691200, 806400, 940800, 1152000, 1324800, 1516800, 1651200, 1804800, 1958400,
+];
+
+/// Gold (Cortex-A78 class) OPPs: upstream `sc7280.dtsi` `cpu4_opp_table`,
+/// capped at the QCS6490 Gold maximum of 2.4 GHz (seed 000 §1.1).
+const GOLD_KHZ: &[u32] = &[
+    691200, 940800, 1228800, 1344000, 1516800, 1651200, 1900800, 2054400, 2112000, 2131200,
+    2208000, 2400000,
+];
+
+/// Prime OPPs: upstream `sc7280.dtsi` `cpu7_opp_table`, capped at the
+/// QCS6490 Prime maximum of 2.7 GHz (seed 000 §1.1; 2707200 kHz).
+const PRIME_KHZ: &[u32] = &[
+    806400, 1056000, 1324800, 1516800, 1766400, 1862400, 2035200, 2112000, 2208000, 2380800,
+    2400000, 2515200, 2707200,
+];
+
+/// QCS5430 FP1 Silver: the same table capped at 1.8 GHz (seed 000 §1.1).
+const SILVER_FP1_KHZ: &[u32] = &[
+    300000, 691200, 806400, 940800, 1152000, 1324800, 1516800, 1651200, 1804800,
+];
+
+/// QCS5430 FP1 Gold: the same table capped at 2.1 GHz (seed 000 §1.1).
+const GOLD_FP1_KHZ: &[u32] = &[
+    691200, 940800, 1228800, 1344000, 1516800, 1651200, 1900800, 2054400, 2112000,
+];
+
+/// Idle states of the little cores: upstream `sc7280.dtsi` `idle-states`
+/// (`cpu-sleep-0-0`: entry 549 + exit 901 us, min-residency 1774 us;
+/// `cpu-sleep-0-1`: 702 + 915 us, 4001 us). cpuidle-psci names a state after
+/// its DT node and uses `idle-state-name` as the description.
+const LITTLE_IDLE: &[IdleState] = &[
+    IdleState {
+        name: "WFI",
+        desc: "ARM WFI",
+        latency_us: 1,
+        residency_us: 1,
+    },
+    IdleState {
+        name: "cpu-sleep-0-0",
+        desc: "little-power-down",
+        latency_us: 1450,
+        residency_us: 1774,
+    },
+    IdleState {
+        name: "cpu-sleep-0-1",
+        desc: "little-rail-power-down",
+        latency_us: 1617,
+        residency_us: 4001,
+    },
+];
+
+/// Idle states of the big cores: upstream `sc7280.dtsi` (`cpu-sleep-1-0`:
+/// 523 + 1244 us, 2207 us; `cpu-sleep-1-1`: 526 + 1854 us, 5555 us).
+const BIG_IDLE: &[IdleState] = &[
+    IdleState {
+        name: "WFI",
+        desc: "ARM WFI",
+        latency_us: 1,
+        residency_us: 1,
+    },
+    IdleState {
+        name: "cpu-sleep-1-0",
+        desc: "big-power-down",
+        latency_us: 1767,
+        residency_us: 2207,
+    },
+    IdleState {
+        name: "cpu-sleep-1-1",
+        desc: "big-rail-power-down",
+        latency_us: 2380,
+        residency_us: 5555,
+    },
+];
+
+/// Cortex-A55 r2p0 as Kryo Silver reports it (plausible, not measured).
+const MIDR_A55: Midr = Midr {
+    implementer: 0x41,
+    architecture: 8,
+    variant: 0x2,
+    part: 0xd05,
+    revision: 0,
+};
+/// Cortex-A78 r1p1 as Kryo Gold/Prime reports it (plausible, not measured).
+const MIDR_A78: Midr = Midr {
+    implementer: 0x41,
+    architecture: 8,
+    variant: 0x1,
+    part: 0xd41,
+    revision: 1,
+};
+
+/// L1 I/D: 32 KB per core (seed 000 §1.1); 4-way, 64-byte lines (A55/A78 TRMs).
+const L1_32K: Cache = Cache {
+    size_kb: 32,
+    ways: 4,
+    line_bytes: 64,
+};
+/// Silver L2: 128 KB per core (seed 000 §1.1); 4-way (A55 TRM).
+const L2_SILVER: Cache = Cache {
+    size_kb: 128,
+    ways: 4,
+    line_bytes: 64,
+};
+/// Gold/Prime L2: 256 KB per core (seed 000 §1.1); 8-way (A78 TRM).
+const L2_GOLD: Cache = Cache {
+    size_kb: 256,
+    ways: 8,
+    line_bytes: 64,
+};
+/// L3: 2 MB shared by all cores (seed 000 §1.1); 16-way (DSU TRM).
+const L3_2M: Cache = Cache {
+    size_kb: 2048,
+    ways: 16,
+    line_bytes: 64,
+};
+
+/// `no-map` carveouts of the QCS6490 RB3gen2: upstream
+/// `qcs6490-rb3gen2.dts` `reserved-memory` from 0x81800000 up, which
+/// matches seed 000 §6.5 (cdsp-secure-heap, camera, adsp, cdsp, tz-stat,
+/// tags), plus the modem region `mpss@8b800000` of seed 000 §6.5 (the
+/// Qualcomm Linux BSP keeps it; upstream deletes it). The small firmware
+/// regions below 0x81800000 (hyp, aop, smem, ...) are left out so that
+/// System RAM starts at 0x80000000 as on the BSP's /proc/iomem.
+const SC7280_IOT_CARVEOUTS: &[Carveout] = &[
+    Carveout {
+        name: "cdsp-secure-heap@81800000",
+        base: 0x8180_0000,
+        size: 0x1e0_0000,
+    },
+    Carveout {
+        name: "camera@84300000",
+        base: 0x8430_0000,
+        size: 0x50_0000,
+    },
+    Carveout {
+        name: "wpss@84800000",
+        base: 0x8480_0000,
+        size: 0x190_0000,
+    },
+    Carveout {
+        name: "adsp@86100000",
+        base: 0x8610_0000,
+        size: 0x280_0000,
+    },
+    Carveout {
+        name: "cdsp@88900000",
+        base: 0x8890_0000,
+        size: 0x1e0_0000,
+    },
+    Carveout {
+        name: "video@8a700000",
+        base: 0x8a70_0000,
+        size: 0x70_0000,
+    },
+    Carveout {
+        name: "cvp@8ae00000",
+        base: 0x8ae0_0000,
+        size: 0x50_0000,
+    },
+    Carveout {
+        name: "ipa-fw@8b300000",
+        base: 0x8b30_0000,
+        size: 0x1_0000,
+    },
+    Carveout {
+        name: "ipa-gsi@8b310000",
+        base: 0x8b31_0000,
+        size: 0xa000,
+    },
+    Carveout {
+        name: "gpu-microcode@8b31a000",
+        base: 0x8b31_a000,
+        size: 0x2000,
+    },
+    Carveout {
+        name: "mpss@8b800000",
+        base: 0x8b80_0000,
+        size: 0xf60_0000,
+    },
+    Carveout {
+        name: "tz-stat@c0000000",
+        base: 0xc000_0000,
+        size: 0x10_0000,
+    },
+    Carveout {
+        name: "tags@c0100000",
+        base: 0xc010_0000,
+        size: 0x120_0000,
+    },
+    Carveout {
+        name: "qtee@c1300000",
+        base: 0xc130_0000,
+        size: 0x50_0000,
+    },
+    Carveout {
+        name: "trusted-apps@c1800000",
+        base: 0xc180_0000,
+        size: 0x1c0_0000,
+    },
+    Carveout {
+        name: "debug-vm@d0600000",
+        base: 0xd060_0000,
+        size: 0x10_0000,
+    },
+];
+
+/// Device MMIO regions (addresses from upstream `sc7280.dtsi`).
+const SC7280_MMIO: &[Mmio] = &[
+    Mmio {
+        start: 0x0078_4000,
+        end: 0x0078_4a1f,
+        name: "784000.efuse",
+    },
+    Mmio {
+        start: 0x01d8_4000,
+        end: 0x01d8_6fff,
+        name: "1d84000.ufshc",
+    },
+    Mmio {
+        start: 0x03d0_0000,
+        end: 0x03d3_ffff,
+        name: "kgsl_3d0_reg_memory",
+    },
+    Mmio {
+        start: 0x0a60_0000,
+        end: 0x0a6f_ffff,
+        name: "a600000.usb",
+    },
+];
+
+/// hwcaps common to Cortex-A55 and A78 (ARMv8.2 + dotprod + RCpc);
+/// plausible, not measured.
+const SC7280_FEATURES: &str =
+    "fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm lrcpc dcpop asimddp";
+
+/// schedutil, as Qualcomm Linux ships it: `rate_limit_us` 1000 is the
+/// "Qualcomm-tuned value" of seed 000 §6.2.
+const QCOM_CPUFREQ: Cpufreq = Cpufreq {
+    driver: "qcom-cpufreq-hw",
+    // qcom-cpufreq-hw leaves the transition latency unset (plausible).
+    transition_latency_ns: 0,
+    governors: &[
+        "ondemand",
+        "userspace",
+        "powersave",
+        "performance",
+        "schedutil",
+    ],
+    governor: "schedutil",
+    governor_per_policy: true,
+    tunables: &[("rate_limit_us", "1000")],
+};
+
+/// Adreno GPU levels: upstream `sc7280.dtsi` `gpu_opp_table` (315, 450,
+/// 550, 608, 700, 812 MHz), capped at the 812 MHz QCS6490 maximum (seed 000
+/// §1.1); KGSL numbers power levels from the fastest (level 0).
+const ADRENO_643_HZ: &[u64] = &[
+    812_000_000,
+    700_000_000,
+    608_000_000,
+    550_000_000,
+    450_000_000,
+    315_000_000,
+];
+/// Adreno 642L on QCS5430 FP1 runs at most 315 MHz (seed 000 §1.1), the
+/// lowest SC7280 GPU OPP, so only one level remains.
+const ADRENO_642L_HZ: &[u64] = &[315_000_000];
+
+const KGSL_DEVFREQ_GOVERNORS: &[&str] = &[
+    "msm-adreno-tz",
+    "userspace",
+    "powersave",
+    "performance",
+    "simple_ondemand",
+];
+
+/// zram: 1 GB (seed 000 §5.3, `zramctl -s 1048576KB`); algorithm
+/// plausible (kernel default lzo-rle).
+const QCOM_ZRAM: Zram = Zram {
+    disksize_bytes: 1_073_741_824,
+    comp_algorithm: "lzo [lzo-rle] lz4 lz4hc zstd",
+};
+
+/// RB3gen2-style storage: UFS as sda, an SD card, zram (counters plausible).
+const QCOM_DISKS: &[Disk] = &[
+    Disk {
+        major: 8,
+        minor: 0,
+        name: "sda",
+        partition: false,
+        reads: 18234,
+        sectors_read: 1_482_352,
+        writes: 6120,
+        sectors_written: 402_816,
+    },
+    Disk {
+        major: 8,
+        minor: 1,
+        name: "sda1",
+        partition: true,
+        reads: 210,
+        sectors_read: 8_736,
+        writes: 0,
+        sectors_written: 0,
+    },
+    Disk {
+        major: 8,
+        minor: 2,
+        name: "sda2",
+        partition: true,
+        reads: 17_911,
+        sectors_read: 1_471_200,
+        writes: 6_120,
+        sectors_written: 402_816,
+    },
+    Disk {
+        major: 179,
+        minor: 0,
+        name: "mmcblk0",
+        partition: false,
+        reads: 96,
+        sectors_read: 4_608,
+        writes: 0,
+        sectors_written: 0,
+    },
+    Disk {
+        major: 254,
+        minor: 0,
+        name: "zram0",
+        partition: false,
+        reads: 1_150,
+        sectors_read: 9_200,
+        writes: 4_500,
+        sectors_written: 36_000,
+    },
+];
+
+/// Qualcomm QCS6490 on an RB3gen2 kit.
+pub(crate) static QCS6490: Board = Board {
+    name: "qcs6490",
+    description: "Qualcomm QCS6490 (RB3gen2): 4x Kryo Silver 1.96 GHz + 3x Gold 2.4 GHz + 1x Prime 2.71 GHz, \
+                  L3 2 MB, Adreno 643 (812 MHz), 6 GB LPDDR5, zram, kernel 6.6 arm64",
+    // upstream qcs6490-rb3gen2.dts
+    dt_model: "Qualcomm Technologies, Inc. Robotics RB3gen2",
+    dt_compatible: &["qcom,qcs6490-rb3gen2", "qcom,qcm6490"],
+    // plausible Qualcomm Linux 1.x kernel string, not measured
+    proc_version: "Linux version 6.6.52-qli-1.3-ver.1.1 (oe-user@oe-host) (aarch64-qcom-linux-gcc (GCC) 13.3.0, \
+                   GNU ld (GNU Binutils) 2.42.0.20240723) #1 SMP PREEMPT Tue Jan 14 10:00:00 UTC 2025",
+    // 19.2 MHz arch timer -> BogoMIPS 38.40
+    arch: Arch::Arm64 { bogomips: "38.40", features: SC7280_FEATURES },
+    // CONFIG_NR_CPUS=32 (plausible)
+    kernel_max: 31,
+    clusters: &[
+        Cluster {
+            // Kryo Silver
+            first_cpu: 0,
+            cpus: 4,
+            topology_cluster: 0,
+            freqs_khz: SILVER_KHZ,
+            cur_khz: 691200,
+            // sc7280.dtsi capacity-dmips-mhz
+            capacity_dmips_mhz: 1024,
+            midr: MIDR_A55,
+            l1i: L1_32K,
+            l1d: L1_32K,
+            l2: Some(L2_SILVER),
+            idle_states: LITTLE_IDLE,
+        },
+        Cluster {
+            // Kryo Gold
+            first_cpu: 4,
+            cpus: 3,
+            topology_cluster: 0,
+            freqs_khz: GOLD_KHZ,
+            cur_khz: 940800,
+            capacity_dmips_mhz: 1946,
+            midr: MIDR_A78,
+            l1i: L1_32K,
+            l1d: L1_32K,
+            l2: Some(L2_GOLD),
+            idle_states: BIG_IDLE,
+        },
+        Cluster {
+            // Kryo Prime
+            first_cpu: 7,
+            cpus: 1,
+            topology_cluster: 0,
+            freqs_khz: PRIME_KHZ,
+            cur_khz: 1056000,
+            capacity_dmips_mhz: 1985,
+            midr: MIDR_A78,
+            l1i: L1_32K,
+            l1d: L1_32K,
+            l2: Some(L2_GOLD),
+            idle_states: BIG_IDLE,
+        },
+    ],
+    l3: Some(L3_2M),
+    cpufreq: QCOM_CPUFREQ,
+    memory: Memory {
+        // 6 GB (seed 000 §1.1 board class; split at the 4 GB boundary as
+        // the bootloader reports it: plausible).
+        banks: &[(0x8000_0000, 0x8000_0000), (0x1_0000_0000, 0x1_0000_0000)],
+        reg_cells: 2,
+        carveouts: SC7280_IOT_CARVEOUTS,
+        // vmlinux + struct pages (16 MB per GB, seed 000 §3.5) + early
+        // allocations: plausible, not measured.
+        kernel_reserved_kb: 204_800,
+        // seed 000 §3.5 dmesg: 28800K kernel code; rwdata 2090K + bss 969K.
+        kernel_code_bytes: 28_800 * 1024,
+        kernel_data_bytes: (2_090 + 969) * 1024,
+        kernel_text_offset: 0x1_0000,
+        // seed 000 §3.5 dmesg: 393216K cma-reserved
+        cma_total_kb: 393_216,
+        cma_free_kb: 371_200,
+        lowmem_kb: None,
+        // arm64, 39-bit VA
+        vmalloc_total_kb: 262_930_368,
+        // Snapshot after boot with a Weston session: plausible, not measured.
+        usage: MemUsage {
+            anon_pages_kb: 412_000,
+            shmem_kb: 48_000,
+            buffers_kb: 12_000,
+            active_file_kb: 512_000,
+            inactive_file_kb: 398_000,
+            inactive_anon_kb: 205_000,
+            unevictable_kb: 12_000,
+            mlocked_kb: 0,
+            mapped_kb: 230_000,
+            dirty_kb: 240,
+            slab_reclaimable_kb: 98_000,
+            slab_unreclaimable_kb: 152_000,
+            kernel_stack_kb: 14_000,
+            page_tables_kb: 9_800,
+            vmalloc_used_kb: 48_000,
+            percpu_kb: 4_800,
+            misc_reclaimable_kb: 36_000,
+            driver_kb: 210_000,
+            swap_used_kb: 18_000,
+            swap_cached_kb: 600,
+            committed_as_kb: 2_350_000,
+        },
+        zones: &["dma", "dma32", "normal", "movable"],
+    },
+    gpu: Some(Gpu {
+        // seed 000 §1.1 (Adreno 643); model string as KGSL prints it
+        model: "Adreno643v1",
+        freqs_hz: ADRENO_643_HZ,
+        default_pwrlevel: 3,
+        cur_pwrlevel: 5,
+        busy_percent: 0,
+        page_alloc_bytes: 25_165_824,
+        devfreq_name: "3d00000.qcom,kgsl-3d0",
+        devfreq_governor: "msm-adreno-tz",
+        devfreq_governors: KGSL_DEVFREQ_GOVERNORS,
+    }),
+    zram: Some(QCOM_ZRAM),
+    disks: QCOM_DISKS,
+    mmio: SC7280_MMIO,
+    config: KernelConfig { uclamp: true, psi: true, shadow_call_stack: true, version: (6, 6) },
+    // swappiness 100 and page-cluster 0 (zram) per seed 000 §5.3 / §6.5.
+    vm: VmTunables { swappiness: 100, page_cluster: 0 },
+    uptime_s: 3600,
+};
+
+/// Qualcomm QCS5430 feature pack 1: the QCS6490 silicon with the Prime core
+/// and one Gold core fused off, lower clocks, Adreno 642L at 315 MHz.
+pub(crate) static QCS5430_FP1: Board = Board {
+    name: "qcs5430-fp1",
+    description: "Qualcomm QCS5430 FP1: 4x Kryo Silver 1.8 GHz + 2x Gold 2.1 GHz (no Prime, no policy7), \
+                  L3 2 MB, Adreno 642L (315 MHz), 4 GB LPDDR5, zram, kernel 6.6 arm64",
+    // plausible: the RB3gen2 DT with a QCS5430 compatible
+    dt_model: "Qualcomm Technologies, Inc. QCS5430 RB3gen2 (FP1)",
+    dt_compatible: &["qcom,qcs5430-rb3gen2", "qcom,qcs5430", "qcom,qcm6490"],
+    proc_version: "Linux version 6.6.52-qli-1.3-ver.1.1 (oe-user@oe-host) (aarch64-qcom-linux-gcc (GCC) 13.3.0, \
+                   GNU ld (GNU Binutils) 2.42.0.20240723) #1 SMP PREEMPT Tue Jan 14 10:00:00 UTC 2025",
+    arch: Arch::Arm64 { bogomips: "38.40", features: SC7280_FEATURES },
+    kernel_max: 31,
+    clusters: &[
+        Cluster {
+            // Kryo Silver
+            first_cpu: 0,
+            cpus: 4,
+            topology_cluster: 0,
+            freqs_khz: SILVER_FP1_KHZ,
+            cur_khz: 691200,
+            capacity_dmips_mhz: 1024,
+            midr: MIDR_A55,
+            l1i: L1_32K,
+            l1d: L1_32K,
+            l2: Some(L2_SILVER),
+            idle_states: LITTLE_IDLE,
+        },
+        Cluster {
+            // Kryo Gold
+            first_cpu: 4,
+            cpus: 2,
+            topology_cluster: 0,
+            freqs_khz: GOLD_FP1_KHZ,
+            cur_khz: 940800,
+            capacity_dmips_mhz: 1946,
+            midr: MIDR_A78,
+            l1i: L1_32K,
+            l1d: L1_32K,
+            l2: Some(L2_GOLD),
+            idle_states: BIG_IDLE,
+        },
+    ],
+    l3: Some(L3_2M),
+    cpufreq: QCOM_CPUFREQ,
+    memory: Memory {
+        // 4 GB: plausible for an FP1 kit (the seed gives no RAM size).
+        banks: &[(0x8000_0000, 0x8000_0000), (0x1_0000_0000, 0x8000_0000)],
+        reg_cells: 2,
+        carveouts: SC7280_IOT_CARVEOUTS,
+        // seed 000 §3.5's 4 GB example reserves 679824K including CMA
+        // bookkeeping; plausible share without CMA:
+        kernel_reserved_kb: 172_032,
+        kernel_code_bytes: 28_800 * 1024,
+        kernel_data_bytes: (2_090 + 969) * 1024,
+        kernel_text_offset: 0x1_0000,
+        cma_total_kb: 393_216,
+        cma_free_kb: 380_416,
+        lowmem_kb: None,
+        vmalloc_total_kb: 262_930_368,
+        usage: MemUsage {
+            anon_pages_kb: 380_000,
+            shmem_kb: 42_000,
+            buffers_kb: 10_000,
+            active_file_kb: 420_000,
+            inactive_file_kb: 300_000,
+            inactive_anon_kb: 190_000,
+            unevictable_kb: 12_000,
+            mlocked_kb: 0,
+            mapped_kb: 200_000,
+            dirty_kb: 180,
+            slab_reclaimable_kb: 80_000,
+            slab_unreclaimable_kb: 130_000,
+            kernel_stack_kb: 11_000,
+            page_tables_kb: 8_500,
+            vmalloc_used_kb: 42_000,
+            percpu_kb: 3_600,
+            misc_reclaimable_kb: 24_000,
+            driver_kb: 120_000,
+            swap_used_kb: 0,
+            swap_cached_kb: 0,
+            committed_as_kb: 2_000_000,
+        },
+        zones: &["dma", "dma32", "normal", "movable"],
+    },
+    gpu: Some(Gpu {
+        // seed 000 §1.1 (Adreno 642L, 315 MHz); model string plausible
+        model: "Adreno642Lv1",
+        freqs_hz: ADRENO_642L_HZ,
+        default_pwrlevel: 0,
+        cur_pwrlevel: 0,
+        busy_percent: 0,
+        page_alloc_bytes: 16_777_216,
+        devfreq_name: "3d00000.qcom,kgsl-3d0",
+        devfreq_governor: "msm-adreno-tz",
+        devfreq_governors: KGSL_DEVFREQ_GOVERNORS,
+    }),
+    zram: Some(QCOM_ZRAM),
+    disks: QCOM_DISKS,
+    mmio: SC7280_MMIO,
+    config: KernelConfig { uclamp: true, psi: true, shadow_call_stack: true, version: (6, 6) },
+    vm: VmTunables { swappiness: 100, page_cluster: 0 },
+    uptime_s: 3600,
+};
+
+// ---------------------------------------------------------------------------
+// TI AM437x GP EVM (seed 002)
+// ---------------------------------------------------------------------------
+
+/// TI AM437x GP EVM: one Cortex-A9 at 1 GHz, 1 GB DDR3 (seed 002 "Read
+/// This First": "ARM running at 1000MHz, DDR3-400"). An older 32-bit
+/// kernel configuration without uclamp, PSI or zram.
+pub(crate) static AM437X: Board = Board {
+    name: "am437x",
+    description: "TI AM437x GP EVM: 1x Cortex-A9 1 GHz (cpufreq-dt, ondemand), L2 256 KB, no L3, no GPU/KGSL, \
+                  1 GB DDR3, no uclamp/PSI/zram, kernel 6.1 arm32",
+    // upstream am437x-gp-evm.dts
+    dt_model: "TI AM437x GP EVM",
+    dt_compatible: &["ti,am437x-gp-evm", "ti,am4372", "ti,am43"],
+    // plausible TI Processor SDK kernel string, not measured
+    proc_version: "Linux version 6.1.83-ti (oe-user@oe-host) (arm-oe-linux-gnueabi-gcc (GCC) 11.4.0, \
+                   GNU ld (GNU Binutils) 2.38.20220708) #1 SMP PREEMPT Fri Mar 29 10:00:00 UTC 2024",
+    arch: Arch::Arm32 {
+        // plausible, not measured
+        bogomips: "996.14",
+        features: "half thumb fastmult vfp edsp thumbee neon vfpv3 tls vfpd32 ",
+        // the machine name of arch/arm/mach-omap2 for AM43xx
+        hardware: "Generic AM43 (Flattened Device Tree)",
+    },
+    // CONFIG_NR_CPUS=2 (plausible)
+    kernel_max: 1,
+    clusters: &[Cluster {
+        // Cortex-A9
+        first_cpu: 0,
+        cpus: 1,
+        topology_cluster: 0,
+        // am4372.dtsi / AM437x data sheet OPPs (seed 002: 1000 MHz)
+        freqs_khz: &[300000, 600000, 720000, 800000, 1000000],
+        cur_khz: 600000,
+        capacity_dmips_mhz: 1024,
+        // Cortex-A9 r4p1 (plausible)
+        midr: Midr { implementer: 0x41, architecture: 7, variant: 0x4, part: 0xc09, revision: 1 },
+        // 32 KB 4-way, 32-byte lines (Cortex-A9 TRM)
+        l1i: Cache { size_kb: 32, ways: 4, line_bytes: 32 },
+        l1d: Cache { size_kb: 32, ways: 4, line_bytes: 32 },
+        // PL310 256 KB (AM437x TRM), 16-way: plausible
+        l2: Some(Cache { size_kb: 256, ways: 16, line_bytes: 32 }),
+        // WFI + the MPU power gate of am4372.dtsi (`mpu_gate`: entry 40 +
+        // exit 100 us, min-residency 300 us)
+        idle_states: &[
+            IdleState { name: "WFI", desc: "ARM WFI", latency_us: 1, residency_us: 1 },
+            IdleState { name: "mpu_gate", desc: "mpu_gate", latency_us: 140, residency_us: 300 },
+        ],
+    }],
+    l3: None,
+    cpufreq: Cpufreq {
+        driver: "cpufreq-dt",
+        // am4372.dtsi clock-latency = <300000>
+        transition_latency_ns: 300_000,
+        governors: &["conservative", "userspace", "powersave", "ondemand", "performance", "schedutil"],
+        governor: "ondemand",
+        // cpufreq-dt on one policy: tunables are global (cpufreq/ondemand/)
+        governor_per_policy: false,
+        // ondemand defaults; sampling_rate = min(300 us * 1000, 10 ms)
+        tunables: &[
+            ("ignore_nice_load", "0"),
+            ("io_is_busy", "0"),
+            ("powersave_bias", "0"),
+            ("sampling_down_factor", "1"),
+            ("sampling_rate", "10000"),
+            ("up_threshold", "95"),
+        ],
+    },
+    memory: Memory {
+        // 1 GB DDR3 at 0x80000000 (seed 002; am437x-gp-evm.dts)
+        banks: &[(0x8000_0000, 0x4000_0000)],
+        reg_cells: 1,
+        carveouts: &[],
+        // vmlinux + struct pages (32 bytes per 4K page) + early: plausible
+        kernel_reserved_kb: 43_180,
+        kernel_code_bytes: 0x90_0000,
+        kernel_data_bytes: 0x15_a000,
+        // arm32 TEXT_OFFSET
+        kernel_text_offset: 0x8000,
+        cma_total_kb: 24_576,
+        cma_free_kb: 20_480,
+        // 3G/1G split with the default 240 MB vmalloc: 760 MB lowmem
+        lowmem_kb: Some(778_240),
+        vmalloc_total_kb: 245_760,
+        usage: MemUsage {
+            anon_pages_kb: 38_000,
+            shmem_kb: 9_000,
+            buffers_kb: 4_200,
+            active_file_kb: 52_000,
+            inactive_file_kb: 61_000,
+            inactive_anon_kb: 21_000,
+            unevictable_kb: 0,
+            mlocked_kb: 0,
+            mapped_kb: 30_000,
+            dirty_kb: 40,
+            slab_reclaimable_kb: 9_800,
+            slab_unreclaimable_kb: 21_000,
+            kernel_stack_kb: 1_100,
+            page_tables_kb: 1_600,
+            vmalloc_used_kb: 6_200,
+            percpu_kb: 300,
+            misc_reclaimable_kb: 0,
+            driver_kb: 8_000,
+            swap_used_kb: 0,
+            swap_cached_kb: 0,
+            committed_as_kb: 160_000,
+        },
+        zones: &["normal", "high", "movable"],
+    },
+    gpu: None,
+    zram: None,
+    // SD card boot (counters plausible)
+    disks: &[
+        Disk { major: 179, minor: 0, name: "mmcblk0", partition: false, reads: 4_210, sectors_read: 301_456, writes: 388, sectors_written: 9_464 },
+        Disk { major: 179, minor: 1, name: "mmcblk0p1", partition: true, reads: 120, sectors_read: 4_864, writes: 0, sectors_written: 0 },
+        Disk { major: 179, minor: 2, name: "mmcblk0p2", partition: true, reads: 4_050, sectors_read: 295_800, writes: 388, sectors_written: 9_464 },
+    ],
+    // addresses from upstream am4372.dtsi
+    mmio: &[
+        Mmio { start: 0x44e0_9000, end: 0x44e0_901f, name: "44e09000.serial" },
+        Mmio { start: 0x4806_0000, end: 0x4806_03ff, name: "48060000.mmc" },
+        Mmio { start: 0x4a10_0000, end: 0x4a10_07ff, name: "4a100000.switch" },
+    ],
+    config: KernelConfig { uclamp: false, psi: false, shadow_call_stack: false, version: (6, 1) },
+    vm: VmTunables { swappiness: 60, page_cluster: 3 },
+    uptime_s: 1800,
+};
