@@ -112,9 +112,9 @@ impl Builder {
             Some(Open::Map { pos, entries, key }) => match key.take() {
                 None => {
                     // A block mapping's start event points at its first
-                    // value (a flow mapping's at its brace); the first key
-                    // is where a reader looks.
-                    if entries.is_empty() {
+                    // value; the first key is where a reader looks. A flow
+                    // mapping keeps its brace, which comes first.
+                    if entries.is_empty() && (node.pos.line, node.pos.col) < (pos.line, pos.col) {
                         *pos = node.pos;
                     }
                     *key = Some(node);
@@ -178,15 +178,34 @@ impl MarkedEventReceiver for Builder {
     }
 }
 
+/// Deepest nesting accepted. Target files need 3 levels; the limit keeps a
+/// hostile file from exhausting memory or stack.
+const MAX_DEPTH: usize = 64;
+
 /// Parse `text` into one marked document tree.
+///
+/// Events are pulled one at a time (`Parser::next_token`) rather than with
+/// `Parser::load`, which recurses once per nesting level: a file of a
+/// hundred thousand `- ` would overflow the stack before any limit applied.
 pub(crate) fn parse(text: &str) -> Result<Node, SyntaxError> {
     let mut builder = Builder::default();
     let mut parser = Parser::new_from_str(text);
-    if let Err(e) = parser.load(&mut builder, true) {
-        return Err(SyntaxError {
+    loop {
+        let (event, mark) = parser.next_token().map_err(|e| SyntaxError {
             pos: Pos::of(*e.marker()),
             message: e.info().to_string(),
-        });
+        })?;
+        let end = event == Event::StreamEnd;
+        builder.on_event(event, mark);
+        if builder.error.is_none() && builder.stack.len() > MAX_DEPTH {
+            builder.fail(
+                Pos::of(mark),
+                &format!("nesting deeper than {MAX_DEPTH} levels"),
+            );
+        }
+        if end || builder.error.is_some() {
+            break;
+        }
     }
     if let Some(e) = builder.error {
         return Err(e);
@@ -259,6 +278,11 @@ mod tests {
         assert!(parse("# nothing\n").is_err());
         let e = parse("a: 1\n---\nb: 2\n").unwrap_err();
         assert_eq!(e.pos.line, 2);
+        // Deep nesting is refused, without recursion.
+        let deep = "- ".repeat(200_000) + "x\n";
+        assert!(parse(&deep).unwrap_err().message.contains("nesting deeper"));
+        let deep = "[".repeat(100) + &"]".repeat(100);
+        assert!(parse(&deep).is_err());
     }
 
     #[test]
