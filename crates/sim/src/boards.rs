@@ -358,6 +358,123 @@ const QCOM_DISKS: &[Disk] = &[
     },
 ];
 
+/// A Kryo Silver (Cortex-A55 class) cluster starting at CPU 0.
+/// `capacity-dmips-mhz` 1024 is from upstream `sc7280.dtsi`.
+const fn kryo_silver(cpus: u32, freqs_khz: &'static [u32], cur_khz: u32) -> Cluster {
+    Cluster {
+        first_cpu: 0,
+        cpus,
+        // DynamIQ: every core sits in DT cpu-map cluster0.
+        topology_cluster: 0,
+        freqs_khz,
+        cur_khz,
+        capacity_dmips_mhz: 1024,
+        midr: MIDR_A55,
+        l1i: L1_32K,
+        l1d: L1_32K,
+        l2: Some(L2_SILVER),
+        idle_states: LITTLE_IDLE,
+    }
+}
+
+/// A Kryo Gold or Prime (Cortex-A78 class) cluster. `capacity-dmips-mhz`
+/// from upstream `sc7280.dtsi`: Gold 1946, Prime 1985.
+const fn kryo_big(
+    first_cpu: u32,
+    cpus: u32,
+    freqs_khz: &'static [u32],
+    cur_khz: u32,
+    capacity_dmips_mhz: u64,
+) -> Cluster {
+    Cluster {
+        first_cpu,
+        cpus,
+        topology_cluster: 0,
+        freqs_khz,
+        cur_khz,
+        capacity_dmips_mhz,
+        midr: MIDR_A78,
+        l1i: L1_32K,
+        l1d: L1_32K,
+        l2: Some(L2_GOLD),
+        idle_states: BIG_IDLE,
+    }
+}
+
+/// SC7280-family memory: the RB3gen2 carveouts, a 6.6 arm64 kernel image
+/// and CMA pool, with board-specific banks, boot reservation and usage.
+const fn sc7280_memory(
+    banks: &'static [(u64, u64)],
+    kernel_reserved_kb: u64,
+    cma_free_kb: u64,
+    usage: MemUsage,
+) -> Memory {
+    Memory {
+        banks,
+        reg_cells: 2,
+        carveouts: SC7280_IOT_CARVEOUTS,
+        kernel_reserved_kb,
+        // seed 000 §3.5 dmesg: 28800K kernel code; rwdata 2090K + bss 969K.
+        kernel_code_bytes: 28_800 * 1024,
+        kernel_data_bytes: (2_090 + 969) * 1024,
+        kernel_text_offset: 0x1_0000,
+        // seed 000 §3.5 dmesg: 393216K cma-reserved
+        cma_total_kb: 393_216,
+        cma_free_kb,
+        lowmem_kb: None,
+        // arm64, 39-bit VA
+        vmalloc_total_kb: 262_930_368,
+        usage,
+        zones: &["dma", "dma32", "normal", "movable"],
+    }
+}
+
+/// An Adreno GPU behind KGSL with the msm-adreno-tz devfreq governor.
+const fn kgsl(
+    model: &'static str,
+    freqs_hz: &'static [u64],
+    default_pwrlevel: usize,
+    cur_pwrlevel: usize,
+    page_alloc_bytes: u64,
+) -> Gpu {
+    Gpu {
+        model,
+        freqs_hz,
+        default_pwrlevel,
+        cur_pwrlevel,
+        busy_percent: 0,
+        page_alloc_bytes,
+        devfreq_name: "3d00000.qcom,kgsl-3d0",
+        devfreq_governor: "msm-adreno-tz",
+        devfreq_governors: KGSL_DEVFREQ_GOVERNORS,
+    }
+}
+
+/// Qualcomm Linux 1.x kernel string: plausible, not measured.
+const QCOM_PROC_VERSION: &str = "Linux version 6.6.52-qli-1.3-ver.1.1 (oe-user@oe-host) \
+    (aarch64-qcom-linux-gcc (GCC) 13.3.0, GNU ld (GNU Binutils) 2.42.0.20240723) \
+    #1 SMP PREEMPT Tue Jan 14 10:00:00 UTC 2025";
+
+/// arm64 cpuinfo: the 19.2 MHz arch timer gives BogoMIPS 38.40.
+const SC7280_ARCH: Arch = Arch::Arm64 {
+    bogomips: "38.40",
+    features: SC7280_FEATURES,
+};
+
+/// Qualcomm Linux 6.6 kernel configuration (uclamp, PSI, SCS on).
+const QCOM_CONFIG: KernelConfig = KernelConfig {
+    uclamp: true,
+    psi: true,
+    shadow_call_stack: true,
+    version: (6, 6),
+};
+
+/// swappiness 100 (seed 000 §5.3) and page-cluster 0 for zram swap.
+const QCOM_VM: VmTunables = VmTunables {
+    swappiness: 100,
+    page_cluster: 0,
+};
+
 /// Qualcomm QCS6490 on an RB3gen2 kit.
 pub(crate) static QCS6490: Board = Board {
     name: "qcs6490",
@@ -366,81 +483,28 @@ pub(crate) static QCS6490: Board = Board {
     // upstream qcs6490-rb3gen2.dts
     dt_model: "Qualcomm Technologies, Inc. Robotics RB3gen2",
     dt_compatible: &["qcom,qcs6490-rb3gen2", "qcom,qcm6490"],
-    // plausible Qualcomm Linux 1.x kernel string, not measured
-    proc_version: "Linux version 6.6.52-qli-1.3-ver.1.1 (oe-user@oe-host) (aarch64-qcom-linux-gcc (GCC) 13.3.0, \
-                   GNU ld (GNU Binutils) 2.42.0.20240723) #1 SMP PREEMPT Tue Jan 14 10:00:00 UTC 2025",
-    // 19.2 MHz arch timer -> BogoMIPS 38.40
-    arch: Arch::Arm64 { bogomips: "38.40", features: SC7280_FEATURES },
+    proc_version: QCOM_PROC_VERSION,
+    arch: SC7280_ARCH,
     // CONFIG_NR_CPUS=32 (plausible)
     kernel_max: 31,
     clusters: &[
-        Cluster {
-            // Kryo Silver
-            first_cpu: 0,
-            cpus: 4,
-            topology_cluster: 0,
-            freqs_khz: SILVER_KHZ,
-            cur_khz: 691200,
-            // sc7280.dtsi capacity-dmips-mhz
-            capacity_dmips_mhz: 1024,
-            midr: MIDR_A55,
-            l1i: L1_32K,
-            l1d: L1_32K,
-            l2: Some(L2_SILVER),
-            idle_states: LITTLE_IDLE,
-        },
-        Cluster {
-            // Kryo Gold
-            first_cpu: 4,
-            cpus: 3,
-            topology_cluster: 0,
-            freqs_khz: GOLD_KHZ,
-            cur_khz: 940800,
-            capacity_dmips_mhz: 1946,
-            midr: MIDR_A78,
-            l1i: L1_32K,
-            l1d: L1_32K,
-            l2: Some(L2_GOLD),
-            idle_states: BIG_IDLE,
-        },
-        Cluster {
-            // Kryo Prime
-            first_cpu: 7,
-            cpus: 1,
-            topology_cluster: 0,
-            freqs_khz: PRIME_KHZ,
-            cur_khz: 1056000,
-            capacity_dmips_mhz: 1985,
-            midr: MIDR_A78,
-            l1i: L1_32K,
-            l1d: L1_32K,
-            l2: Some(L2_GOLD),
-            idle_states: BIG_IDLE,
-        },
+        kryo_silver(4, SILVER_KHZ, 691_200),
+        kryo_big(4, 3, GOLD_KHZ, 940_800, 1946),
+        kryo_big(7, 1, PRIME_KHZ, 1_056_000, 1985),
     ],
     l3: Some(L3_2M),
     cpufreq: QCOM_CPUFREQ,
-    memory: Memory {
-        // 6 GB (seed 000 §1.1 board class; split at the 4 GB boundary as
-        // the bootloader reports it: plausible).
-        banks: &[(0x8000_0000, 0x8000_0000), (0x1_0000_0000, 0x1_0000_0000)],
-        reg_cells: 2,
-        carveouts: SC7280_IOT_CARVEOUTS,
+    memory: sc7280_memory(
+        // 6 GB (seed 000 §1.1 board class), split at the 4 GB boundary as
+        // the bootloader reports it (plausible).
+        &[(0x8000_0000, 0x8000_0000), (0x1_0000_0000, 0x1_0000_0000)],
         // vmlinux + struct pages (16 MB per GB, seed 000 §3.5) + early
         // allocations: plausible, not measured.
-        kernel_reserved_kb: 204_800,
-        // seed 000 §3.5 dmesg: 28800K kernel code; rwdata 2090K + bss 969K.
-        kernel_code_bytes: 28_800 * 1024,
-        kernel_data_bytes: (2_090 + 969) * 1024,
-        kernel_text_offset: 0x1_0000,
-        // seed 000 §3.5 dmesg: 393216K cma-reserved
-        cma_total_kb: 393_216,
-        cma_free_kb: 371_200,
-        lowmem_kb: None,
-        // arm64, 39-bit VA
-        vmalloc_total_kb: 262_930_368,
+        204_800,
+        // CmaFree: plausible
+        371_200,
         // Snapshot after boot with a Weston session: plausible, not measured.
-        usage: MemUsage {
+        MemUsage {
             anon_pages_kb: 412_000,
             shmem_kb: 48_000,
             buffers_kb: 12_000,
@@ -462,27 +526,15 @@ pub(crate) static QCS6490: Board = Board {
             swap_used_kb: 18_000,
             swap_cached_kb: 600,
             committed_as_kb: 2_350_000,
-        },
-        zones: &["dma", "dma32", "normal", "movable"],
-    },
-    gpu: Some(Gpu {
-        // seed 000 §1.1 (Adreno 643); model string as KGSL prints it
-        model: "Adreno643v1",
-        freqs_hz: ADRENO_643_HZ,
-        default_pwrlevel: 3,
-        cur_pwrlevel: 5,
-        busy_percent: 0,
-        page_alloc_bytes: 25_165_824,
-        devfreq_name: "3d00000.qcom,kgsl-3d0",
-        devfreq_governor: "msm-adreno-tz",
-        devfreq_governors: KGSL_DEVFREQ_GOVERNORS,
-    }),
+        }
+    ),
+    // seed 000 §1.1 (Adreno 643); model string as KGSL prints it
+    gpu: Some(kgsl("Adreno643v1", ADRENO_643_HZ, 3, 5, 25_165_824)),
     zram: Some(QCOM_ZRAM),
     disks: QCOM_DISKS,
     mmio: SC7280_MMIO,
-    config: KernelConfig { uclamp: true, psi: true, shadow_call_stack: true, version: (6, 6) },
-    // swappiness 100 and page-cluster 0 (zram) per seed 000 §5.3 / §6.5.
-    vm: VmTunables { swappiness: 100, page_cluster: 0 },
+    config: QCOM_CONFIG,
+    vm: QCOM_VM,
     uptime_s: 3600,
 };
 
@@ -490,63 +542,30 @@ pub(crate) static QCS6490: Board = Board {
 /// and one Gold core fused off, lower clocks, Adreno 642L at 315 MHz.
 pub(crate) static QCS5430_FP1: Board = Board {
     name: "qcs5430-fp1",
-    description: "Qualcomm QCS5430 FP1: 4x Kryo Silver 1.8 GHz + 2x Gold 2.1 GHz (no Prime, no policy7), \
+    description:
+        "Qualcomm QCS5430 FP1: 4x Kryo Silver 1.8 GHz + 2x Gold 2.1 GHz (no Prime, no policy7), \
                   L3 2 MB, Adreno 642L (315 MHz), 4 GB LPDDR5, zram, kernel 6.6 arm64",
     // plausible: the RB3gen2 DT with a QCS5430 compatible
     dt_model: "Qualcomm Technologies, Inc. QCS5430 RB3gen2 (FP1)",
     dt_compatible: &["qcom,qcs5430-rb3gen2", "qcom,qcs5430", "qcom,qcm6490"],
-    proc_version: "Linux version 6.6.52-qli-1.3-ver.1.1 (oe-user@oe-host) (aarch64-qcom-linux-gcc (GCC) 13.3.0, \
-                   GNU ld (GNU Binutils) 2.42.0.20240723) #1 SMP PREEMPT Tue Jan 14 10:00:00 UTC 2025",
-    arch: Arch::Arm64 { bogomips: "38.40", features: SC7280_FEATURES },
+    proc_version: QCOM_PROC_VERSION,
+    arch: SC7280_ARCH,
     kernel_max: 31,
     clusters: &[
-        Cluster {
-            // Kryo Silver
-            first_cpu: 0,
-            cpus: 4,
-            topology_cluster: 0,
-            freqs_khz: SILVER_FP1_KHZ,
-            cur_khz: 691200,
-            capacity_dmips_mhz: 1024,
-            midr: MIDR_A55,
-            l1i: L1_32K,
-            l1d: L1_32K,
-            l2: Some(L2_SILVER),
-            idle_states: LITTLE_IDLE,
-        },
-        Cluster {
-            // Kryo Gold
-            first_cpu: 4,
-            cpus: 2,
-            topology_cluster: 0,
-            freqs_khz: GOLD_FP1_KHZ,
-            cur_khz: 940800,
-            capacity_dmips_mhz: 1946,
-            midr: MIDR_A78,
-            l1i: L1_32K,
-            l1d: L1_32K,
-            l2: Some(L2_GOLD),
-            idle_states: BIG_IDLE,
-        },
+        kryo_silver(4, SILVER_FP1_KHZ, 691_200),
+        kryo_big(4, 2, GOLD_FP1_KHZ, 940_800, 1946),
     ],
     l3: Some(L3_2M),
     cpufreq: QCOM_CPUFREQ,
-    memory: Memory {
+    memory: sc7280_memory(
         // 4 GB: plausible for an FP1 kit (the seed gives no RAM size).
-        banks: &[(0x8000_0000, 0x8000_0000), (0x1_0000_0000, 0x8000_0000)],
-        reg_cells: 2,
-        carveouts: SC7280_IOT_CARVEOUTS,
-        // seed 000 §3.5's 4 GB example reserves 679824K including CMA
-        // bookkeeping; plausible share without CMA:
-        kernel_reserved_kb: 172_032,
-        kernel_code_bytes: 28_800 * 1024,
-        kernel_data_bytes: (2_090 + 969) * 1024,
-        kernel_text_offset: 0x1_0000,
-        cma_total_kb: 393_216,
-        cma_free_kb: 380_416,
-        lowmem_kb: None,
-        vmalloc_total_kb: 262_930_368,
-        usage: MemUsage {
+        &[(0x8000_0000, 0x8000_0000), (0x1_0000_0000, 0x8000_0000)],
+        // boot reservation scaled to 4 GB: plausible, not measured
+        172_032,
+        // CmaFree: plausible
+        380_416,
+        // Snapshot after boot with a Weston session: plausible, not measured.
+        MemUsage {
             anon_pages_kb: 380_000,
             shmem_kb: 42_000,
             buffers_kb: 10_000,
@@ -569,25 +588,14 @@ pub(crate) static QCS5430_FP1: Board = Board {
             swap_cached_kb: 0,
             committed_as_kb: 2_000_000,
         },
-        zones: &["dma", "dma32", "normal", "movable"],
-    },
-    gpu: Some(Gpu {
-        // seed 000 §1.1 (Adreno 642L, 315 MHz); model string plausible
-        model: "Adreno642Lv1",
-        freqs_hz: ADRENO_642L_HZ,
-        default_pwrlevel: 0,
-        cur_pwrlevel: 0,
-        busy_percent: 0,
-        page_alloc_bytes: 16_777_216,
-        devfreq_name: "3d00000.qcom,kgsl-3d0",
-        devfreq_governor: "msm-adreno-tz",
-        devfreq_governors: KGSL_DEVFREQ_GOVERNORS,
-    }),
+    ),
+    // seed 000 §1.1 (Adreno 642L, 315 MHz); model string plausible
+    gpu: Some(kgsl("Adreno642Lv1", ADRENO_642L_HZ, 0, 0, 16_777_216)),
     zram: Some(QCOM_ZRAM),
     disks: QCOM_DISKS,
     mmio: SC7280_MMIO,
-    config: KernelConfig { uclamp: true, psi: true, shadow_call_stack: true, version: (6, 6) },
-    vm: VmTunables { swappiness: 100, page_cluster: 0 },
+    config: QCOM_CONFIG,
+    vm: QCOM_VM,
     uptime_s: 3600,
 };
 
