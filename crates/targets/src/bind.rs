@@ -182,9 +182,12 @@ impl TargetFile {
     /// missing are left out (and so is the other half of their pair).
     ///
     /// Errors point at the field in the target file and name the expanded
-    /// kernel path, e.g. `qcs6490.yaml:31:11: field `resources[2].node`:
-    /// /sys/devices/system/cpu/cpufreq/policy7/scaling_min_freq (for
-    /// `cpu_min_freq.prime`) does not exist ...`.
+    /// kernel path, e.g.
+    ///
+    /// ```text
+    /// builtin:qcs6490.yaml:43:11: field `resources[2].node`: node
+    /// /sys/devices/system/cpu/cpufreq/policy7/scaling_min_freq (for `cpu_min_freq.prime`) does not exist ...
+    /// ```
     pub fn bind(&self, fs: &KernelFs) -> Result<Target> {
         let d = Dec { file: &self.file };
         let (clusters, cpus) = match &self.clusters {

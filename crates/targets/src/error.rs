@@ -5,7 +5,7 @@ use lever_kernel::KernelError;
 /// Everything that can go wrong loading, parsing or binding a target.
 ///
 /// Problems inside a target file are [`TargetError::Field`] and print as
-/// `FILE:LINE:COL: field `FIELD`: message`, so an editor can jump there:
+/// `` FILE:LINE:COL: field `FIELD`: message ``, so an editor can jump there:
 ///
 /// ```text
 /// qcs6490.yaml:14:5: field `resources[2].aggregtion`: unknown key (expected one of: name, opcode, ...)

@@ -8,7 +8,7 @@
 //!
 //! 1. [`parse`] reads the text into a [`TargetFile`] of *templates* and
 //!    checks everything that needs no kernel. Every mistake is a
-//!    [`TargetError`] printed as `FILE:LINE:COL: field `FIELD`: message`:
+//!    [`TargetError`] printed as `` FILE:LINE:COL: field `FIELD`: message ``:
 //!    unknown or duplicate keys, wrong types, bad opcodes, opcodes that
 //!    collide after expansion, bad pairs, placeholders a template cannot
 //!    fill, literal bounds out of order.
