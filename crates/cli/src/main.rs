@@ -1,1 +1,24 @@
-fn main() {}
+//! `lever`: the command-line front end. `main` only parses the arguments,
+//! builds the context and runs one command; each command lives in `cmd/`.
+#![forbid(unsafe_code)]
+
+mod args;
+mod cmd;
+mod output;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args = args::Cli::parse();
+    match cmd::run(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("lever: error: {err}");
+            for cause in err.chain().skip(1) {
+                eprintln!("  caused by: {cause}");
+            }
+            ExitCode::from(1)
+        }
+    }
+}

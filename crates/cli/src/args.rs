@@ -1,0 +1,82 @@
+//! Command-line arguments (parsing only; no side effects).
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+/// Lever: a vendor-neutral performance toolkit for embedded Linux.
+///
+/// Resource manager (boost or cap tunables such as CPU min frequency or
+/// uclamp, aggregated over all clients and restored afterwards) and
+/// measurement toolkit. Every kernel path goes through --root, so Lever runs
+/// the same against a device, this machine, or a simulated board.
+#[derive(Debug, Parser)]
+#[command(name = "lever", version, propagate_version = true)]
+#[command(after_help = "Examples:\n  \
+    lever sim create qcs6490 /tmp/board     write a simulated QCS6490 /sys + /proc tree\n  \
+    lever --root /tmp/board resources       list its tunables with their current values\n  \
+    lever resources --json                  the same for this machine, as JSON")]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Flags accepted before or after any subcommand.
+#[derive(Debug, Args)]
+pub struct Global {
+    /// Prefix for every kernel path (/sys, /proc, /dev): a simulated board or
+    /// a tree copied off a device.
+    #[arg(long, global = true, value_name = "DIR", default_value = "/")]
+    pub root: PathBuf,
+    /// Print machine-readable JSON instead of tables.
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Simulated boards: realistic fake /sys + /proc trees for --root.
+    #[command(subcommand)]
+    Sim(SimCommand),
+    /// List the tunable resources of a target with their current values.
+    Resources(ResourcesArgs),
+    /// Target files: built-in resource sets, and checking your own.
+    #[command(subcommand)]
+    Target(TargetCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SimCommand {
+    /// Name the boards that can be simulated.
+    List,
+    /// Write a simulated board's tree into DIR (created if missing; must be
+    /// empty or hold the same simulated board).
+    Create {
+        /// Board name (see `lever sim list`).
+        board: String,
+        /// Directory to create the tree in; then use `--root DIR`.
+        dir: PathBuf,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct ResourcesArgs {
+    /// Built-in target name or path to a target YAML file. Default: the
+    /// built-in target whose `compatible` matches the device tree under
+    /// --root, else `generic` (discovered from what the kernel exposes).
+    #[arg(long, short = 't', value_name = "TARGET")]
+    pub target: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TargetCommand {
+    /// List the built-in targets.
+    List,
+    /// Check a target (built-in name or YAML file) against --root: parse,
+    /// expand and bind every node; errors name file:line:column and field.
+    Check {
+        /// Built-in target name or path to a YAML file.
+        target: String,
+    },
+}
