@@ -14,9 +14,15 @@ fn main() -> ExitCode {
     match cmd::run(args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("lever: error: {err}");
+            let top = err.to_string();
+            eprintln!("lever: error: {top}");
+            // Library errors often embed their source already; print only
+            // the causes that add something.
             for cause in err.chain().skip(1) {
-                eprintln!("  caused by: {cause}");
+                let cause = cause.to_string();
+                if !top.contains(&cause) {
+                    eprintln!("  caused by: {cause}");
+                }
             }
             ExitCode::from(1)
         }

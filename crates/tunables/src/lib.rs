@@ -25,9 +25,12 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-use lever_engine::{ResourceKind, ResourceSpec};
-use lever_kernel::{KernelError, KernelFs};
+use lever_engine::{Action, Engine, Plan, ResourceIndex, ResourceKind, ResourceSpec};
+use lever_kernel::{KernelError, KernelFs, WriteOutcome};
 use serde::Serialize;
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::Write as _;
 
 /// What a resource's node holds right now.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -56,6 +59,151 @@ pub fn read_current(fs: &KernelFs, spec: &ResourceSpec) -> Result<Reading, Kerne
     };
     let level = spec.parse_level(&text);
     Ok(Reading { text, level })
+}
+
+/// Executes engine plans on a kernel tree.
+///
+/// Before the first write to a node it reads and keeps the node's original
+/// text, and a `Restore` writes exactly that text back. Hold-fd resources
+/// (PM QoS) keep their descriptor open while a level is held and close it on
+/// restore, which is how the kernel drops such a request.
+///
+/// Crash safety (a durable journal of originals) is layered on top by the
+/// daemon through [`Applier::originals`] and [`Applier::adopt_original`].
+#[derive(Debug)]
+pub struct Applier {
+    fs: KernelFs,
+    originals: HashMap<ResourceIndex, String>,
+    held: HashMap<ResourceIndex, File>,
+}
+
+/// The result of one write of a plan.
+#[derive(Debug)]
+pub struct Applied {
+    /// Which resource.
+    pub resource: ResourceIndex,
+    /// The text written (a level rendered, or the original).
+    pub value: String,
+    /// What the kernel did, or why it refused.
+    pub result: Result<WriteOutcome, KernelError>,
+}
+
+impl Applier {
+    /// An applier writing below `fs`'s root.
+    pub fn new(fs: KernelFs) -> Self {
+        Applier {
+            fs,
+            originals: HashMap::new(),
+            held: HashMap::new(),
+        }
+    }
+
+    /// The kernel tree.
+    pub fn fs(&self) -> &KernelFs {
+        &self.fs
+    }
+
+    /// Originals recorded so far (resource → text before Lever's first write).
+    pub fn originals(&self) -> &HashMap<ResourceIndex, String> {
+        &self.originals
+    }
+
+    /// Take over an original recorded elsewhere (e.g. a journal from a
+    /// previous run), so that a restore writes it back.
+    pub fn adopt_original(&mut self, resource: ResourceIndex, text: String) {
+        self.originals.insert(resource, text);
+    }
+
+    /// Perform a plan's writes in order. A failed write does not stop the
+    /// others: each result is reported.
+    pub fn apply(&mut self, engine: &Engine, plan: &Plan) -> Vec<Applied> {
+        let mut out = Vec::with_capacity(plan.writes.len());
+        for w in &plan.writes {
+            let Some(spec) = engine.spec(w.resource) else {
+                continue;
+            };
+            let (value, result) = match w.action {
+                Action::Set(level) => (spec.render(level), self.set(w.resource, spec, level)),
+                Action::Restore => self.restore(w.resource, spec),
+            };
+            out.push(Applied {
+                resource: w.resource,
+                value,
+                result,
+            });
+        }
+        out
+    }
+
+    fn set(
+        &mut self,
+        idx: ResourceIndex,
+        spec: &ResourceSpec,
+        level: i64,
+    ) -> Result<WriteOutcome, KernelError> {
+        if spec.kind == ResourceKind::HoldFd {
+            return self.hold(idx, spec, level);
+        }
+        if !self.originals.contains_key(&idx) {
+            let original = self.fs.read(&spec.node)?;
+            self.originals.insert(idx, original);
+        }
+        self.fs.write(&spec.node, &spec.render(level))
+    }
+
+    fn hold(
+        &mut self,
+        idx: ResourceIndex,
+        spec: &ResourceSpec,
+        level: i64,
+    ) -> Result<WriteOutcome, KernelError> {
+        let value = i32::try_from(level).unwrap_or(i32::MAX);
+        let io_err = |source| KernelError::Io {
+            path: spec.node.clone(),
+            op: "write",
+            source,
+        };
+        if !self.held.contains_key(&idx) {
+            let host = self.fs.resolve(&spec.node)?;
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(host)
+                .map_err(|e| match e.kind() {
+                    std::io::ErrorKind::NotFound => KernelError::Missing {
+                        path: spec.node.clone(),
+                    },
+                    _ => io_err(e),
+                })?;
+            self.held.insert(idx, file);
+        }
+        let file = self.held.get_mut(&idx).expect("inserted above");
+        file.write_all(&value.to_ne_bytes()).map_err(io_err)?;
+        Ok(WriteOutcome::WrittenUnverified)
+    }
+
+    fn restore(
+        &mut self,
+        idx: ResourceIndex,
+        spec: &ResourceSpec,
+    ) -> (String, Result<WriteOutcome, KernelError>) {
+        if spec.kind == ResourceKind::HoldFd {
+            // Closing the descriptor drops the request.
+            self.held.remove(&idx);
+            return (String::new(), Ok(WriteOutcome::Written));
+        }
+        match self.originals.get(&idx) {
+            Some(text) => {
+                let text = text.clone();
+                let result = self.fs.write(&spec.node, &text);
+                if result.is_ok() {
+                    self.originals.remove(&idx);
+                }
+                (text, result)
+            }
+            // Never written by us: nothing to restore.
+            None => (String::new(), Ok(WriteOutcome::Unchanged)),
+        }
+    }
 }
 
 #[cfg(test)]
