@@ -3,6 +3,8 @@
 mod resources;
 mod sim;
 mod target;
+#[allow(dead_code)] // remove once every helper is used by a command
+pub mod util;
 
 use crate::args::{Cli, Command};
 
