@@ -1,0 +1,192 @@
+//! Rust client for `lever daemon`.
+//!
+//! One [`Client`] is one connection, and the daemon ties requests to the
+//! connection that made them (a lease): when the connection closes or the
+//! process dies, everything it acquired is released, unless a timed request
+//! was acquired with `detach`.
+//!
+//! The socket is `$LEVER_SOCKET` when set, else [`DEFAULT_SOCKET`].
+//!
+//! ```no_run
+//! use lever_client::{Client, Priority};
+//! let mut client = Client::connect_default()?;
+//! // Silver cluster min frequency to 1.9 GHz for 2 s (seed 000 §3.4).
+//! let handle = client.acquire(0, 2000, Priority::ThirdPartyLow, &[(0x44008100, 1958400)])?;
+//! client.release(handle)?;
+//! # Ok::<(), lever_client::ClientError>(())
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+use lever_protocol::{decode_reply, Acquire, ErrorCode, ProtocolError, Reply, Request};
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+
+pub use lever_protocol::ErrorCode as Code;
+
+/// Where the daemon listens unless `LEVER_SOCKET` says otherwise.
+pub const DEFAULT_SOCKET: &str = "/run/lever/lever.sock";
+
+/// The socket path clients use: `$LEVER_SOCKET`, else [`DEFAULT_SOCKET`].
+pub fn socket_path() -> PathBuf {
+    std::env::var_os("LEVER_SOCKET")
+        .filter(|s| !s.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_SOCKET))
+}
+
+/// Priority class of a request (the daemon caps it: third-party clients
+/// cannot use the system classes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Priority {
+    /// Third-party, low.
+    ThirdPartyLow = 0,
+    /// Third-party, high.
+    ThirdPartyHigh = 1,
+    /// System, low.
+    SystemLow = 2,
+    /// System, high.
+    SystemHigh = 3,
+}
+
+/// Client errors.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// Could not connect.
+    #[error("cannot connect to lever daemon at {path}: {source} (is `lever daemon` running? set LEVER_SOCKET to its socket)")]
+    Connect {
+        /// Socket path.
+        path: PathBuf,
+        /// Cause.
+        source: std::io::Error,
+    },
+    /// I/O on an established connection.
+    #[error("connection to lever daemon failed: {0}")]
+    Io(#[from] std::io::Error),
+    /// The daemon closed the connection.
+    #[error("lever daemon closed the connection")]
+    Closed,
+    /// The daemon sent bytes we cannot decode.
+    #[error("bad reply from lever daemon: {0}")]
+    Protocol(#[from] ProtocolError),
+    /// The daemon refused the request.
+    #[error("lever daemon refused: {message}")]
+    Refused {
+        /// Error class.
+        code: ErrorCode,
+        /// The daemon's message.
+        message: String,
+    },
+    /// The daemon answered with a reply that does not fit the request.
+    #[error("unexpected reply from lever daemon: {0:?}")]
+    Unexpected(Reply),
+}
+
+/// A connection to the daemon.
+#[derive(Debug)]
+pub struct Client {
+    stream: UnixStream,
+    buf: Vec<u8>,
+}
+
+impl Client {
+    /// Connect to the daemon at `path`.
+    pub fn connect(path: &Path) -> Result<Client, ClientError> {
+        let stream = UnixStream::connect(path).map_err(|source| ClientError::Connect {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Ok(Client {
+            stream,
+            buf: Vec::with_capacity(256),
+        })
+    }
+
+    /// Connect to [`socket_path`].
+    pub fn connect_default() -> Result<Client, ClientError> {
+        Self::connect(&socket_path())
+    }
+
+    /// Send one request and wait for its reply.
+    pub fn call(&mut self, request: &Request) -> Result<Reply, ClientError> {
+        self.stream.write_all(&request.encode())?;
+        loop {
+            if let Some((reply, used)) = decode_reply(&self.buf)? {
+                self.buf.drain(..used);
+                return match reply {
+                    Reply::Error { code, message } => Err(ClientError::Refused { code, message }),
+                    other => Ok(other),
+                };
+            }
+            let mut chunk = [0u8; 4096];
+            let n = self.stream.read(&mut chunk)?;
+            if n == 0 {
+                return Err(ClientError::Closed);
+            }
+            self.buf.extend_from_slice(&chunk[..n]);
+        }
+    }
+
+    /// Acquire (handle 0) or update (existing handle) a request of
+    /// opcode/value pairs for `duration_ms` (0 = until released). Returns
+    /// the handle.
+    pub fn acquire(
+        &mut self,
+        handle: u32,
+        duration_ms: u32,
+        priority: Priority,
+        pairs: &[(u32, i64)],
+    ) -> Result<u32, ClientError> {
+        self.acquire_with(Acquire {
+            handle,
+            duration_ms,
+            priority: priority as u8,
+            detach: false,
+            pairs: pairs.to_vec(),
+        })
+    }
+
+    /// Acquire with every field of the protocol (e.g. `detach`).
+    pub fn acquire_with(&mut self, acquire: Acquire) -> Result<u32, ClientError> {
+        match self.call(&Request::Acquire(acquire))? {
+            Reply::Handle(h) => Ok(h),
+            other => Err(ClientError::Unexpected(other)),
+        }
+    }
+
+    /// Release a handle.
+    pub fn release(&mut self, handle: u32) -> Result<(), ClientError> {
+        match self.call(&Request::Release { handle })? {
+            Reply::Done => Ok(()),
+            other => Err(ClientError::Unexpected(other)),
+        }
+    }
+
+    /// The daemon's status as a JSON document.
+    pub fn status_json(&mut self) -> Result<String, ClientError> {
+        match self.call(&Request::Status)? {
+            Reply::Json(j) => Ok(j),
+            other => Err(ClientError::Unexpected(other)),
+        }
+    }
+
+    /// One resource (name or opcode text) explained, as JSON.
+    pub fn explain_json(&mut self, resource: &str) -> Result<String, ClientError> {
+        match self.call(&Request::Explain {
+            resource: resource.to_string(),
+        })? {
+            Reply::Json(j) => Ok(j),
+            other => Err(ClientError::Unexpected(other)),
+        }
+    }
+
+    /// Liveness check; returns the daemon's protocol version.
+    pub fn ping(&mut self) -> Result<u8, ClientError> {
+        match self.call(&Request::Ping)? {
+            Reply::Pong(v) => Ok(v),
+            other => Err(ClientError::Unexpected(other)),
+        }
+    }
+}

@@ -1,0 +1,469 @@
+//! The Lever wire protocol, version 1: framing, encoding and a decoder that
+//! never trusts its input.
+//!
+//! Clients talk to `lever daemon` over a Unix stream socket. Every message
+//! is one **frame**: an 8-byte header followed by a body. All integers are
+//! little-endian.
+//!
+//! ```text
+//! offset size field
+//! 0      1    magic   0x4C ('L')
+//! 1      1    version 1
+//! 2      1    kind    (see below)
+//! 3      1    flags   0 (reserved; non-zero is refused)
+//! 4      4    length  body length in bytes, at most MAX_BODY (65528)
+//! 8      n    body
+//! ```
+//!
+//! Requests (client → daemon), each answered by exactly one reply, in order:
+//!
+//! | kind | name | body |
+//! |---|---|---|
+//! | 0x01 | ACQUIRE | handle u32 (0 = new), duration_ms u32 (0 = until released), priority u8 (0 third-party-low, 1 third-party-high, 2 system-low, 3 system-high), flags u8 (bit 0 = detach), count u16, then count × (opcode u32, value i64) |
+//! | 0x02 | RELEASE | handle u32 |
+//! | 0x03 | STATUS | empty |
+//! | 0x04 | EXPLAIN | UTF-8 resource name or opcode (`0x44008100`) |
+//! | 0x05 | PING | empty |
+//!
+//! Replies (daemon → client):
+//!
+//! | kind | name | body |
+//! |---|---|---|
+//! | 0x81 | HANDLE | handle u32 (> 0) |
+//! | 0x82 | DONE | empty |
+//! | 0x83 | JSON | UTF-8 JSON document |
+//! | 0x85 | PONG | protocol version u8 |
+//! | 0xFF | ERROR | code u16, then a UTF-8 message |
+//!
+//! The body length must match the kind exactly (ACQUIRE: 12 + 12·count).
+//! Anything else — bad magic, unknown version or kind, a length over the
+//! limit, a truncated or overlong body, invalid UTF-8 — is a
+//! [`ProtocolError`], and the daemon answers with an ERROR frame.
+//!
+//! ```
+//! use lever_protocol::*;
+//! let req = Request::Acquire(Acquire {
+//!     handle: 0, duration_ms: 30_000, priority: 0, detach: false,
+//!     pairs: vec![(0x44008100, 1958400)],
+//! });
+//! let bytes = req.encode();
+//! let (decoded, used) = decode_request(&bytes).unwrap().unwrap();
+//! assert_eq!((decoded, used), (req, bytes.len()));
+//! // A partial frame asks for more bytes instead of failing.
+//! assert_eq!(decode_request(&bytes[..5]).unwrap(), None);
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+/// First byte of every frame.
+pub const MAGIC: u8 = 0x4C;
+/// Protocol version this crate speaks.
+pub const VERSION: u8 = 1;
+/// Header size in bytes.
+pub const HEADER_LEN: usize = 8;
+/// Largest body accepted.
+pub const MAX_BODY: usize = 65536 - HEADER_LEN;
+/// Largest number of opcode/value pairs in one ACQUIRE that fits a frame.
+pub const MAX_PAIRS: usize = (MAX_BODY - 12) / 12;
+
+/// Frame kinds.
+pub mod kind {
+    /// Acquire or update a request.
+    pub const ACQUIRE: u8 = 0x01;
+    /// Release a request.
+    pub const RELEASE: u8 = 0x02;
+    /// Daemon status as JSON.
+    pub const STATUS: u8 = 0x03;
+    /// Explain one resource as JSON.
+    pub const EXPLAIN: u8 = 0x04;
+    /// Liveness check.
+    pub const PING: u8 = 0x05;
+    /// Reply: the request's handle.
+    pub const HANDLE: u8 = 0x81;
+    /// Reply: done, nothing to return.
+    pub const DONE: u8 = 0x82;
+    /// Reply: a JSON document.
+    pub const JSON: u8 = 0x83;
+    /// Reply to PING.
+    pub const PONG: u8 = 0x85;
+    /// Reply: an error.
+    pub const ERROR: u8 = 0xFF;
+}
+
+/// An ACQUIRE request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Acquire {
+    /// Handle to update, or 0 for a new request.
+    pub handle: u32,
+    /// Duration in ms; 0 = until released.
+    pub duration_ms: u32,
+    /// Requested priority class, 0..=3 (the daemon caps it by permission).
+    pub priority: u8,
+    /// Keep the request after this connection closes (timed requests only).
+    pub detach: bool,
+    /// Opcode/value pairs.
+    pub pairs: Vec<(u32, i64)>,
+}
+
+/// A message from a client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Request {
+    /// Acquire or update.
+    Acquire(Acquire),
+    /// Release a handle.
+    Release {
+        /// The handle.
+        handle: u32,
+    },
+    /// Ask for the daemon's status.
+    Status,
+    /// Ask about one resource.
+    Explain {
+        /// Resource name or opcode text.
+        resource: String,
+    },
+    /// Liveness check.
+    Ping,
+}
+
+/// Error codes carried by ERROR replies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u16)]
+pub enum ErrorCode {
+    /// The frame could not be decoded.
+    Malformed = 1,
+    /// Unsupported protocol version.
+    Version = 2,
+    /// Unknown opcode or resource.
+    UnknownResource = 3,
+    /// The client may not do this (system-only resource, priority).
+    NotPermitted = 4,
+    /// No such request visible to this client.
+    NoSuchRequest = 5,
+    /// A per-client limit was reached.
+    Limit = 6,
+    /// The request's content is invalid (empty, repeated opcode, ...).
+    Invalid = 7,
+    /// The daemon failed internally (e.g. could not journal).
+    Internal = 8,
+}
+
+impl ErrorCode {
+    /// From the wire value; unknown values map to `Internal`.
+    pub fn from_u16(v: u16) -> ErrorCode {
+        match v {
+            1 => ErrorCode::Malformed,
+            2 => ErrorCode::Version,
+            3 => ErrorCode::UnknownResource,
+            4 => ErrorCode::NotPermitted,
+            5 => ErrorCode::NoSuchRequest,
+            6 => ErrorCode::Limit,
+            7 => ErrorCode::Invalid,
+            _ => ErrorCode::Internal,
+        }
+    }
+}
+
+/// A message from the daemon.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reply {
+    /// The handle of an acquired request.
+    Handle(u32),
+    /// Done.
+    Done,
+    /// A JSON document.
+    Json(String),
+    /// Answer to PING, with the daemon's protocol version.
+    Pong(u8),
+    /// An error.
+    Error {
+        /// What kind of error.
+        code: ErrorCode,
+        /// A precise message for people.
+        message: String,
+    },
+}
+
+/// Why bytes could not be decoded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProtocolError {
+    /// First byte is not [`MAGIC`].
+    #[error("bad magic byte 0x{0:02x} (expected 0x4c)")]
+    BadMagic(u8),
+    /// Unsupported version.
+    #[error("unsupported protocol version {0} (this side speaks 1)")]
+    Version(u8),
+    /// Unknown frame kind.
+    #[error("unknown frame kind 0x{0:02x}")]
+    UnknownKind(u8),
+    /// Non-zero reserved flags.
+    #[error("reserved header flags 0x{0:02x} must be 0")]
+    Flags(u8),
+    /// Declared body longer than [`MAX_BODY`].
+    #[error("frame body of {0} bytes exceeds the limit of 65528")]
+    TooLarge(u32),
+    /// The body length does not fit its kind.
+    #[error("{kind} body has {got} bytes, expected {expected}")]
+    Length {
+        /// Frame kind name.
+        kind: &'static str,
+        /// Bytes present.
+        got: usize,
+        /// Bytes expected.
+        expected: usize,
+    },
+    /// Invalid field value.
+    #[error("{0}")]
+    Field(String),
+    /// Text that is not UTF-8.
+    #[error("{0} is not valid UTF-8")]
+    Utf8(&'static str),
+}
+
+impl ProtocolError {
+    /// The error code to send back for this decoding error.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            ProtocolError::Version(_) => ErrorCode::Version,
+            _ => ErrorCode::Malformed,
+        }
+    }
+}
+
+fn frame(kind: u8, body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER_LEN + body.len());
+    out.extend_from_slice(&[MAGIC, VERSION, kind, 0]);
+    out.extend_from_slice(&(body.len() as u32).to_le_bytes());
+    out.extend_from_slice(body);
+    out
+}
+
+impl Request {
+    /// Encode as one frame. Panics never; bodies larger than the limit are
+    /// the caller's concern (the decoder on the other side refuses them).
+    pub fn encode(&self) -> Vec<u8> {
+        match self {
+            Request::Acquire(a) => {
+                let mut b = Vec::with_capacity(12 + 12 * a.pairs.len());
+                b.extend_from_slice(&a.handle.to_le_bytes());
+                b.extend_from_slice(&a.duration_ms.to_le_bytes());
+                b.push(a.priority);
+                b.push(u8::from(a.detach));
+                b.extend_from_slice(&(a.pairs.len().min(u16::MAX as usize) as u16).to_le_bytes());
+                for (op, v) in &a.pairs {
+                    b.extend_from_slice(&op.to_le_bytes());
+                    b.extend_from_slice(&v.to_le_bytes());
+                }
+                frame(kind::ACQUIRE, &b)
+            }
+            Request::Release { handle } => frame(kind::RELEASE, &handle.to_le_bytes()),
+            Request::Status => frame(kind::STATUS, &[]),
+            Request::Explain { resource } => frame(kind::EXPLAIN, resource.as_bytes()),
+            Request::Ping => frame(kind::PING, &[]),
+        }
+    }
+}
+
+impl Reply {
+    /// Encode as one frame. Text longer than the limit is cut at a UTF-8
+    /// boundary so the frame stays valid.
+    pub fn encode(&self) -> Vec<u8> {
+        match self {
+            Reply::Handle(h) => frame(kind::HANDLE, &h.to_le_bytes()),
+            Reply::Done => frame(kind::DONE, &[]),
+            Reply::Json(text) => frame(kind::JSON, truncate_utf8(text, MAX_BODY).as_bytes()),
+            Reply::Pong(v) => frame(kind::PONG, &[*v]),
+            Reply::Error { code, message } => {
+                let mut b = (*code as u16).to_le_bytes().to_vec();
+                b.extend_from_slice(truncate_utf8(message, MAX_BODY - 2).as_bytes());
+                frame(kind::ERROR, &b)
+            }
+        }
+    }
+}
+
+fn truncate_utf8(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+/// A validated header: (kind, body length).
+fn header(buf: &[u8]) -> Result<Option<(u8, usize)>, ProtocolError> {
+    // Check what we have as early as possible, so garbage is refused at
+    // its first byte rather than after waiting for a full header.
+    if let Some(&m) = buf.first() {
+        if m != MAGIC {
+            return Err(ProtocolError::BadMagic(m));
+        }
+    }
+    if let Some(&v) = buf.get(1) {
+        if v != VERSION {
+            return Err(ProtocolError::Version(v));
+        }
+    }
+    if buf.len() < HEADER_LEN {
+        return Ok(None);
+    }
+    if buf[3] != 0 {
+        return Err(ProtocolError::Flags(buf[3]));
+    }
+    let len = u32::from_le_bytes([buf[4], buf[5], buf[6], buf[7]]);
+    if len as usize > MAX_BODY {
+        return Err(ProtocolError::TooLarge(len));
+    }
+    Ok(Some((buf[2], len as usize)))
+}
+
+fn exact(kind: &'static str, body: &[u8], expected: usize) -> Result<(), ProtocolError> {
+    if body.len() != expected {
+        return Err(ProtocolError::Length {
+            kind,
+            got: body.len(),
+            expected,
+        });
+    }
+    Ok(())
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
+/// Decode one request from the front of `buf`. `Ok(None)` means the frame
+/// is not complete yet; `Ok(Some((request, used)))` consumed `used` bytes.
+/// An error means the stream cannot be trusted any more (the daemon replies
+/// with an ERROR and closes the connection).
+pub fn decode_request(buf: &[u8]) -> Result<Option<(Request, usize)>, ProtocolError> {
+    let Some((k, len)) = header(buf)? else {
+        return Ok(None);
+    };
+    if !matches!(
+        k,
+        kind::ACQUIRE | kind::RELEASE | kind::STATUS | kind::EXPLAIN | kind::PING
+    ) {
+        return Err(ProtocolError::UnknownKind(k));
+    }
+    if buf.len() < HEADER_LEN + len {
+        return Ok(None);
+    }
+    let body = &buf[HEADER_LEN..HEADER_LEN + len];
+    let req = match k {
+        kind::ACQUIRE => {
+            if body.len() < 12 {
+                return Err(ProtocolError::Length {
+                    kind: "ACQUIRE",
+                    got: body.len(),
+                    expected: 12,
+                });
+            }
+            let count = u16::from_le_bytes([body[10], body[11]]) as usize;
+            exact("ACQUIRE", body, 12 + 12 * count)?;
+            let priority = body[8];
+            if priority > 3 {
+                return Err(ProtocolError::Field(format!(
+                    "ACQUIRE priority {priority} is not 0..=3"
+                )));
+            }
+            let flags = body[9];
+            if flags & !1 != 0 {
+                return Err(ProtocolError::Field(format!(
+                    "ACQUIRE flags 0x{flags:02x} has unknown bits"
+                )));
+            }
+            let pairs = body[12..]
+                .chunks_exact(12)
+                .map(|c| {
+                    let mut v = [0u8; 8];
+                    v.copy_from_slice(&c[4..12]);
+                    (u32_at(c, 0), i64::from_le_bytes(v))
+                })
+                .collect();
+            Request::Acquire(Acquire {
+                handle: u32_at(body, 0),
+                duration_ms: u32_at(body, 4),
+                priority,
+                detach: flags & 1 == 1,
+                pairs,
+            })
+        }
+        kind::RELEASE => {
+            exact("RELEASE", body, 4)?;
+            Request::Release {
+                handle: u32_at(body, 0),
+            }
+        }
+        kind::STATUS => {
+            exact("STATUS", body, 0)?;
+            Request::Status
+        }
+        kind::EXPLAIN => Request::Explain {
+            resource: std::str::from_utf8(body)
+                .map_err(|_| ProtocolError::Utf8("EXPLAIN resource"))?
+                .to_string(),
+        },
+        _ => {
+            exact("PING", body, 0)?;
+            Request::Ping
+        }
+    };
+    Ok(Some((req, HEADER_LEN + len)))
+}
+
+/// Decode one reply from the front of `buf` (same contract as
+/// [`decode_request`]).
+pub fn decode_reply(buf: &[u8]) -> Result<Option<(Reply, usize)>, ProtocolError> {
+    let Some((k, len)) = header(buf)? else {
+        return Ok(None);
+    };
+    if !matches!(
+        k,
+        kind::HANDLE | kind::DONE | kind::JSON | kind::PONG | kind::ERROR
+    ) {
+        return Err(ProtocolError::UnknownKind(k));
+    }
+    if buf.len() < HEADER_LEN + len {
+        return Ok(None);
+    }
+    let body = &buf[HEADER_LEN..HEADER_LEN + len];
+    let reply = match k {
+        kind::HANDLE => {
+            exact("HANDLE", body, 4)?;
+            Reply::Handle(u32_at(body, 0))
+        }
+        kind::DONE => {
+            exact("DONE", body, 0)?;
+            Reply::Done
+        }
+        kind::JSON => Reply::Json(
+            std::str::from_utf8(body)
+                .map_err(|_| ProtocolError::Utf8("JSON reply"))?
+                .to_string(),
+        ),
+        kind::PONG => {
+            exact("PONG", body, 1)?;
+            Reply::Pong(body[0])
+        }
+        _ => {
+            if body.len() < 2 {
+                return Err(ProtocolError::Length {
+                    kind: "ERROR",
+                    got: body.len(),
+                    expected: 2,
+                });
+            }
+            Reply::Error {
+                code: ErrorCode::from_u16(u16::from_le_bytes([body[0], body[1]])),
+                message: std::str::from_utf8(&body[2..])
+                    .map_err(|_| ProtocolError::Utf8("ERROR message"))?
+                    .to_string(),
+            }
+        }
+    };
+    Ok(Some((reply, HEADER_LEN + len)))
+}

@@ -1,0 +1,258 @@
+//! Decoder and encoder tests: round trips, every refusal, partial frames,
+//! arbitrary bytes (proptest), and the shared test vectors that the C and
+//! Python clients are checked against too (`testdata/vectors.json`).
+use lever_protocol::*;
+use proptest::prelude::*;
+
+fn acquire(pairs: Vec<(u32, i64)>) -> Request {
+    Request::Acquire(Acquire {
+        handle: 7,
+        duration_ms: 1000,
+        priority: 1,
+        detach: true,
+        pairs,
+    })
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[test]
+fn partial_frames_wait_for_more_at_every_split() {
+    let bytes = acquire(vec![(0x44008100, 1958400), (0x4400C100, 2100000)]).encode();
+    for cut in 0..bytes.len() {
+        assert_eq!(decode_request(&bytes[..cut]).unwrap(), None, "cut at {cut}");
+    }
+    // Two frames back to back: the first is taken, its length reported.
+    let mut two = bytes.clone();
+    two.extend(Request::Ping.encode());
+    let (req, used) = decode_request(&two).unwrap().unwrap();
+    assert_eq!(used, bytes.len());
+    assert!(matches!(req, Request::Acquire(_)));
+    assert_eq!(
+        decode_request(&two[used..]).unwrap(),
+        Some((Request::Ping, 8))
+    );
+}
+
+#[test]
+fn refusals_are_precise() {
+    assert_eq!(
+        decode_request(b"X").unwrap_err(),
+        ProtocolError::BadMagic(b'X')
+    );
+    assert_eq!(
+        decode_request(&[MAGIC, 2]).unwrap_err(),
+        ProtocolError::Version(2)
+    );
+    assert_eq!(
+        decode_request(&[MAGIC, 1, 0x42, 0, 0, 0, 0, 0]).unwrap_err(),
+        ProtocolError::UnknownKind(0x42)
+    );
+    assert_eq!(
+        decode_request(&[MAGIC, 1, kind::PING, 1, 0, 0, 0, 0]).unwrap_err(),
+        ProtocolError::Flags(1)
+    );
+    // A huge declared length is refused at once, not buffered.
+    assert_eq!(
+        decode_request(&[MAGIC, 1, kind::ACQUIRE, 0, 0xff, 0xff, 0xff, 0x7f]).unwrap_err(),
+        ProtocolError::TooLarge(0x7fffffff)
+    );
+    // Count says 2 pairs, body has 1.
+    let mut b = acquire(vec![(1, 1)]).encode();
+    b[HEADER_LEN + 10] = 2;
+    let err = decode_request(&b).unwrap_err();
+    assert_eq!(err.to_string(), "ACQUIRE body has 24 bytes, expected 36");
+    let mut b = acquire(vec![(1, 1)]).encode();
+    b[HEADER_LEN + 8] = 9;
+    assert!(decode_request(&b)
+        .unwrap_err()
+        .to_string()
+        .contains("priority 9"));
+    let mut b = acquire(vec![(1, 1)]).encode();
+    b[HEADER_LEN + 9] = 0x80;
+    assert!(decode_request(&b)
+        .unwrap_err()
+        .to_string()
+        .contains("flags 0x80"));
+    let mut b = Request::Explain {
+        resource: "x".into(),
+    }
+    .encode();
+    b[HEADER_LEN] = 0xff;
+    assert_eq!(
+        decode_request(&b).unwrap_err(),
+        ProtocolError::Utf8("EXPLAIN resource")
+    );
+    let b = [MAGIC, 1, kind::RELEASE, 0, 3, 0, 0, 0, 1, 2, 3];
+    assert_eq!(
+        decode_request(&b).unwrap_err().to_string(),
+        "RELEASE body has 3 bytes, expected 4"
+    );
+    // Replies are not requests and vice versa.
+    assert_eq!(
+        decode_request(&Reply::Done.encode()).unwrap_err(),
+        ProtocolError::UnknownKind(kind::DONE)
+    );
+    assert_eq!(
+        decode_reply(&Request::Ping.encode()).unwrap_err(),
+        ProtocolError::UnknownKind(kind::PING)
+    );
+}
+
+#[test]
+fn long_text_is_cut_at_a_char_boundary() {
+    let text = "é".repeat(MAX_BODY); // 2 bytes each
+    let bytes = Reply::Json(text).encode();
+    assert!(bytes.len() <= HEADER_LEN + MAX_BODY);
+    let (reply, _) = decode_reply(&bytes).unwrap().unwrap();
+    assert!(matches!(reply, Reply::Json(t) if t.len() == MAX_BODY));
+}
+
+/// The shared vectors: each is a message and its exact bytes.
+fn vectors() -> Vec<(&'static str, Vec<u8>)> {
+    vec![
+        (
+            "acquire seed example: new handle, indefinite, silver min 1958400",
+            Request::Acquire(Acquire {
+                handle: 0,
+                duration_ms: 0,
+                priority: 0,
+                detach: false,
+                pairs: vec![(0x44008100, 1958400)],
+            })
+            .encode(),
+        ),
+        (
+            "acquire update handle 5, 30 s, system-high, detach, two pairs",
+            Request::Acquire(Acquire {
+                handle: 5,
+                duration_ms: 30000,
+                priority: 3,
+                detach: true,
+                pairs: vec![(0x44008100, 1958400), (0x4400C100, -1)],
+            })
+            .encode(),
+        ),
+        (
+            "release handle 0x01020304",
+            Request::Release { handle: 0x01020304 }.encode(),
+        ),
+        ("status", Request::Status.encode()),
+        (
+            "explain cpu_min_freq.silver",
+            Request::Explain {
+                resource: "cpu_min_freq.silver".into(),
+            }
+            .encode(),
+        ),
+        ("ping", Request::Ping.encode()),
+        ("reply handle 1234567", Reply::Handle(1234567).encode()),
+        ("reply done", Reply::Done.encode()),
+        ("reply json", Reply::Json("{\"ok\":true}".into()).encode()),
+        ("reply pong", Reply::Pong(1).encode()),
+        (
+            "reply error not permitted",
+            Reply::Error {
+                code: ErrorCode::NotPermitted,
+                message: "system-only".into(),
+            }
+            .encode(),
+        ),
+    ]
+}
+
+#[test]
+fn shared_test_vectors_match() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/vectors.json");
+    let rendered: Vec<serde_json::Value> = vectors()
+        .into_iter()
+        .map(|(name, bytes)| serde_json::json!({ "name": name, "hex": hex(&bytes) }))
+        .collect();
+    let text = serde_json::to_string_pretty(&rendered).unwrap() + "\n";
+    if std::env::var_os("LEVER_UPDATE_GOLDEN").is_some() {
+        std::fs::write(path, &text).unwrap();
+    }
+    let golden = std::fs::read_to_string(path).expect("testdata/vectors.json");
+    assert_eq!(
+        golden, text,
+        "wire format changed: that needs a new protocol version"
+    );
+    // And every vector decodes back to itself.
+    for (name, bytes) in vectors() {
+        let ok = match decode_request(&bytes) {
+            Ok(Some((r, n))) => r.encode() == bytes && n == bytes.len(),
+            _ => {
+                matches!(decode_reply(&bytes), Ok(Some((r, n))) if r.encode() == bytes && n == bytes.len())
+            }
+        };
+        assert!(ok, "{name}");
+    }
+}
+
+#[test]
+fn seed_vector_bytes_by_hand() {
+    // magic, version 1, ACQUIRE, flags 0, length 24; handle 0, duration 0,
+    // priority 0, flags 0, count 1; opcode 0x44008100, value 1958400 (0x1DE200).
+    let expected = "4c0101001800000000000000000000000000010000810044\
+                    00e21d0000000000";
+    assert_eq!(hex(&vectors()[0].1), expected.replace(' ', ""));
+}
+
+fn any_request() -> impl Strategy<Value = Request> {
+    prop_oneof![
+        (
+            any::<u32>(),
+            any::<u32>(),
+            0u8..4,
+            any::<bool>(),
+            prop::collection::vec(any::<(u32, i64)>(), 0..40)
+        )
+            .prop_map(
+                |(handle, duration_ms, priority, detach, pairs)| Request::Acquire(Acquire {
+                    handle,
+                    duration_ms,
+                    priority,
+                    detach,
+                    pairs
+                })
+            ),
+        any::<u32>().prop_map(|handle| Request::Release { handle }),
+        Just(Request::Status),
+        ".{0,64}".prop_map(|resource| Request::Explain { resource }),
+        Just(Request::Ping),
+    ]
+}
+
+proptest! {
+    #[test]
+    fn requests_round_trip(req in any_request()) {
+        let bytes = req.encode();
+        prop_assert_eq!(decode_request(&bytes).unwrap(), Some((req, bytes.len())));
+    }
+
+    #[test]
+    fn replies_round_trip(h in any::<u32>(), msg in ".{0,80}", code in 1u16..9) {
+        for reply in [Reply::Handle(h), Reply::Json(msg.clone()), Reply::Done, Reply::Pong(1),
+                      Reply::Error { code: ErrorCode::from_u16(code), message: msg.clone() }] {
+            let bytes = reply.encode();
+            prop_assert_eq!(decode_reply(&bytes).unwrap(), Some((reply, bytes.len())));
+        }
+    }
+
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..200), valid_header in any::<bool>()) {
+        let mut bytes = bytes;
+        if valid_header && bytes.len() >= 2 {
+            bytes[0] = MAGIC;
+            bytes[1] = VERSION;
+        }
+        if let Ok(Some((_, used))) = decode_request(&bytes) {
+            prop_assert!(used <= bytes.len());
+        }
+        if let Ok(Some((_, used))) = decode_reply(&bytes) {
+            prop_assert!(used <= bytes.len());
+        }
+    }
+}
