@@ -1,0 +1,250 @@
+//! The process's one connection to the daemon and the table of its locks
+//! (safe Rust).
+//!
+//! A daemon that closed the connection does not kill the program with
+//! SIGPIPE: std's `UnixStream` sends with `MSG_NOSIGNAL`, so the write
+//! fails with EPIPE and the call reconnects (tests/mock_daemon.rs checks
+//! this with SIGPIPE at its default action).
+
+use lever_client::{socket_path, Client, ClientError, Code};
+use lever_protocol::Acquire;
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Why a call failed; its text becomes `lever_last_error()`.
+#[derive(Debug)]
+pub enum Error {
+    /// The caller's arguments are wrong (checked before any I/O).
+    Invalid(String),
+    /// The handle is not one this process holds.
+    UnknownHandle(i32),
+    /// Talking to the daemon failed or it refused.
+    Client(ClientError),
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::Invalid(m) => f.write_str(m),
+            Error::UnknownHandle(h) => write!(f, "handle {h} is not held by this process"),
+            Error::Client(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl From<ClientError> for Error {
+    fn from(e: ClientError) -> Error {
+        Error::Client(e)
+    }
+}
+
+/// One lock as the library remembers it, keyed by the handle the C caller
+/// sees.
+#[derive(Debug, Clone)]
+struct Lock {
+    /// The daemon's handle; `None` once the connection that held it died.
+    daemon: Option<u32>,
+    priority: u8,
+    pairs: Vec<(u32, i64)>,
+    /// When a timed lock ends (the daemon expires it on its own).
+    expires: Option<Instant>,
+}
+
+/// Above this many remembered locks, expired timed ones are forgotten.
+const PRUNE_ABOVE: usize = 1024;
+
+/// The connection of one process plus its locks.
+#[derive(Debug)]
+pub struct Session {
+    pid: u32,
+    client: Option<Client>,
+    locks: HashMap<i32, Lock>,
+}
+
+static SESSION: Mutex<Option<Session>> = Mutex::new(None);
+
+impl Session {
+    fn new(pid: u32) -> Session {
+        Session {
+            pid,
+            client: None,
+            locks: HashMap::new(),
+        }
+    }
+
+    fn client(&mut self) -> Result<&mut Client, Error> {
+        if self.client.is_none() {
+            self.client = Some(Client::connect(&socket_path())?);
+        }
+        Ok(self.client.as_mut().expect("connected above"))
+    }
+
+    /// The daemon dropped us: every request of this connection is gone,
+    /// but the pairs stay remembered so `lever_retune` can re-acquire.
+    fn disconnected(&mut self) {
+        self.client = None;
+        for lock in self.locks.values_mut() {
+            lock.daemon = None;
+        }
+    }
+
+    /// A C handle for a new daemon handle: the daemon's own number when it
+    /// fits a positive `int` and is free (so `lever status` shows what the
+    /// program printed), else the next free positive `int`.
+    fn alloc(&self, daemon: u32) -> i32 {
+        let mut h = (daemon & 0x7fff_ffff) as i32;
+        if h == 0 {
+            h = 1;
+        }
+        while self.locks.contains_key(&h) {
+            h = if h == i32::MAX { 1 } else { h + 1 };
+        }
+        h
+    }
+
+    fn prune(&mut self) {
+        if self.locks.len() > PRUNE_ABOVE {
+            let now = Instant::now();
+            self.locks.retain(|_, l| l.expires.is_none_or(|t| t > now));
+        }
+    }
+
+    /// Acquire a new lock, or update the one behind `handle` when this
+    /// process holds it. `priority` `None` keeps the lock's priority (or
+    /// third-party-low for a new one). Returns the C handle.
+    pub fn acquire(
+        &mut self,
+        handle: i32,
+        duration_ms: u32,
+        priority: Option<u8>,
+        pairs: &[(u32, i64)],
+    ) -> Result<i32, Error> {
+        let known = if handle > 0 {
+            self.locks.get(&handle).cloned()
+        } else {
+            None
+        };
+        let priority = priority.or(known.as_ref().map(|l| l.priority)).unwrap_or(0);
+        let old = known.as_ref().and_then(|l| l.daemon).unwrap_or(0);
+        let request = |h: u32| Acquire {
+            handle: h,
+            duration_ms,
+            priority,
+            detach: false,
+            pairs: pairs.to_vec(),
+        };
+        let client = self.client()?;
+        let daemon = match client.acquire_with(request(old)) {
+            // The lock expired (or was released) meanwhile: make a new one,
+            // as for an unknown handle.
+            Err(ClientError::Refused {
+                code: Code::NoSuchRequest,
+                ..
+            }) if old != 0 => client.acquire_with(request(0))?,
+            other => other?,
+        };
+        let c_handle = if known.is_some() {
+            handle
+        } else {
+            self.alloc(daemon)
+        };
+        self.locks.insert(
+            c_handle,
+            Lock {
+                daemon: Some(daemon),
+                priority,
+                pairs: pairs.to_vec(),
+                expires: (duration_ms > 0)
+                    .then(|| Instant::now() + Duration::from_millis(u64::from(duration_ms))),
+            },
+        );
+        self.prune();
+        Ok(c_handle)
+    }
+
+    /// Acquire again with the remembered pairs and priority and a new
+    /// duration.
+    pub fn retune(&mut self, handle: i32, duration_ms: u32) -> Result<i32, Error> {
+        let lock = self
+            .locks
+            .get(&handle)
+            .cloned()
+            .ok_or(Error::UnknownHandle(handle))?;
+        self.acquire(handle, duration_ms, Some(lock.priority), &lock.pairs)
+    }
+
+    /// Release a lock. A lock this process knows that the daemon no longer
+    /// has (it expired, or the daemon restarted) counts as released.
+    pub fn release(&mut self, handle: i32) -> Result<(), Error> {
+        if handle <= 0 {
+            return Err(Error::Invalid(format!(
+                "handle {handle} is not a lock handle (handles are > 0)"
+            )));
+        }
+        let (known, daemon) = match self.locks.get(&handle) {
+            Some(l) => (true, l.daemon),
+            None => (false, Some(handle as u32)),
+        };
+        let Some(daemon) = daemon else {
+            self.locks.remove(&handle);
+            return Ok(());
+        };
+        match self.client()?.release(daemon) {
+            Ok(()) => {}
+            Err(ClientError::Refused {
+                code: Code::NoSuchRequest,
+                ..
+            }) if known => {}
+            Err(e) => return Err(e.into()),
+        }
+        self.locks.remove(&handle);
+        Ok(())
+    }
+
+    /// The daemon's STATUS document.
+    pub fn status(&mut self) -> Result<String, Error> {
+        Ok(self.client()?.status_json()?)
+    }
+
+    /// PING; the daemon's protocol version.
+    pub fn ping(&mut self) -> Result<u8, Error> {
+        Ok(self.client()?.ping()?)
+    }
+}
+
+/// Whether an error means the connection is dead (worth one reconnect).
+fn is_disconnect(e: &Error) -> bool {
+    use std::io::ErrorKind::*;
+    match e {
+        Error::Client(ClientError::Closed) => true,
+        Error::Client(ClientError::Io(io)) => matches!(
+            io.kind(),
+            BrokenPipe | ConnectionReset | ConnectionAborted | NotConnected | UnexpectedEof
+        ),
+        _ => false,
+    }
+}
+
+/// Run `op` on this process's session: connect lazily, start afresh after
+/// a fork (the parent's connection and locks are not ours), and when the
+/// daemon closed the connection reconnect and retry once.
+pub fn with_session<T>(mut op: impl FnMut(&mut Session) -> Result<T, Error>) -> Result<T, Error> {
+    let mut guard = SESSION
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let pid = std::process::id();
+    if guard.as_ref().is_none_or(|s| s.pid != pid) {
+        // After fork the child drops its copy of the parent's socket; the
+        // parent's connection (and its leases) are unaffected.
+        *guard = Some(Session::new(pid));
+    }
+    let session = guard.as_mut().expect("set above");
+    match op(session) {
+        Err(e) if is_disconnect(&e) => {
+            session.disconnected();
+            op(session)
+        }
+        other => other,
+    }
+}
