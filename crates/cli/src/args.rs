@@ -44,6 +44,20 @@ pub enum Command {
     /// Target files: built-in resource sets, and checking your own.
     #[command(subcommand)]
     Target(TargetCommand),
+    /// Run the resource manager daemon.
+    Daemon(crate::cmd::daemon::DaemonArgs),
+    /// Write back every original value a crashed daemon left changed.
+    Restore(crate::cmd::daemon::RestoreArgs),
+    /// Ask the daemon for resource values and hold them (lease).
+    Acquire(crate::cmd::client::AcquireArgs),
+    /// Release a request by handle.
+    Release(crate::cmd::client::ReleaseArgs),
+    /// The daemon's resources and live requests.
+    Status(crate::cmd::client::StatusArgs),
+    /// Why a resource holds its value: rule, votes, original.
+    Explain(crate::cmd::client::ExplainArgs),
+    /// perflock_native_test form: --acq <handle> <duration> <opcode,value,...>
+    Perflock(crate::cmd::client::PerflockArgs),
 }
 
 #[derive(Debug, Subcommand)]

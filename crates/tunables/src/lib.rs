@@ -61,6 +61,29 @@ pub fn read_current(fs: &KernelFs, spec: &ResourceSpec) -> Result<Reading, Kerne
     Ok(Reading { text, level })
 }
 
+/// Where an [`Applier`] records originals durably before touching a node,
+/// so that they can be restored after a crash (the daemon's journal).
+pub trait OriginalsLog {
+    /// Called before the first write to `node`, with its original text.
+    /// An error stops the write.
+    fn record(&mut self, node: &str, original: &str) -> std::io::Result<()>;
+    /// Called after `node` was restored to its original.
+    fn forget(&mut self, node: &str) -> std::io::Result<()>;
+}
+
+/// An [`OriginalsLog`] that keeps nothing (tests, one-shot tools).
+#[derive(Debug, Default)]
+pub struct NoLog;
+
+impl OriginalsLog for NoLog {
+    fn record(&mut self, _node: &str, _original: &str) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn forget(&mut self, _node: &str) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// Executes engine plans on a kernel tree.
 ///
 /// Before the first write to a node it reads and keeps the node's original
@@ -114,17 +137,28 @@ impl Applier {
         self.originals.insert(resource, text);
     }
 
-    /// Perform a plan's writes in order. A failed write does not stop the
-    /// others: each result is reported.
+    /// Perform a plan's writes in order, without a durable log.
     pub fn apply(&mut self, engine: &Engine, plan: &Plan) -> Vec<Applied> {
+        self.apply_logged(engine, plan, &mut NoLog)
+    }
+
+    /// Perform a plan's writes in order, recording each node's original in
+    /// `log` before its first write. A failed write does not stop the
+    /// others: each result is reported.
+    pub fn apply_logged(
+        &mut self,
+        engine: &Engine,
+        plan: &Plan,
+        log: &mut dyn OriginalsLog,
+    ) -> Vec<Applied> {
         let mut out = Vec::with_capacity(plan.writes.len());
         for w in &plan.writes {
             let Some(spec) = engine.spec(w.resource) else {
                 continue;
             };
             let (value, result) = match w.action {
-                Action::Set(level) => (spec.render(level), self.set(w.resource, spec, level)),
-                Action::Restore => self.restore(w.resource, spec),
+                Action::Set(level) => (spec.render(level), self.set(w.resource, spec, level, log)),
+                Action::Restore => self.restore(w.resource, spec, log),
             };
             out.push(Applied {
                 resource: w.resource,
@@ -140,12 +174,19 @@ impl Applier {
         idx: ResourceIndex,
         spec: &ResourceSpec,
         level: i64,
+        log: &mut dyn OriginalsLog,
     ) -> Result<WriteOutcome, KernelError> {
         if spec.kind == ResourceKind::HoldFd {
             return self.hold(idx, spec, level);
         }
         if !self.originals.contains_key(&idx) {
             let original = self.fs.read(&spec.node)?;
+            log.record(&spec.node, &original)
+                .map_err(|source| KernelError::Io {
+                    path: spec.node.clone(),
+                    op: "journal the original of",
+                    source,
+                })?;
             self.originals.insert(idx, original);
         }
         self.fs.write(&spec.node, &spec.render(level))
@@ -185,6 +226,7 @@ impl Applier {
         &mut self,
         idx: ResourceIndex,
         spec: &ResourceSpec,
+        log: &mut dyn OriginalsLog,
     ) -> (String, Result<WriteOutcome, KernelError>) {
         if spec.kind == ResourceKind::HoldFd {
             // Closing the descriptor drops the request.
@@ -195,8 +237,20 @@ impl Applier {
             Some(text) => {
                 let text = text.clone();
                 let result = self.fs.write(&spec.node, &text);
-                if result.is_ok() {
+                // A node that vanished (CPU unplugged) has nothing left to
+                // restore; forget it too.
+                if result.is_ok() || matches!(result, Err(KernelError::Missing { .. })) {
                     self.originals.remove(&idx);
+                    if let Err(source) = log.forget(&spec.node) {
+                        return (
+                            text,
+                            Err(KernelError::Io {
+                                path: spec.node.clone(),
+                                op: "journal the restore of",
+                                source,
+                            }),
+                        );
+                    }
                 }
                 (text, result)
             }

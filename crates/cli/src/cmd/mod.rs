@@ -1,5 +1,7 @@
 //! One module per command; `run` dispatches.
 
+pub mod client;
+pub mod daemon;
 mod resources;
 mod sim;
 mod target;
@@ -14,5 +16,12 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Sim(cmd) => sim::run(&cli.global, cmd),
         Command::Resources(args) => resources::run(&cli.global, args),
         Command::Target(cmd) => target::run(&cli.global, cmd),
+        Command::Daemon(args) => daemon::run_daemon(&cli.global, args),
+        Command::Restore(args) => daemon::run_restore(&cli.global, args),
+        Command::Acquire(args) => client::acquire(&cli.global, args),
+        Command::Release(args) => client::release(&cli.global, args),
+        Command::Status(args) => client::status(&cli.global, args),
+        Command::Explain(args) => client::explain(&cli.global, args),
+        Command::Perflock(args) => client::perflock(&cli.global, args),
     }
 }

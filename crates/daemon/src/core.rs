@@ -1,0 +1,644 @@
+//! The daemon's decisions, apart from sockets and the event loop: who may
+//! do what, request bookkeeping, applying plans with the journal, logging
+//! every change, status and explain documents. Time is an argument.
+
+use crate::identity::Identity;
+use crate::journal::Journal;
+use crate::log::Logger;
+use lever_engine::{
+    Action, Engine, EngineError, Opcode, OwnerId, Permission, Plan, PriorityClass, Request,
+    RequestId, ResourceIndex, ResourceKind,
+};
+use lever_kernel::KernelFs;
+use lever_protocol::{Acquire, ErrorCode, Reply, Request as Wire};
+use lever_targets::Target;
+use lever_tunables::Applier;
+use serde_json::json;
+use std::collections::HashMap;
+use std::time::Duration;
+
+/// Per-client limits.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Live requests one third-party connection may hold.
+    pub third_party_requests: usize,
+    /// Live requests one system connection may hold.
+    pub system_requests: usize,
+    /// Opcode/value pairs in one third-party request.
+    pub third_party_pairs: usize,
+    /// Longest timed request a third-party client may make, in ms.
+    pub third_party_max_duration_ms: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            third_party_requests: 32,
+            system_requests: 4096,
+            third_party_pairs: 64,
+            third_party_max_duration_ms: 600_000,
+        }
+    }
+}
+
+/// A connected client as the core sees it.
+#[derive(Debug, Clone)]
+pub struct Client {
+    /// Connection id (unique for the daemon's life).
+    pub conn: u64,
+    /// Who it is.
+    pub id: Identity,
+}
+
+#[derive(Debug, Clone)]
+struct Meta {
+    conn: u64,
+    pid: i32,
+    uid: u32,
+    exe: Option<String>,
+    detached: bool,
+    duration_ms: u32,
+    /// Pairs as the client sent them (before snapping), for reload.
+    pairs: Vec<(Opcode, i64)>,
+    priority: PriorityClass,
+}
+
+/// Owners of detached requests live apart from connection ids.
+const DETACHED_OWNER: u64 = 1 << 63;
+
+/// The daemon's state.
+pub struct Core {
+    fs: KernelFs,
+    target: Target,
+    engine: Engine,
+    applier: Applier,
+    journal: Journal,
+    meta: HashMap<RequestId, Meta>,
+    /// Text Lever last wrote per resource (absent = original in place).
+    written: HashMap<ResourceIndex, String>,
+    limits: Limits,
+    log: Logger,
+}
+
+fn engine_for(fs: &KernelFs, target: &Target) -> Result<Engine, EngineError> {
+    let mut engine = Engine::new(target.resources.clone())?;
+    for (i, spec) in target.resources.iter().enumerate() {
+        let level = lever_tunables::read_current(fs, spec)
+            .ok()
+            .and_then(|r| r.level);
+        engine.set_original(i, level);
+    }
+    Ok(engine)
+}
+
+fn refuse(code: ErrorCode, message: impl Into<String>) -> Reply {
+    Reply::Error {
+        code,
+        message: message.into(),
+    }
+}
+
+impl Core {
+    /// A core over a bound target, writing through `journal`.
+    pub fn new(
+        fs: KernelFs,
+        target: Target,
+        journal: Journal,
+        limits: Limits,
+        log: Logger,
+    ) -> Result<Core, EngineError> {
+        let engine = engine_for(&fs, &target)?;
+        Ok(Core {
+            applier: Applier::new(fs.clone()),
+            fs,
+            target,
+            engine,
+            journal,
+            meta: HashMap::new(),
+            written: HashMap::new(),
+            limits,
+            log,
+        })
+    }
+
+    /// The target in use.
+    pub fn target(&self) -> &Target {
+        &self.target
+    }
+
+    /// Live requests.
+    pub fn live(&self) -> usize {
+        self.engine.live_count()
+    }
+
+    /// When the engine next needs `expire`.
+    pub fn next_deadline(&self) -> Option<Duration> {
+        self.engine.next_deadline()
+    }
+
+    /// Answer one request from a client.
+    pub fn handle(&mut self, client: &Client, request: Wire, now: Duration) -> Reply {
+        match request {
+            Wire::Acquire(a) => self.acquire(client, a, now),
+            Wire::Release { handle } => self.release(client, handle),
+            Wire::Status => Reply::Json(self.status(client, now).to_string()),
+            Wire::Explain { resource } => match self.explain(client, &resource, now) {
+                Some(doc) => Reply::Json(doc.to_string()),
+                None => refuse(
+                    ErrorCode::UnknownResource,
+                    format!(
+                        "no resource named or numbered {resource:?} in target {}",
+                        self.target.name
+                    ),
+                ),
+            },
+            Wire::Ping => Reply::Pong(lever_protocol::VERSION),
+        }
+    }
+
+    /// May `client` see and change request `id`?
+    fn owns(&self, client: &Client, id: RequestId) -> bool {
+        self.meta.get(&id).is_some_and(|m| {
+            m.conn == client.conn || (m.detached && m.uid == client.id.uid) || client.id.uid == 0
+        })
+    }
+
+    fn acquire(&mut self, client: &Client, a: Acquire, now: Duration) -> Reply {
+        let system = client.id.system;
+        let priority = match a.priority {
+            0 => PriorityClass::ThirdPartyLow,
+            1 => PriorityClass::ThirdPartyHigh,
+            2 => PriorityClass::SystemLow,
+            _ => PriorityClass::SystemHigh,
+        };
+        if priority.is_system() && !system {
+            return refuse(
+                ErrorCode::NotPermitted,
+                format!("priority {priority:?} needs a system client (root or the system group); uid {} is third-party", client.id.uid),
+            );
+        }
+        if a.pairs.is_empty() {
+            return refuse(
+                ErrorCode::Invalid,
+                "a request needs at least one opcode/value pair",
+            );
+        }
+        if a.detach && a.duration_ms == 0 {
+            return refuse(
+                ErrorCode::Invalid,
+                "detach needs a duration: an indefinite request must stay tied to its client",
+            );
+        }
+        if !system {
+            if a.pairs.len() > self.limits.third_party_pairs {
+                return refuse(
+                    ErrorCode::Limit,
+                    format!(
+                        "{} pairs in one request; third-party limit is {}",
+                        a.pairs.len(),
+                        self.limits.third_party_pairs
+                    ),
+                );
+            }
+            if a.duration_ms > self.limits.third_party_max_duration_ms {
+                return refuse(
+                    ErrorCode::Limit,
+                    format!(
+                        "duration {} ms exceeds the third-party limit of {} ms",
+                        a.duration_ms, self.limits.third_party_max_duration_ms
+                    ),
+                );
+            }
+        }
+        // An existing handle must be visible to this client; otherwise it
+        // is treated as unknown (never revealing someone else's request).
+        let existing = (a.handle != 0)
+            .then_some(RequestId(u64::from(a.handle)))
+            .filter(|id| self.engine.request(*id).is_some());
+        if let Some(id) = existing {
+            if !self.owns(client, id) {
+                return refuse(
+                    ErrorCode::NoSuchRequest,
+                    format!("no request {} of yours", a.handle),
+                );
+            }
+        } else {
+            let held = self.meta.values().filter(|m| m.conn == client.conn).count();
+            let limit = if system {
+                self.limits.system_requests
+            } else {
+                self.limits.third_party_requests
+            };
+            if held >= limit {
+                return refuse(
+                    ErrorCode::Limit,
+                    format!("this client already holds {held} requests (limit {limit})"),
+                );
+            }
+        }
+        let id = existing.unwrap_or_else(|| self.fresh_handle());
+        let owner = if a.detach {
+            OwnerId(DETACHED_OWNER | u64::from(client.id.uid))
+        } else {
+            OwnerId(client.conn)
+        };
+        let pairs: Vec<(Opcode, i64)> = a.pairs.iter().map(|&(o, v)| (Opcode(o), v)).collect();
+        let request = Request {
+            id,
+            owner,
+            priority,
+            deadline: (a.duration_ms > 0)
+                .then(|| now + Duration::from_millis(u64::from(a.duration_ms))),
+            pairs: pairs.clone(),
+        };
+        // Check first, so a refusal leaves an existing request untouched.
+        for &(opcode, _) in &pairs {
+            match self
+                .engine
+                .index_of(opcode)
+                .and_then(|i| self.engine.spec(i))
+            {
+                None => {
+                    return refuse(
+                        ErrorCode::UnknownResource,
+                        format!(
+                            "opcode {opcode} is not a resource of target {}",
+                            self.target.name
+                        ),
+                    )
+                }
+                Some(s) if s.permission == Permission::System && !system => {
+                    return refuse(
+                        ErrorCode::NotPermitted,
+                        format!(
+                            "{} ({opcode}) is system-only; uid {} is a third-party client",
+                            s.name, client.id.uid
+                        ),
+                    )
+                }
+                _ => {}
+            }
+        }
+        let mut plan = Plan::default();
+        if let Some(id) = existing {
+            if self.engine.request(id).map(|r| r.owner) != Some(owner) {
+                // Attached <-> detached: the owner changes, so replace.
+                plan = self.engine.release(id).unwrap_or_default();
+            }
+        }
+        match self.engine.acquire(request, now) {
+            Ok(p) => plan.writes.extend(p.writes),
+            Err(e) => {
+                if !plan.writes.is_empty() {
+                    self.apply(&plan, "request replaced");
+                    self.meta.remove(&id);
+                }
+                return refuse(engine_code(&e), e.to_string());
+            }
+        }
+        self.meta.insert(
+            id,
+            Meta {
+                conn: client.conn,
+                pid: client.id.pid,
+                uid: client.id.uid,
+                exe: client.id.exe.clone(),
+                detached: a.detach,
+                duration_ms: a.duration_ms,
+                pairs,
+                priority,
+            },
+        );
+        let why = format!(
+            "request {} pid {} {}",
+            id.0,
+            client.id.pid,
+            client.id.exe.as_deref().unwrap_or("?")
+        );
+        let failures = self.apply(&plan, &why);
+        if let Some(err) = failures.into_iter().next() {
+            // The kernel refused a value: take the whole request back.
+            let undo = self.engine.release(id).unwrap_or_default();
+            self.apply(&undo, "request refused by the kernel");
+            self.meta.remove(&id);
+            return refuse(ErrorCode::Invalid, format!("kernel refused: {err}"));
+        }
+        Reply::Handle(id.0 as u32)
+    }
+
+    fn release(&mut self, client: &Client, handle: u32) -> Reply {
+        let id = RequestId(u64::from(handle));
+        if !self.owns(client, id) {
+            return refuse(
+                ErrorCode::NoSuchRequest,
+                format!("no request {handle} of yours"),
+            );
+        }
+        match self.engine.release(id) {
+            Ok(plan) => {
+                self.meta.remove(&id);
+                self.apply(&plan, &format!("request {handle} released"));
+                Reply::Done
+            }
+            Err(e) => refuse(engine_code(&e), e.to_string()),
+        }
+    }
+
+    /// A connection closed or its process exited: end its lease.
+    pub fn client_gone(&mut self, conn: u64) {
+        let plan = self.engine.release_owner(OwnerId(conn));
+        if plan.ended.is_empty() {
+            return;
+        }
+        for id in &plan.ended {
+            self.meta.remove(id);
+        }
+        let why = format!(
+            "client {conn} gone, {} request(s) released",
+            plan.ended.len()
+        );
+        self.apply(&plan, &why);
+    }
+
+    /// End every request whose deadline has passed.
+    pub fn expire(&mut self, now: Duration) {
+        let plan = self.engine.expire(now);
+        if plan.ended.is_empty() {
+            return;
+        }
+        for id in &plan.ended {
+            self.meta.remove(id);
+        }
+        let ids: Vec<String> = plan.ended.iter().map(|i| i.0.to_string()).collect();
+        self.apply(&plan, &format!("request {} expired", ids.join(",")));
+    }
+
+    /// Release everything and restore every node (SIGTERM).
+    pub fn shutdown(&mut self) {
+        let plan = self.engine.release_all();
+        self.meta.clear();
+        self.apply(&plan, "daemon stopping");
+    }
+
+    /// Switch to a new target (SIGHUP). Live requests are kept: everything
+    /// is restored, then the requests are re-applied on the new target
+    /// (pairs whose opcode it lacks are dropped). On error nothing changes.
+    pub fn reload(&mut self, target: Target, now: Duration) -> Result<(), EngineError> {
+        let mut fresh = Engine::new(target.resources.clone())?;
+        let restore = self.engine.release_all();
+        self.apply(&restore, "configuration reloaded");
+        for (i, spec) in target.resources.iter().enumerate() {
+            let level = lever_tunables::read_current(&self.fs, spec)
+                .ok()
+                .and_then(|r| r.level);
+            fresh.set_original(i, level);
+        }
+        let old = std::mem::replace(&mut self.engine, fresh);
+        self.target = target;
+        self.applier = Applier::new(self.fs.clone());
+        self.written.clear();
+        let mut meta: Vec<(RequestId, Meta)> = self.meta.drain().collect();
+        meta.sort_by_key(|(id, _)| *id);
+        for (id, m) in meta {
+            let Some(prev) = old.request(id) else {
+                continue;
+            };
+            let pairs: Vec<(Opcode, i64)> = m
+                .pairs
+                .iter()
+                .copied()
+                .filter(|(o, _)| self.engine.index_of(*o).is_some())
+                .collect();
+            if pairs.is_empty() {
+                self.log.warn(&format!(
+                    "request {} dropped on reload: none of its resources remain",
+                    id.0
+                ));
+                continue;
+            }
+            let req = Request {
+                id,
+                owner: prev.owner,
+                priority: m.priority,
+                deadline: prev.deadline,
+                pairs,
+            };
+            match self.engine.acquire(req, now) {
+                Ok(plan) => {
+                    self.apply(&plan, &format!("request {} re-applied after reload", id.0));
+                    self.meta.insert(id, m);
+                }
+                Err(e) => self
+                    .log
+                    .warn(&format!("request {} dropped on reload: {e}", id.0)),
+            }
+        }
+        Ok(())
+    }
+
+    fn fresh_handle(&self) -> RequestId {
+        loop {
+            let mut b = [0u8; 4];
+            // getrandom only fails on ancient kernels; fall back to the
+            // clock rather than failing the request.
+            if rustix::rand::getrandom(&mut b, rustix::rand::GetRandomFlags::empty()).is_err() {
+                let t = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap_or_default();
+                b = (t.subsec_nanos() ^ t.as_secs() as u32).to_le_bytes();
+            }
+            let h = u32::from_le_bytes(b) & 0x7fff_ffff;
+            let id = RequestId(u64::from(h));
+            if h != 0 && self.engine.request(id).is_none() {
+                return id;
+            }
+        }
+    }
+
+    /// Apply a plan with the journal, log every change, and return the
+    /// kernel's refusals.
+    fn apply(&mut self, plan: &Plan, why: &str) -> Vec<String> {
+        if plan.writes.is_empty() {
+            return Vec::new();
+        }
+        let before: Vec<Option<String>> = plan
+            .writes
+            .iter()
+            .map(|w| self.written.get(&w.resource).cloned())
+            .collect();
+        let results = self
+            .applier
+            .apply_logged(&self.engine, plan, &mut self.journal);
+        let mut failures = Vec::new();
+        for ((w, applied), old) in plan.writes.iter().zip(results).zip(before) {
+            let Some(spec) = self.engine.spec(w.resource) else {
+                continue;
+            };
+            let old = old
+                .or_else(|| self.applier.originals().get(&w.resource).cloned())
+                .unwrap_or_else(|| "original".into());
+            match (&w.action, &applied.result) {
+                (_, Err(e)) => {
+                    self.log.warn(&format!(
+                        "{} ({}) {}: {e} ({why})",
+                        spec.name, spec.opcode, spec.node
+                    ));
+                    failures.push(e.to_string());
+                }
+                (Action::Set(_), Ok(outcome)) => {
+                    let note = match outcome {
+                        lever_kernel::WriteOutcome::Stored { stored, .. } => {
+                            format!(" (kernel stored {stored})")
+                        }
+                        _ => String::new(),
+                    };
+                    let new = if spec.kind == ResourceKind::HoldFd {
+                        format!("{} held", applied.value)
+                    } else {
+                        applied.value.clone()
+                    };
+                    self.log.info(&format!(
+                        "set {} ({}) {}: {old} -> {new}{note} ({why})",
+                        spec.name, spec.opcode, spec.node
+                    ));
+                    self.written.insert(w.resource, applied.value);
+                }
+                (Action::Restore, Ok(_)) => {
+                    let new = if spec.kind == ResourceKind::HoldFd {
+                        "released".to_string()
+                    } else {
+                        applied.value.clone()
+                    };
+                    self.log.info(&format!(
+                        "restore {} ({}) {}: {old} -> {new} ({why})",
+                        spec.name, spec.opcode, spec.node
+                    ));
+                    self.written.remove(&w.resource);
+                }
+            }
+        }
+        failures
+    }
+
+    fn request_doc(&self, id: RequestId, now: Duration) -> serde_json::Value {
+        let r = self.engine.request(id);
+        let m = self.meta.get(&id);
+        json!({
+            "handle": id.0,
+            "pid": m.map(|m| m.pid),
+            "uid": m.map(|m| m.uid),
+            "exe": m.and_then(|m| m.exe.clone()),
+            "priority": r.map(|r| r.priority),
+            "detached": m.map(|m| m.detached),
+            "duration_ms": m.map(|m| m.duration_ms),
+            "expires_in_ms": r.and_then(|r| r.deadline).map(|d| d.saturating_sub(now).as_millis() as u64),
+            "pairs": r.map(|r| r.pairs.iter().map(|(o, v)| {
+                let spec = self.engine.index_of(*o).and_then(|i| self.engine.spec(i));
+                json!({"opcode": o.to_string(), "name": spec.map(|s| s.name.clone()), "value": v, "shown": spec.map(|s| s.render(*v))})
+            }).collect::<Vec<_>>()),
+        })
+    }
+
+    fn resource_doc(&self, client: &Client, idx: ResourceIndex) -> serde_json::Value {
+        let spec = self.engine.spec(idx).expect("index from engine");
+        let current = lever_tunables::read_current(&self.fs, spec);
+        let winner = self.engine.winner(idx);
+        json!({
+            "opcode": spec.opcode.to_string(),
+            "name": spec.name,
+            "node": spec.node,
+            "unit": spec.unit,
+            "aggregation": spec.aggregation,
+            "permission": spec.permission,
+            "current": current.as_ref().ok().map(|r| r.text.clone()),
+            "error": current.as_ref().err().map(|e| e.to_string()),
+            "original": self.applier.originals().get(&idx),
+            "held": self.written.contains_key(&idx),
+            "winner": winner.map(|w| if self.owns(client, w) { json!(w.0) } else { json!("another client") }),
+        })
+    }
+
+    /// The status document: every resource and the requests this client may
+    /// see (all of them for root).
+    pub fn status(&self, client: &Client, now: Duration) -> serde_json::Value {
+        let visible: Vec<serde_json::Value> = self
+            .engine
+            .requests()
+            .iter()
+            .filter(|r| self.owns(client, r.id))
+            .map(|r| self.request_doc(r.id, now))
+            .collect();
+        let resources: Vec<serde_json::Value> = (0..self.engine.specs().len())
+            .map(|i| self.resource_doc(client, i))
+            .collect();
+        json!({
+            "protocol": lever_protocol::VERSION,
+            "target": self.target.name,
+            "source": self.target.source,
+            "root": self.fs.root(),
+            "live_requests": self.engine.live_count(),
+            "requests": visible,
+            "resources": resources,
+        })
+    }
+
+    /// Everything about one resource: its spec, value, original, and every
+    /// live vote (others' handles hidden from third-party clients).
+    pub fn explain(
+        &self,
+        client: &Client,
+        resource: &str,
+        now: Duration,
+    ) -> Option<serde_json::Value> {
+        let idx = resource
+            .parse::<Opcode>()
+            .ok()
+            .and_then(|o| self.engine.index_of(o))
+            .or_else(|| self.engine.specs().position(|s| s.name == resource))?;
+        let spec = self.engine.spec(idx)?;
+        let votes: Vec<serde_json::Value> = self
+            .engine
+            .votes(idx)
+            .map(|(id, value, class)| {
+                let handle = if self.owns(client, id) { json!(id.0) } else { json!("another client") };
+                let expires = self.engine.request(id).and_then(|r| r.deadline).map(|d| d.saturating_sub(now).as_millis() as u64);
+                json!({"handle": handle, "value": value, "shown": spec.render(value), "priority": class, "expires_in_ms": expires})
+            })
+            .collect();
+        let rule = match spec.aggregation {
+            lever_engine::Aggregation::Max => {
+                "the highest value among the votes of the highest priority class wins"
+            }
+            lever_engine::Aggregation::Min => {
+                "the lowest value among the votes of the highest priority class wins"
+            }
+            lever_engine::Aggregation::Newest => {
+                "the newest vote of the highest priority class wins"
+            }
+            lever_engine::Aggregation::Oldest => {
+                "the oldest live vote of the highest priority class wins"
+            }
+        };
+        let partner = spec
+            .partner()
+            .and_then(|p| self.engine.index_of(p))
+            .and_then(|i| self.engine.spec(i))
+            .map(|s| s.name.clone());
+        let mut doc = self.resource_doc(client, idx);
+        doc["spec"] = serde_json::to_value(spec).unwrap_or_default();
+        doc["rule"] = json!(rule);
+        doc["pair"] = json!(partner);
+        doc["applied"] = json!(self.engine.applied(idx).map(|l| spec.render(l)));
+        doc["votes"] = json!(votes);
+        Some(doc)
+    }
+}
+
+fn engine_code(e: &EngineError) -> ErrorCode {
+    match e {
+        EngineError::UnknownOpcode(_) => ErrorCode::UnknownResource,
+        EngineError::NotPermitted { .. } => ErrorCode::NotPermitted,
+        EngineError::NoSuchRequest(_) | EngineError::NotOwner(_) => ErrorCode::NoSuchRequest,
+        _ => ErrorCode::Invalid,
+    }
+}

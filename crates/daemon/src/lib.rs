@@ -1,0 +1,253 @@
+//! `lever daemon`: the resource manager.
+//!
+//! It owns the tunables of a target (see `lever-targets`), serves clients on
+//! a Unix socket with the protocol of `lever-protocol`, aggregates their
+//! requests with `lever-engine`, writes the winners through
+//! `lever-tunables`, and restores every original value when requests end —
+//! including after a crash, from the journal in its state directory.
+//!
+//! The parts: [`journal`] (crash-safe originals), [`identity`] (peer
+//! credentials and pidfds), [`core`] (decisions, bookkeeping, logs, status),
+//! [`server`] (the epoll loop), [`log`].
+//!
+//! ```no_run
+//! let config = lever_daemon::Config {
+//!     sim: Some("qcs6490".into()),
+//!     state_dir: "/tmp/lever-state".into(),
+//!     socket: "/tmp/lever-state/lever.sock".into(),
+//!     ..lever_daemon::Config::default()
+//! };
+//! lever_daemon::run(config).unwrap();
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod core;
+pub mod identity;
+pub mod journal;
+pub mod log;
+pub mod server;
+
+use crate::core::{Core, Limits};
+use crate::log::Logger;
+use lever_kernel::KernelFs;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+
+/// Default socket path.
+pub const DEFAULT_SOCKET: &str = "/run/lever/lever.sock";
+/// Default state directory.
+pub const DEFAULT_STATE_DIR: &str = "/var/lib/lever";
+
+/// Daemon configuration (the `lever daemon` flags).
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Root prefix of kernel paths.
+    pub root: PathBuf,
+    /// Target name or file; `None` = detect.
+    pub target: Option<String>,
+    /// Simulate this board under `STATE_DIR/sim` and use it as the root.
+    pub sim: Option<String>,
+    /// Socket path.
+    pub socket: PathBuf,
+    /// State directory (journal, simulated board).
+    pub state_dir: PathBuf,
+    /// Group whose members are system clients (besides root).
+    pub system_group: String,
+    /// Per-client limits.
+    pub limits: Limits,
+    /// Drop informational log lines.
+    pub quiet: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            root: PathBuf::from("/"),
+            target: None,
+            sim: None,
+            socket: PathBuf::from(DEFAULT_SOCKET),
+            state_dir: PathBuf::from(DEFAULT_STATE_DIR),
+            system_group: "lever".into(),
+            limits: Limits::default(),
+            quiet: false,
+        }
+    }
+}
+
+/// Why the daemon could not start or stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum DaemonError {
+    /// The simulated board could not be created.
+    #[error("cannot create simulated board: {0}")]
+    Sim(#[from] lever_sim::SimError),
+    /// The target could not be loaded or bound.
+    #[error("{0}")]
+    Target(#[from] lever_targets::TargetError),
+    /// The target's resources are inconsistent.
+    #[error("target is not usable: {0}")]
+    Engine(#[from] lever_engine::EngineError),
+    /// The journal could not be recovered or written.
+    #[error("journal {path}: {source}")]
+    Journal {
+        /// Journal path.
+        path: PathBuf,
+        /// Cause.
+        source: std::io::Error,
+    },
+    /// Another daemon answers on the socket.
+    #[error("another lever daemon is already listening on {0}")]
+    Busy(PathBuf),
+    /// Socket setup failed.
+    #[error("socket {path}: {source}")]
+    Socket {
+        /// Socket path.
+        path: PathBuf,
+        /// Cause.
+        source: std::io::Error,
+    },
+    /// The event loop failed.
+    #[error("event loop: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// The root to use: `--sim BOARD` creates (or reuses) the board under the
+/// state directory, so a restarted daemon sees the device as it was left.
+pub fn prepare_root(config: &Config, log: &Logger) -> Result<PathBuf, DaemonError> {
+    let Some(board) = &config.sim else {
+        return Ok(config.root.clone());
+    };
+    let dir = config.state_dir.join("sim");
+    let marker = std::fs::read_to_string(dir.join(lever_sim::MARKER)).unwrap_or_default();
+    if marker.trim() == board {
+        log.info(&format!("using simulated {board} in {}", dir.display()));
+    } else {
+        let created = lever_sim::create(board, &dir)?;
+        log.info(&format!(
+            "created simulated {board} in {} ({} files)",
+            created.root.display(),
+            created.files
+        ));
+    }
+    Ok(dir)
+}
+
+fn bind(path: &Path, system_gid: Option<u32>) -> Result<UnixListener, DaemonError> {
+    let err = |source| DaemonError::Socket {
+        path: path.to_path_buf(),
+        source,
+    };
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(err)?;
+    }
+    if path.exists() {
+        if UnixStream::connect(path).is_ok() {
+            return Err(DaemonError::Busy(path.to_path_buf()));
+        }
+        std::fs::remove_file(path).map_err(err)?;
+    }
+    let listener = UnixListener::bind(path).map_err(err)?;
+    // With a system group, only root and the group may connect; without
+    // one, anyone may connect and the per-request permission checks (from
+    // SO_PEERCRED) decide what each client can do.
+    let mode = match system_gid {
+        Some(gid) => {
+            rustix::fs::chown(path, None, Some(rustix::fs::Gid::from_raw(gid)))
+                .map_err(|e| err(e.into()))?;
+            0o660
+        }
+        None => 0o666,
+    };
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).map_err(err)?;
+    Ok(listener)
+}
+
+/// Tell systemd we are ready (`Type=notify`), when started by it.
+fn sd_notify(state: &str) {
+    use std::os::linux::net::SocketAddrExt;
+    use std::os::unix::net::{SocketAddr, UnixDatagram};
+    let Some(path) = std::env::var_os("NOTIFY_SOCKET") else {
+        return;
+    };
+    let path = path.to_string_lossy().into_owned();
+    let Ok(sock) = UnixDatagram::unbound() else {
+        return;
+    };
+    let _ = match path.strip_prefix('@') {
+        Some(name) => SocketAddr::from_abstract_name(name.as_bytes())
+            .and_then(|addr| sock.send_to_addr(state.as_bytes(), &addr)),
+        None => sock.send_to(state.as_bytes(), &path),
+    };
+}
+
+/// Run the daemon until SIGTERM/SIGINT. Prints
+/// `lever daemon: ready on SOCKET` on stderr once it accepts clients.
+pub fn run(config: Config) -> Result<(), DaemonError> {
+    let log = if config.quiet {
+        Logger::quiet()
+    } else {
+        Logger::from_env()
+    };
+    let root = prepare_root(&config, &log)?;
+    let fs = KernelFs::new(&root);
+    let target = lever_targets::resolve(config.target.as_deref(), &fs)?;
+    let jpath = journal::Journal::path_in(&config.state_dir);
+    let (journal, recovered) =
+        journal::Journal::recover_and_open(&config.state_dir, &fs).map_err(|source| {
+            DaemonError::Journal {
+                path: jpath.clone(),
+                source,
+            }
+        })?;
+    for r in &recovered {
+        match &r.result {
+            Ok(()) => log.info(&format!(
+                "recovered {}: restored original {:?} left by an earlier run",
+                r.node, r.original
+            )),
+            Err(e) => log.warn(&format!(
+                "could not restore {} to {:?}: {e}",
+                r.node, r.original
+            )),
+        }
+    }
+    let system_gid = identity::group_id(&config.system_group);
+    let listener = bind(&config.socket, system_gid)?;
+    log.info(&format!(
+        "target {} ({}), {} resources, root {}, state {}",
+        target.name,
+        target.source,
+        target.resources.len(),
+        root.display(),
+        config.state_dir.display()
+    ));
+    let core = Core::new(
+        fs.clone(),
+        target,
+        journal,
+        config.limits.clone(),
+        log.clone(),
+    )?;
+    let target_arg = config.target.clone();
+    let reload_fs = fs.clone();
+    let reload = Box::new(move || {
+        lever_targets::resolve(target_arg.as_deref(), &reload_fs).map_err(|e| e.to_string())
+    });
+    let mut server = server::Server::new(core, listener, system_gid, log.clone(), reload)?;
+    sd_notify("READY=1\nSTATUS=serving");
+    eprintln!("lever daemon: ready on {}", config.socket.display());
+    server.run()?;
+    sd_notify("STOPPING=1");
+    let _ = std::fs::remove_file(&config.socket);
+    log.info("stopped; every node restored");
+    Ok(())
+}
+
+/// `lever restore`: write back every original an earlier run left in the
+/// journal of `state_dir` (for `ExecStopPost=` after a crash).
+pub fn restore(state_dir: &Path, root: &Path) -> Result<Vec<journal::Recovered>, DaemonError> {
+    let path = journal::Journal::path_in(state_dir);
+    let fs = KernelFs::new(root);
+    journal::recover(&path, &fs).map_err(|source| DaemonError::Journal { path, source })
+}
