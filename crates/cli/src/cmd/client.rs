@@ -119,7 +119,7 @@ fn resolve_pair(client: &mut Client, pair: &str) -> anyhow::Result<(u32, i64)> {
     let doc: serde_json::Value = serde_json::from_str(&client.explain_json(res.trim())?)?;
     let opcode = doc["opcode"]
         .as_str()
-        .and_then(|o| parse_int(o))
+        .and_then(parse_int)
         .with_context(|| format!("daemon returned no opcode for {res}"))? as u32;
     let value = match parse_int(value) {
         Some(v) => v,

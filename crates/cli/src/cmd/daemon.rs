@@ -42,9 +42,11 @@ pub struct RestoreArgs {
 }
 
 pub fn run_daemon(global: &Global, args: DaemonArgs) -> anyhow::Result<()> {
-    let mut limits = lever_daemon::core::Limits::default();
-    limits.third_party_requests = args.max_requests;
-    limits.third_party_max_duration_ms = args.max_duration_ms;
+    let limits = lever_daemon::core::Limits {
+        third_party_requests: args.max_requests,
+        third_party_max_duration_ms: args.max_duration_ms,
+        ..Default::default()
+    };
     lever_daemon::run(lever_daemon::Config {
         root: global.root.clone(),
         target: args.target,
