@@ -1,0 +1,120 @@
+"""Integration: the Python client against a real ``lever daemon`` on a
+simulated qcs6490 board. Skipped (with the reason) when the ``lever``
+binary is missing or has no ``daemon`` command; ``LEVER_BIN`` picks the
+binary, else ``target/debug/lever`` in the repository."""
+
+import os
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from lever_client import Client, LeverError
+
+REPO = Path(__file__).resolve().parents[3]
+SILVER_MIN = "sys/devices/system/cpu/cpufreq/policy0/scaling_min_freq"
+
+
+def lever_bin():
+    env = os.environ.get("LEVER_BIN")
+    path = Path(env) if env else REPO / "target" / "debug" / "lever"
+    if not path.is_file():
+        pytest.skip(f"no lever binary at {path} (set LEVER_BIN or `cargo build -p lever`)")
+    probe = subprocess.run([str(path), "daemon", "--help"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip(f"{path} has no `daemon` command yet")
+    return path
+
+
+class Daemon:
+    def __init__(self, binary, state):
+        self.state = state
+        self.socket = str(state / "lever.sock")
+        self.proc = subprocess.Popen(
+            [str(binary), "daemon", "--sim", "qcs6490", "--state-dir", str(state), "--socket", self.socket],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.log = []
+        ready = threading.Event()
+
+        def pump():
+            for line in self.proc.stderr:
+                self.log.append(line.rstrip("\n"))
+                if "lever daemon: ready on" in line:
+                    ready.set()
+
+        threading.Thread(target=pump, daemon=True).start()
+        if not ready.wait(20):
+            self.stop()
+            raise AssertionError("daemon not ready within 20 s:\n" + "\n".join(self.log))
+
+    def read(self, rel):
+        return (self.state / "sim" / rel).read_text().strip()
+
+    def wait_for(self, rel, value, timeout=2.0):
+        deadline = time.monotonic() + timeout
+        while self.read(rel) != value:
+            assert time.monotonic() < deadline, f"{rel} is {self.read(rel)!r}, expected {value!r}"
+            time.sleep(0.005)
+
+    def stop(self):
+        self.proc.kill()
+        self.proc.wait()
+
+
+@pytest.fixture
+def daemon(tmp_path):
+    d = Daemon(lever_bin(), tmp_path)
+    yield d
+    d.stop()
+
+
+def test_acquire_writes_the_node_and_release_restores(daemon):
+    original = daemon.read(SILVER_MIN)
+    assert original != "1958400"
+    with Client(daemon.socket) as c:
+        assert c.ping() == 1
+        h = c.acquire([(0x44008100, 1958400)])
+        assert h > 0
+        assert daemon.read(SILVER_MIN) == "1958400"
+        assert isinstance(c.status(), dict)
+        assert isinstance(c.explain(0x44008100), dict)
+        c.release(h)
+        assert daemon.read(SILVER_MIN) == original
+        with pytest.raises(LeverError) as info:
+            c.release(h)
+        assert info.value.code is not None
+
+
+def test_closing_the_client_releases_its_requests(daemon):
+    original = daemon.read(SILVER_MIN)
+    c = Client(daemon.socket)
+    c.acquire([(0x44008100, 1958400)])
+    assert daemon.read(SILVER_MIN) == "1958400"
+    c.close()
+    daemon.wait_for(SILVER_MIN, original)
+
+
+def test_hold_and_timed_requests(daemon, monkeypatch):
+    original = daemon.read(SILVER_MIN)
+    monkeypatch.setenv("LEVER_SOCKET", daemon.socket)
+    with Client() as c:
+        with c.hold([(0x44008100, 1958400)]):
+            assert daemon.read(SILVER_MIN) == "1958400"
+        assert daemon.read(SILVER_MIN) == original
+        c.acquire([(0x44008100, 1958400)], duration_ms=200)
+        assert daemon.read(SILVER_MIN) == "1958400"
+        daemon.wait_for(SILVER_MIN, original, timeout=3.0)
+
+
+def test_unknown_opcode_is_refused(daemon):
+    with Client(daemon.socket) as c:
+        with pytest.raises(LeverError) as info:
+            c.acquire([(0x7FFFFFFF, 1)])
+        assert info.value.code is not None
+        assert c.ping() == 1

@@ -1,0 +1,264 @@
+//! The seed's perflock sample (clients/c/examples/perflock_sample.c),
+//! compiled with gcc, against a real daemon on a simulated qcs6490: it
+//! acquires 0x44008100=1958400, the Silver `scaling_min_freq` holds it
+//! while locked, and it is restored after release. Also tune.c (lever.h)
+//! and a C client killed with SIGKILL.
+//!
+//! The sample dlopens `/usr/lib/libqti-perfd-client.so`; rather than
+//! install there, the test compiles it unchanged with a forced-include
+//! shim (`-include`) that maps that path to the freshly built library and
+//! reads the node at the moment the program calls perf_lock_rel.
+mod common;
+
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const SILVER_MIN: &str = "sys/devices/system/cpu/cpufreq/policy0/scaling_min_freq";
+
+const SHIM: &str = r#"
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+static void *lever_test_dlopen(const char *path, int flags) {
+    const char *lib = getenv("LEVER_TEST_LIB");
+    if (lib && strcmp(path, "/usr/lib/libqti-perfd-client.so") == 0)
+        path = lib;
+    return dlopen(path, flags);
+}
+static int (*lever_test_real_rel)(int);
+static int lever_test_rel(int h) {
+    char buf[64] = {0};
+    FILE *f = fopen(getenv("LEVER_TEST_NODE"), "r");
+    if (f) { if (!fgets(buf, sizeof buf, f)) buf[0] = 0; fclose(f); }
+    printf("node while held: %s\n", strtok(buf, "\n") ? buf : "");
+    int r = lever_test_real_rel(h);
+    printf("perf_lock_rel returned %d\n", r);
+    return r;
+}
+static void *lever_test_dlsym(void *h, const char *name) {
+    void *s = dlsym(h, name);
+    if (s && strcmp(name, "perf_lock_rel") == 0) {
+        lever_test_real_rel = (int (*)(int))s;
+        return (void *)lever_test_rel;
+    }
+    return s;
+}
+#define dlopen lever_test_dlopen
+#define dlsym lever_test_dlsym
+"#;
+
+fn cc() -> Option<String> {
+    for cc in ["gcc", "cc"] {
+        if Command::new(cc)
+            .arg("--version")
+            .stdout(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+        {
+            return Some(cc.to_string());
+        }
+    }
+    None
+}
+
+/// The cdylib cargo built next to this test.
+fn liblever() -> Option<PathBuf> {
+    profile_dir()
+        .map(|d| d.join("liblever.so"))
+        .filter(|p| p.is_file())
+}
+
+struct Setup {
+    daemon: Daemon,
+    cc: String,
+    lib: PathBuf,
+}
+
+fn setup(test: &str) -> Option<Setup> {
+    let bin = match lever_with_daemon() {
+        Ok(b) => b,
+        Err(why) => {
+            println!("SKIPPED {test}: {why}");
+            return None;
+        }
+    };
+    let Some(cc) = cc() else {
+        println!("SKIPPED {test}: no gcc/cc");
+        return None;
+    };
+    let Some(lib) = liblever() else {
+        println!("SKIPPED {test}: liblever.so was not built next to the test");
+        return None;
+    };
+    Some(Setup {
+        daemon: Daemon::start(&bin),
+        cc,
+        lib,
+    })
+}
+
+fn compile(cc: &str, out: &Path, args: &[&str]) {
+    let o = Command::new(cc)
+        .args(args)
+        .arg("-o")
+        .arg(out)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{cc} failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn seed_sample_program_acquires_and_releases() {
+    let Some(s) = setup("seed_sample_program_acquires_and_releases") else {
+        return;
+    };
+    let original = s.daemon.read(SILVER_MIN);
+    assert_ne!(original, "1958400");
+    let work = s.daemon.dir.path();
+    let shim = work.join("shim.h");
+    std::fs::write(&shim, SHIM).unwrap();
+    let exe = work.join("perflock_sample");
+    let src = repo_root().join("clients/c/examples/perflock_sample.c");
+    compile(
+        &s.cc,
+        &exe,
+        &[
+            "-Wall",
+            "-include",
+            shim.to_str().unwrap(),
+            src.to_str().unwrap(),
+            "-ldl",
+        ],
+    );
+    let out = Command::new(&exe)
+        .env("LEVER_SOCKET", &s.daemon.socket)
+        .env("LEVER_TEST_LIB", &s.lib)
+        .env("LEVER_TEST_NODE", s.daemon.node(SILVER_MIN))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    println!("{stdout}");
+    assert!(out.status.success());
+    let handle: i32 = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("perflock acquired "))
+        .expect("acquired line")
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(handle > 0, "perf_lock_acq failed:\n{stdout}");
+    assert!(stdout.contains("node while held: 1958400"), "{stdout}");
+    assert!(stdout.contains(&format!("perf_lock_rel returned {handle}")));
+    assert_eq!(
+        s.daemon.read(SILVER_MIN),
+        original,
+        "restored after release"
+    );
+}
+
+#[test]
+fn tune_example_and_killed_client() {
+    let Some(s) = setup("tune_example_and_killed_client") else {
+        return;
+    };
+    let original = s.daemon.read(SILVER_MIN);
+    let work = s.daemon.dir.path();
+    let libdir = s.lib.parent().unwrap();
+    let include = repo_root().join("crates/capi/include");
+    let tune = work.join("tune");
+    compile(
+        &s.cc,
+        &tune,
+        &[
+            "-Wall",
+            "-I",
+            include.to_str().unwrap(),
+            repo_root()
+                .join("clients/c/examples/tune.c")
+                .to_str()
+                .unwrap(),
+            "-L",
+            libdir.to_str().unwrap(),
+            "-llever",
+        ],
+    );
+    let out = Command::new(&tune)
+        .arg("5000")
+        .env("LEVER_SOCKET", &s.daemon.socket)
+        .env("LD_LIBRARY_PATH", libdir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("retuned: handle") && stdout.contains("status: {"));
+    assert!(stdout.contains("released"));
+    assert_eq!(s.daemon.read(SILVER_MIN), original);
+
+    // A C program holding an indefinite lock is killed: the lease ends.
+    let holder = work.join("holder.c");
+    std::fs::write(
+        &holder,
+        r#"#include <stdio.h>
+#include <unistd.h>
+#include "lever.h"
+int main(void) {
+    int list[] = {0x44008100, 1958400};
+    int h = perf_lock_acq(0, 0, list, 2);
+    printf("%d\n", h);
+    fflush(stdout);
+    if (h < 0) { fprintf(stderr, "%s\n", lever_last_error()); return 1; }
+    pause();
+    return 0;
+}
+"#,
+    )
+    .unwrap();
+    let holder_exe = work.join("holder");
+    compile(
+        &s.cc,
+        &holder_exe,
+        &[
+            "-I",
+            include.to_str().unwrap(),
+            holder.to_str().unwrap(),
+            "-L",
+            libdir.to_str().unwrap(),
+            "-llever",
+        ],
+    );
+    let mut child = Command::new(&holder_exe)
+        .env("LEVER_SOCKET", &s.daemon.socket)
+        .env("LD_LIBRARY_PATH", libdir)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert!(line.trim().parse::<i32>().unwrap() > 0, "{line}");
+    assert_eq!(s.daemon.read(SILVER_MIN), "1958400");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let t = Instant::now();
+    while s.daemon.read(SILVER_MIN) != original {
+        assert!(
+            t.elapsed() < Duration::from_secs(2),
+            "not restored after SIGKILL"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
