@@ -109,14 +109,24 @@ impl Client {
         Self::connect(&socket_path())
     }
 
-    /// Send one request and wait for its reply.
+    /// Send one request and wait for its reply (a JSON document sent in
+    /// several frames is joined).
     pub fn call(&mut self, request: &Request) -> Result<Reply, ClientError> {
         self.stream.write_all(&request.encode())?;
+        let mut json = String::new();
         loop {
             if let Some((reply, used)) = decode_reply(&self.buf)? {
                 self.buf.drain(..used);
                 return match reply {
                     Reply::Error { code, message } => Err(ClientError::Refused { code, message }),
+                    Reply::JsonMore(piece) => {
+                        json.push_str(&piece);
+                        continue;
+                    }
+                    Reply::Json(last) if !json.is_empty() => {
+                        json.push_str(&last);
+                        Ok(Reply::Json(json))
+                    }
                     other => Ok(other),
                 };
             }

@@ -385,6 +385,12 @@ impl Core {
     /// (pairs whose opcode it lacks are dropped). On error nothing changes.
     pub fn reload(&mut self, target: Target, now: Duration) -> Result<(), EngineError> {
         let mut fresh = Engine::new(target.resources.clone())?;
+        let previous: HashMap<RequestId, (OwnerId, Option<Duration>)> = self
+            .engine
+            .requests()
+            .iter()
+            .map(|r| (r.id, (r.owner, r.deadline)))
+            .collect();
         let restore = self.engine.release_all();
         self.apply(&restore, "configuration reloaded");
         for (i, spec) in target.resources.iter().enumerate() {
@@ -393,14 +399,14 @@ impl Core {
                 .and_then(|r| r.level);
             fresh.set_original(i, level);
         }
-        let old = std::mem::replace(&mut self.engine, fresh);
+        self.engine = fresh;
         self.target = target;
         self.applier = Applier::new(self.fs.clone());
         self.written.clear();
         let mut meta: Vec<(RequestId, Meta)> = self.meta.drain().collect();
         meta.sort_by_key(|(id, _)| *id);
         for (id, m) in meta {
-            let Some(prev) = old.request(id) else {
+            let Some(&(owner, deadline)) = previous.get(&id) else {
                 continue;
             };
             let pairs: Vec<(Opcode, i64)> = m
@@ -418,9 +424,9 @@ impl Core {
             }
             let req = Request {
                 id,
-                owner: prev.owner,
+                owner,
                 priority: m.priority,
-                deadline: prev.deadline,
+                deadline,
                 pairs,
             };
             match self.engine.acquire(req, now) {

@@ -304,16 +304,23 @@ impl KernelFs {
         }
     }
 
-    /// Write without comparing or reading back: one `write(2)` of the value,
-    /// as `echo value > node` does, to an existing node (never creates it).
+    /// Write without comparing or reading back: one `write(2)` of the value
+    /// and a newline, exactly as `echo value > node` does, to an existing
+    /// node (never creates it). sysfs and procfs parsers accept the newline,
+    /// and on a simulated tree the file then reads back byte for byte as the
+    /// kernel would show it.
     pub fn write_raw(&self, kernel_path: &str, value: &str) -> Result<(), KernelError> {
+        let value = value.trim_end_matches('\n');
         let host = self.resolve(kernel_path)?;
         let mut f = fs::OpenOptions::new()
             .write(true)
             .truncate(true)
             .open(&host)
             .map_err(|e| KernelError::from_io(kernel_path, "write", Some(value), e))?;
-        f.write_all(value.as_bytes())
+        let mut line = String::with_capacity(value.len() + 1);
+        line.push_str(value);
+        line.push('\n');
+        f.write_all(line.as_bytes())
             .map_err(|e| KernelError::from_io(kernel_path, "write", Some(value), e))
     }
 

@@ -10,7 +10,7 @@
 //! 0      1    magic   0x4C ('L')
 //! 1      1    version 1
 //! 2      1    kind    (see below)
-//! 3      1    flags   0 (reserved; non-zero is refused)
+//! 3      1    flags   0, except bit 0 (MORE) on JSON replies; others refused
 //! 4      4    length  body length in bytes, at most MAX_BODY (65528)
 //! 8      n    body
 //! ```
@@ -31,7 +31,7 @@
 //! |---|---|---|
 //! | 0x81 | HANDLE | handle u32 (> 0) |
 //! | 0x82 | DONE | empty |
-//! | 0x83 | JSON | UTF-8 JSON document |
+//! | 0x83 | JSON | UTF-8 JSON document, or a piece of one: a document longer than a frame is sent as several JSON frames, all but the last with the MORE flag; the reader concatenates them |
 //! | 0x85 | PONG | protocol version u8 |
 //! | 0xFF | ERROR | code u16, then a UTF-8 message |
 //!
@@ -164,6 +164,9 @@ impl ErrorCode {
     }
 }
 
+/// Header flag: this JSON frame is continued by the next one.
+pub const FLAG_MORE: u8 = 1;
+
 /// A message from the daemon.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reply {
@@ -171,8 +174,10 @@ pub enum Reply {
     Handle(u32),
     /// Done.
     Done,
-    /// A JSON document.
+    /// A JSON document (or its last piece).
     Json(String),
+    /// A piece of a JSON document that continues in the next frame.
+    JsonMore(String),
     /// Answer to PING, with the daemon's protocol version.
     Pong(u8),
     /// An error.
@@ -231,8 +236,12 @@ impl ProtocolError {
 }
 
 fn frame(kind: u8, body: &[u8]) -> Vec<u8> {
+    frame_flags(kind, 0, body)
+}
+
+fn frame_flags(kind: u8, flags: u8, body: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(HEADER_LEN + body.len());
-    out.extend_from_slice(&[MAGIC, VERSION, kind, 0]);
+    out.extend_from_slice(&[MAGIC, VERSION, kind, flags]);
     out.extend_from_slice(&(body.len() as u32).to_le_bytes());
     out.extend_from_slice(body);
     out
@@ -265,13 +274,31 @@ impl Request {
 }
 
 impl Reply {
-    /// Encode as one frame. Text longer than the limit is cut at a UTF-8
-    /// boundary so the frame stays valid.
+    /// Encode as frames: one, except a JSON document longer than a frame,
+    /// which is split at UTF-8 boundaries into MORE-flagged pieces. An
+    /// error message longer than a frame is cut.
     pub fn encode(&self) -> Vec<u8> {
         match self {
             Reply::Handle(h) => frame(kind::HANDLE, &h.to_le_bytes()),
             Reply::Done => frame(kind::DONE, &[]),
-            Reply::Json(text) => frame(kind::JSON, truncate_utf8(text, MAX_BODY).as_bytes()),
+            Reply::Json(text) => {
+                let mut out = Vec::with_capacity(text.len() + HEADER_LEN);
+                let mut rest = text.as_str();
+                loop {
+                    let piece = truncate_utf8(rest, MAX_BODY);
+                    rest = &rest[piece.len()..];
+                    let flags = if rest.is_empty() { 0 } else { FLAG_MORE };
+                    out.extend(frame_flags(kind::JSON, flags, piece.as_bytes()));
+                    if rest.is_empty() {
+                        return out;
+                    }
+                }
+            }
+            Reply::JsonMore(text) => frame_flags(
+                kind::JSON,
+                FLAG_MORE,
+                truncate_utf8(text, MAX_BODY).as_bytes(),
+            ),
             Reply::Pong(v) => frame(kind::PONG, &[*v]),
             Reply::Error { code, message } => {
                 let mut b = (*code as u16).to_le_bytes().to_vec();
@@ -293,8 +320,8 @@ fn truncate_utf8(s: &str, max: usize) -> &str {
     &s[..end]
 }
 
-/// A validated header: (kind, body length).
-fn header(buf: &[u8]) -> Result<Option<(u8, usize)>, ProtocolError> {
+/// A validated header: (kind, flags, body length).
+fn header(buf: &[u8]) -> Result<Option<(u8, u8, usize)>, ProtocolError> {
     // Check what we have as early as possible, so garbage is refused at
     // its first byte rather than after waiting for a full header.
     if let Some(&m) = buf.first() {
@@ -310,14 +337,11 @@ fn header(buf: &[u8]) -> Result<Option<(u8, usize)>, ProtocolError> {
     if buf.len() < HEADER_LEN {
         return Ok(None);
     }
-    if buf[3] != 0 {
-        return Err(ProtocolError::Flags(buf[3]));
-    }
     let len = u32::from_le_bytes([buf[4], buf[5], buf[6], buf[7]]);
     if len as usize > MAX_BODY {
         return Err(ProtocolError::TooLarge(len));
     }
-    Ok(Some((buf[2], len as usize)))
+    Ok(Some((buf[2], buf[3], len as usize)))
 }
 
 fn exact(kind: &'static str, body: &[u8], expected: usize) -> Result<(), ProtocolError> {
@@ -340,9 +364,12 @@ fn u32_at(b: &[u8], at: usize) -> u32 {
 /// An error means the stream cannot be trusted any more (the daemon replies
 /// with an ERROR and closes the connection).
 pub fn decode_request(buf: &[u8]) -> Result<Option<(Request, usize)>, ProtocolError> {
-    let Some((k, len)) = header(buf)? else {
+    let Some((k, flags, len)) = header(buf)? else {
         return Ok(None);
     };
+    if flags != 0 {
+        return Err(ProtocolError::Flags(flags));
+    }
     if !matches!(
         k,
         kind::ACQUIRE | kind::RELEASE | kind::STATUS | kind::EXPLAIN | kind::PING
@@ -418,9 +445,12 @@ pub fn decode_request(buf: &[u8]) -> Result<Option<(Request, usize)>, ProtocolEr
 /// Decode one reply from the front of `buf` (same contract as
 /// [`decode_request`]).
 pub fn decode_reply(buf: &[u8]) -> Result<Option<(Reply, usize)>, ProtocolError> {
-    let Some((k, len)) = header(buf)? else {
+    let Some((k, flags, len)) = header(buf)? else {
         return Ok(None);
     };
+    if flags != 0 && !(k == kind::JSON && flags == FLAG_MORE) {
+        return Err(ProtocolError::Flags(flags));
+    }
     if !matches!(
         k,
         kind::HANDLE | kind::DONE | kind::JSON | kind::PONG | kind::ERROR
@@ -440,11 +470,16 @@ pub fn decode_reply(buf: &[u8]) -> Result<Option<(Reply, usize)>, ProtocolError>
             exact("DONE", body, 0)?;
             Reply::Done
         }
-        kind::JSON => Reply::Json(
-            std::str::from_utf8(body)
+        kind::JSON => {
+            let text = std::str::from_utf8(body)
                 .map_err(|_| ProtocolError::Utf8("JSON reply"))?
-                .to_string(),
-        ),
+                .to_string();
+            if flags == FLAG_MORE {
+                Reply::JsonMore(text)
+            } else {
+                Reply::Json(text)
+            }
+        }
         kind::PONG => {
             exact("PONG", body, 1)?;
             Reply::Pong(body[0])

@@ -102,12 +102,37 @@ fn refusals_are_precise() {
 }
 
 #[test]
-fn long_text_is_cut_at_a_char_boundary() {
-    let text = "é".repeat(MAX_BODY); // 2 bytes each
-    let bytes = Reply::Json(text).encode();
-    assert!(bytes.len() <= HEADER_LEN + MAX_BODY);
-    let (reply, _) = decode_reply(&bytes).unwrap().unwrap();
-    assert!(matches!(reply, Reply::Json(t) if t.len() == MAX_BODY));
+fn long_json_is_split_into_more_frames_at_char_boundaries() {
+    let text = "é".repeat(MAX_BODY) + "x"; // 2 bytes each, + 1: three frames
+    let bytes = Reply::Json(text.clone()).encode();
+    let mut at = 0;
+    let mut joined = String::new();
+    let mut frames = 0;
+    loop {
+        let (reply, used) = decode_reply(&bytes[at..]).unwrap().unwrap();
+        at += used;
+        frames += 1;
+        match reply {
+            Reply::JsonMore(t) => joined.push_str(&t),
+            Reply::Json(t) => {
+                joined.push_str(&t);
+                break;
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!((frames, at, joined), (3, bytes.len(), text));
+    // MORE is refused on anything but JSON replies, and on requests.
+    let mut done = Reply::Done.encode();
+    done[3] = FLAG_MORE;
+    assert_eq!(decode_reply(&done).unwrap_err(), ProtocolError::Flags(1));
+    // An error message longer than a frame is cut to one frame.
+    let bytes = Reply::Error {
+        code: ErrorCode::Invalid,
+        message: "x".repeat(70000),
+    }
+    .encode();
+    assert_eq!(bytes.len(), HEADER_LEN + MAX_BODY);
 }
 
 /// The shared vectors: each is a message and its exact bytes.
@@ -151,6 +176,10 @@ fn vectors() -> Vec<(&'static str, Vec<u8>)> {
         ("reply handle 1234567", Reply::Handle(1234567).encode()),
         ("reply done", Reply::Done.encode()),
         ("reply json", Reply::Json("{\"ok\":true}".into()).encode()),
+        (
+            "reply json piece (MORE flag)",
+            Reply::JsonMore("{\"a\":".into()).encode(),
+        ),
         ("reply pong", Reply::Pong(1).encode()),
         (
             "reply error not permitted",

@@ -1,0 +1,575 @@
+//! Integration tests: a real `lever daemon` on a simulated board, real
+//! clients over the socket, real signals.
+
+use lever_client::{Client, ClientError, Priority};
+use lever_protocol::Acquire;
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const LEVER: &str = env!("CARGO_BIN_EXE_lever");
+const SILVER_MIN: &str = "sys/devices/system/cpu/cpufreq/policy0/scaling_min_freq";
+
+struct Daemon {
+    child: Child,
+    dir: PathBuf,
+    socket: PathBuf,
+    log: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl Daemon {
+    /// Start `lever daemon --sim qcs6490` in `dir` and wait until ready.
+    fn start(dir: &Path, extra: &[&str]) -> Daemon {
+        let socket = dir.join("lever.sock");
+        let mut args: Vec<String> = vec![
+            "daemon".into(),
+            "--state-dir".into(),
+            dir.display().to_string(),
+            "--socket".into(),
+            socket.display().to_string(),
+        ];
+        if !extra.contains(&"--root") {
+            args.extend(["--sim".into(), "qcs6490".into()]);
+        }
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let mut child = Command::new(LEVER)
+            .args(&args)
+            .stderr(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("start daemon");
+        let stderr = child.stderr.take().unwrap();
+        let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let sink = log.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if line.contains("ready on") {
+                    let _ = tx.send(());
+                }
+                sink.lock().unwrap().push_str(&(line + "\n"));
+            }
+        });
+        if rx.recv_timeout(Duration::from_secs(20)).is_err() {
+            let _ = child.kill();
+            panic!("daemon did not get ready: {}", log.lock().unwrap());
+        }
+        Daemon {
+            child,
+            dir: dir.to_path_buf(),
+            socket,
+            log,
+        }
+    }
+
+    fn client(&self) -> Client {
+        Client::connect(&self.socket).expect("connect")
+    }
+
+    fn node(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.dir.join("sim").join(rel))
+            .unwrap()
+            .trim()
+            .to_string()
+    }
+
+    fn log(&self) -> String {
+        self.log.lock().unwrap().clone()
+    }
+
+    fn signal(&self, sig: i32) {
+        let pid = rustix::process::Pid::from_raw(self.child.id() as i32).unwrap();
+        rustix::process::kill_process(pid, rustix::process::Signal::from_named_raw(sig).unwrap())
+            .unwrap();
+    }
+
+    fn wait(mut self) -> std::process::ExitStatus {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(st) = self.child.try_wait().unwrap() {
+                return st;
+            }
+            assert!(Instant::now() < deadline, "daemon did not exit");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn state_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    // Let an unprivileged client reach the socket inside.
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    dir
+}
+
+/// Wait until `f` holds, polling every 200 µs; returns how long it took.
+fn wait_until(limit: Duration, mut f: impl FnMut() -> bool) -> Option<Duration> {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if f() {
+            return Some(start.elapsed());
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    None
+}
+
+/// Every file under the simulated board, for exact before/after checks.
+fn snapshot(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            let ft = e.file_type().unwrap();
+            if ft.is_dir() {
+                stack.push(e.path());
+            } else if ft.is_file() {
+                out.insert(e.path(), std::fs::read(e.path()).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// Paths whose content differs between two snapshots.
+fn changed(a: &BTreeMap<PathBuf, Vec<u8>>, b: &BTreeMap<PathBuf, Vec<u8>>) -> Vec<String> {
+    a.iter()
+        .filter(|(k, v)| b.get(*k) != Some(v))
+        .map(|(k, v)| {
+            let after = b.get(k).map(|x| String::from_utf8_lossy(x).into_owned());
+            format!(
+                "{}: {:?} -> {after:?}",
+                k.display(),
+                String::from_utf8_lossy(v)
+            )
+        })
+        .collect()
+}
+
+fn is_root() -> bool {
+    rustix::process::getuid().is_root()
+}
+
+#[test]
+fn seed_perflock_acquire_sets_silver_min_and_release_restores() {
+    let dir = state_dir();
+    let d = Daemon::start(dir.path(), &[]);
+    let original = d.node(SILVER_MIN);
+    let mut c = d.client();
+    let h = c
+        .acquire(0, 0, Priority::ThirdPartyLow, &[(0x44008100, 1958400)])
+        .unwrap();
+    assert!(h > 0 && h <= i32::MAX as u32);
+    assert_eq!(d.node(SILVER_MIN), "1958400");
+    // Updating with the same handle changes the value, keeps the handle.
+    assert_eq!(
+        c.acquire(h, 0, Priority::ThirdPartyLow, &[(0x44008100, 1516800)])
+            .unwrap(),
+        h
+    );
+    assert_eq!(d.node(SILVER_MIN), "1516800");
+    c.release(h).unwrap();
+    assert_eq!(d.node(SILVER_MIN), original);
+    assert!(
+        d.log().contains("set cpu_min_freq.silver (0x44008100)"),
+        "{}",
+        d.log()
+    );
+}
+
+#[test]
+fn timed_request_reverts_within_50ms_under_200_live_timed_requests() {
+    let dir = state_dir();
+    let d = Daemon::start(dir.path(), &[]);
+    let mut c = d.client();
+    // 200 long timed requests on other resources (a system client).
+    for i in 0..200u32 {
+        let pairs = [
+            (0x44000000u32, i64::from(i % 1000)),
+            (0x48800000, i64::from(i % 200)),
+        ];
+        c.acquire(0, 60_000, Priority::SystemLow, &pairs).unwrap();
+    }
+    let original = d.node(SILVER_MIN);
+    let start = Instant::now();
+    c.acquire(0, 300, Priority::ThirdPartyLow, &[(0x44008100, 1958400)])
+        .unwrap();
+    assert_eq!(d.node(SILVER_MIN), "1958400");
+    let deadline = start + Duration::from_millis(300);
+    wait_until(Duration::from_secs(5), || d.node(SILVER_MIN) == original).expect("reverted");
+    let late = Instant::now().saturating_duration_since(deadline);
+    assert!(
+        late < Duration::from_millis(50),
+        "reverted {late:?} after its deadline"
+    );
+    let status: serde_json::Value = serde_json::from_str(&c.status_json().unwrap()).unwrap();
+    assert_eq!(status["live_requests"], 200);
+}
+
+#[test]
+fn sigkill_of_a_client_releases_its_requests_within_50ms() {
+    let dir = state_dir();
+    let d = Daemon::start(dir.path(), &[]);
+    let original = d.node(SILVER_MIN);
+    let mut holder = Command::new(LEVER)
+        .args([
+            "acquire",
+            "--socket",
+            d.socket.to_str().unwrap(),
+            "-d",
+            "0",
+            "0x44008100=1958400",
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until it holds.
+    let mut line = String::new();
+    BufReader::new(holder.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(line.contains("acquired handle"), "{line}");
+    assert_eq!(d.node(SILVER_MIN), "1958400");
+    holder.kill().unwrap(); // SIGKILL
+    let killed = Instant::now();
+    holder.wait().unwrap();
+    wait_until(Duration::from_secs(5), || d.node(SILVER_MIN) == original).expect("released");
+    let took = killed.elapsed();
+    assert!(
+        took < Duration::from_millis(50),
+        "lease ended {took:?} after SIGKILL"
+    );
+}
+
+#[test]
+fn unprivileged_client_is_refused_system_resources_and_others_handles() {
+    if !is_root() {
+        eprintln!("skipped: needs root to run a client as `nobody`");
+        return;
+    }
+    let dir = state_dir();
+    let d = Daemon::start(dir.path(), &["--system-group", "lever-test-no-such-group"]);
+    let mut root_client = d.client();
+    let h = root_client
+        .acquire(0, 0, Priority::SystemHigh, &[(0x44008100, 1958400)])
+        .unwrap();
+    let as_nobody = |args: &[&str]| {
+        use std::os::unix::process::CommandExt;
+        Command::new(LEVER)
+            .args(args)
+            .env("LEVER_SOCKET", &d.socket)
+            .uid(65534)
+            .gid(65534)
+            .output()
+            .unwrap()
+    };
+    // A system-only resource (PM QoS) is refused.
+    let out = as_nobody(&["acquire", "-d", "100", "0x49800000=0"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("system-only") && err.contains("uid 65534"),
+        "{err}"
+    );
+    // So is a system priority class.
+    let out = as_nobody(&[
+        "acquire",
+        "-d",
+        "100",
+        "-p",
+        "system-high",
+        "0x44008100=300000",
+    ]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("needs a system client"));
+    // Root's handle cannot be released, and its existence is not revealed.
+    let out = as_nobody(&["release", &h.to_string()]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains(&format!("no request {h} of yours")));
+    assert_eq!(d.node(SILVER_MIN), "1958400");
+    // Status shows nobody's view: no foreign requests, winner hidden.
+    let out = as_nobody(&["status", "--json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["requests"].as_array().unwrap().len(), 0);
+    let silver = doc["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["opcode"] == "0x44008100")
+        .unwrap();
+    assert_eq!(silver["winner"], "another client");
+    // A third-party resource works for nobody.
+    let out = as_nobody(&["acquire", "-d", "50", "0x44000000=512"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn silent_and_half_frame_connections_do_not_delay_others() {
+    let dir = state_dir();
+    let d = Daemon::start(dir.path(), &[]);
+    let _silent = UnixStream::connect(&d.socket).unwrap();
+    let mut half = UnixStream::connect(&d.socket).unwrap();
+    half.write_all(&lever_protocol::Request::Ping.encode()[..5])
+        .unwrap();
+    let mut c = d.client();
+    for _ in 0..200 {
+        let t = Instant::now();
+        c.ping().unwrap();
+        assert!(t.elapsed() < Duration::from_millis(50));
+    }
+    let t = Instant::now();
+    let h = c
+        .acquire(0, 0, Priority::ThirdPartyLow, &[(0x44008100, 1958400)])
+        .unwrap();
+    c.release(h).unwrap();
+    assert!(t.elapsed() < Duration::from_millis(50));
+}
+
+#[test]
+fn malformed_frames_get_an_error_and_harm_no_one() {
+    let dir = state_dir();
+    let d = Daemon::start(dir.path(), &[]);
+    let mut good = d.client();
+    let h = good
+        .acquire(0, 0, Priority::ThirdPartyLow, &[(0x44008100, 1958400)])
+        .unwrap();
+    for garbage in [
+        &b"GET / HTTP/1.0\r\n\r\n"[..],
+        &[0x4c, 1, 1, 0, 0xff, 0xff, 0xff, 0xff],
+        &[0x4c, 9],
+    ] {
+        let mut bad = UnixStream::connect(&d.socket).unwrap();
+        bad.write_all(garbage).unwrap();
+        let mut reply = Vec::new();
+        bad.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        bad.read_to_end(&mut reply).unwrap(); // the daemon closes after the error
+        let (r, _) = lever_protocol::decode_reply(&reply).unwrap().unwrap();
+        assert!(matches!(r, lever_protocol::Reply::Error { .. }), "{r:?}");
+    }
+    // Invalid content is refused precisely, without closing.
+    let err = good
+        .acquire(0, 0, Priority::ThirdPartyLow, &[(0x4abc0000, 1)])
+        .unwrap_err();
+    assert!(err.to_string().contains("not a resource"), "{err}");
+    let err = good
+        .acquire(
+            0,
+            0,
+            Priority::ThirdPartyLow,
+            &[(0x44008100, 1), (0x44008100, 2)],
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("twice"), "{err}");
+    let err = good
+        .acquire_with(Acquire {
+            handle: 0,
+            duration_ms: 0,
+            priority: 0,
+            detach: true,
+            pairs: vec![(0x44008100, 1)],
+        })
+        .unwrap_err();
+    assert!(err.to_string().contains("detach needs a duration"), "{err}");
+    // The good client's lease is intact.
+    assert_eq!(d.node(SILVER_MIN), "1958400");
+    good.release(h).unwrap();
+}
+
+#[test]
+fn kill_9_with_50_live_boosts_then_restart_restores_every_node() {
+    let dir = state_dir();
+    let d = Daemon::start(dir.path(), &[]);
+    let before = snapshot(&dir.path().join("sim"));
+    let mut c = d.client();
+    let status: serde_json::Value = serde_json::from_str(&c.status_json().unwrap()).unwrap();
+    // One request per resource, each asking for a value other than the
+    // current one (pair maxima are left alone so floors stay effective).
+    let mut boosted = 0;
+    for r in status["resources"].as_array().unwrap() {
+        if boosted == 50 {
+            break;
+        }
+        let explain: serde_json::Value =
+            serde_json::from_str(&c.explain_json(r["name"].as_str().unwrap()).unwrap()).unwrap();
+        let spec = &explain["spec"];
+        let kind = spec["kind"]["type"].as_str().unwrap();
+        if kind == "pair-max" || kind == "hold-fd" {
+            continue;
+        }
+        let current = r["current"].as_str().unwrap();
+        let (low, high) = (
+            spec["low"].as_i64().unwrap(),
+            spec["high"].as_i64().unwrap(),
+        );
+        let value = if kind == "enum" {
+            let values = spec["kind"]["values"].as_array().unwrap();
+            let cur = values.iter().position(|v| v == current).unwrap_or(0);
+            ((cur + 1) % values.len()) as i64
+        } else if current == high.to_string() {
+            low
+        } else {
+            high
+        };
+        let opcode =
+            u32::from_str_radix(r["opcode"].as_str().unwrap().trim_start_matches("0x"), 16)
+                .unwrap();
+        c.acquire(0, 0, Priority::SystemHigh, &[(opcode, value)])
+            .unwrap();
+        boosted += 1;
+    }
+    assert_eq!(boosted, 50);
+    let during = snapshot(&dir.path().join("sim"));
+    let n = changed(&before, &during).len();
+    assert!(n >= 50, "only {n} nodes changed");
+    d.signal(9);
+    let _ = d.wait();
+    // The nodes are still boosted while no daemon runs...
+    assert!(!changed(&before, &snapshot(&dir.path().join("sim"))).is_empty());
+    // ...and the next start restores them before serving.
+    let d2 = Daemon::start(dir.path(), &[]);
+    let diff = changed(&before, &snapshot(&dir.path().join("sim")));
+    assert!(diff.is_empty(), "{diff:#?}\n{}", d2.log());
+    assert!(d2.log().contains("recovered"), "{}", d2.log());
+}
+
+#[test]
+fn sigterm_restores_everything_and_exits_cleanly() {
+    let dir = state_dir();
+    let d = Daemon::start(dir.path(), &[]);
+    let before = snapshot(&dir.path().join("sim"));
+    let mut c = d.client();
+    c.acquire(
+        0,
+        0,
+        Priority::ThirdPartyLow,
+        &[(0x44008100, 1958400), (0x4400C000, 1516800)],
+    )
+    .unwrap();
+    c.acquire(
+        0,
+        0,
+        Priority::SystemLow,
+        &[(0x48C08000, 0), (0x49400031, 1)],
+    )
+    .unwrap();
+    assert!(!changed(&before, &snapshot(&dir.path().join("sim"))).is_empty());
+    d.signal(15);
+    let socket = d.socket.clone();
+    let st = d.wait();
+    assert!(st.success(), "{st:?}");
+    let diff = changed(&before, &snapshot(&dir.path().join("sim")));
+    assert!(diff.is_empty(), "{diff:#?}");
+    assert!(!socket.exists(), "socket removed on exit");
+    // The journal is clean: `lever restore` has nothing to do.
+    let out = Command::new(LEVER)
+        .args(["restore", "--state-dir", dir.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("nothing to restore"));
+}
+
+#[test]
+fn sighup_reload_keeps_the_last_good_config() {
+    let dir = state_dir();
+    // First create the board, then run on it with a target file we can break.
+    let root = dir.path().join("sim");
+    lever_sim::create("qcs6490", &root).unwrap();
+    let target = dir.path().join("target.yaml");
+    std::fs::write(&target, lever_targets::builtin_text("qcs6490").unwrap()).unwrap();
+    let d = Daemon::start(
+        dir.path(),
+        &[
+            "--root",
+            root.to_str().unwrap(),
+            "--target",
+            target.to_str().unwrap(),
+        ],
+    );
+    let mut c = d.client();
+    let h = c
+        .acquire(0, 0, Priority::ThirdPartyLow, &[(0x44008100, 1958400)])
+        .unwrap();
+    std::fs::write(
+        &target,
+        "target: broken\nresources:\n  - name: x\n    colour: red\n",
+    )
+    .unwrap();
+    d.signal(1);
+    wait_until(Duration::from_secs(5), || d.log().contains("reload failed"))
+        .expect("reload attempted");
+    assert!(d.log().contains("target.yaml:4:5"), "{}", d.log());
+    // Still serving with the old config and the lease intact.
+    assert_eq!(d.node(SILVER_MIN), "1958400");
+    assert_eq!(c.ping().unwrap(), 1);
+    // A good file is taken, and live requests survive the reload.
+    std::fs::write(&target, lever_targets::builtin_text("qcs6490").unwrap()).unwrap();
+    d.signal(1);
+    wait_until(Duration::from_secs(5), || {
+        d.log().contains("reloaded target qcs6490")
+    })
+    .expect("reloaded");
+    assert_eq!(d.node(SILVER_MIN), "1958400");
+    c.release(h).unwrap();
+    assert_eq!(d.node(SILVER_MIN), "300000");
+}
+
+#[test]
+fn detached_request_outlives_its_client_and_a_second_daemon_is_refused() {
+    let dir = state_dir();
+    let d = Daemon::start(dir.path(), &[]);
+    let out = Command::new(LEVER)
+        .args([
+            "acquire",
+            "--socket",
+            d.socket.to_str().unwrap(),
+            "-d",
+            "400",
+            "--detach",
+            "cpu_min_freq.silver=1958400",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let handle: u32 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    assert_eq!(d.node(SILVER_MIN), "1958400");
+    // Same uid may release it from another process.
+    let mut c = d.client();
+    c.release(handle).unwrap();
+    assert_eq!(d.node(SILVER_MIN), "300000");
+    let err = c.release(handle).unwrap_err();
+    assert!(matches!(err, ClientError::Refused { .. }));
+    // A second daemon on the same socket refuses to start.
+    let out = Command::new(LEVER)
+        .args([
+            "daemon",
+            "--sim",
+            "qcs6490",
+            "--state-dir",
+            dir.path().join("other").to_str().unwrap(),
+            "--socket",
+            d.socket.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("already listening"));
+}
