@@ -23,6 +23,7 @@ from .protocol import (
     Explain,
     Handle,
     Json,
+    JsonMore,
     LeverError,
     Ping,
     Pong,
@@ -79,11 +80,13 @@ class Client:
     # -- plumbing -----------------------------------------------------------
 
     def call(self, request: Request) -> Reply:
-        """Send one request and wait for its reply. An ERROR reply raises
+        """Send one request and wait for its reply (a JSON document sent in
+        several MORE-flagged frames is joined). An ERROR reply raises
         :class:`LeverError` with the daemon's code and message."""
         if self._sock is None:
             raise LeverError("client is closed")
         data = encode(request)
+        pieces = []
         try:
             self._sock.sendall(data)
             while True:
@@ -91,6 +94,11 @@ class Client:
                 if decoded is not None:
                     reply, used = decoded
                     self._buf = self._buf[used:]
+                    if isinstance(reply, JsonMore):
+                        pieces.append(reply.text)
+                        continue
+                    if pieces and isinstance(reply, Json):
+                        reply = Json("".join(pieces) + reply.text)
                     break
                 chunk = self._sock.recv(65536)
                 if not chunk:

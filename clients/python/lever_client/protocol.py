@@ -5,8 +5,9 @@ A byte-exact port of ``crates/protocol`` (see its module docs and
 same error messages, checked against the shared vectors in
 ``crates/protocol/testdata/vectors.json``.
 
-Frame: an 8-byte header — magic ``0x4C``, version ``1``, kind, flags ``0``,
-body length (u32, little-endian, at most :data:`MAX_BODY`) — then the body.
+Frame: an 8-byte header — magic ``0x4C``, version ``1``, kind, flags (0,
+except :data:`FLAG_MORE` on a JSON reply continued by the next frame), body
+length (u32, little-endian, at most :data:`MAX_BODY`) — then the body.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ VERSION = 1
 HEADER_LEN = 8
 MAX_BODY = 65536 - HEADER_LEN
 MAX_PAIRS = (MAX_BODY - 12) // 12
+#: Header flag: this JSON frame is continued by the next one.
+FLAG_MORE = 1
 
 
 class Kind(enum.IntEnum):
@@ -146,6 +149,13 @@ class Json:
 
 
 @dataclass(frozen=True)
+class JsonMore:
+    """A piece of a JSON document that continues in the next frame."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class Pong:
     version: int
 
@@ -157,14 +167,14 @@ class Error:
 
 
 Request = Union[Acquire, Release, Status, Explain, Ping]
-Reply = Union[Handle, Done, Json, Pong, Error]
+Reply = Union[Handle, Done, Json, JsonMore, Pong, Error]
 
 
 # ---- encoding -------------------------------------------------------------
 
 
-def _frame(kind: int, body: bytes) -> bytes:
-    return struct.pack("<BBBBI", MAGIC, VERSION, kind, 0, len(body)) + body
+def _frame(kind: int, body: bytes, flags: int = 0) -> bytes:
+    return struct.pack("<BBBBI", MAGIC, VERSION, kind, flags, len(body)) + body
 
 
 def _check_range(name: str, value: int, lo: int, hi: int) -> None:
@@ -174,20 +184,27 @@ def _check_range(name: str, value: int, lo: int, hi: int) -> None:
         raise ValueError(f"{name} {value} is not in {lo}..={hi}")
 
 
-def _truncate_utf8(text: str, limit: int) -> bytes:
-    data = text.encode("utf-8")
+def _utf8_cut(data: bytes, limit: int) -> int:
+    """The largest length <= limit that ends on a UTF-8 character boundary."""
     if len(data) <= limit:
-        return data
+        return len(data)
     end = limit
     # Back off to a character boundary (continuation bytes are 0b10xxxxxx).
     while end > 0 and (data[end] & 0xC0) == 0x80:
         end -= 1
-    return data[:end]
+    return end
+
+
+def _truncate_utf8(text: str, limit: int) -> bytes:
+    data = text.encode("utf-8")
+    return data[: _utf8_cut(data, limit)]
 
 
 def encode(message: Union[Request, Reply]) -> bytes:
-    """Encode one message as one frame (the same bytes as the Rust encoder).
-    Values out of range for their field raise ``ValueError``."""
+    """Encode one message (the same bytes as the Rust encoder): one frame,
+    except a JSON document longer than a frame, which becomes MORE-flagged
+    pieces split at UTF-8 boundaries; an error message longer than a frame
+    is cut. Values out of range for their field raise ``ValueError``."""
     if isinstance(message, Acquire):
         _check_range("handle", message.handle, 0, 0xFFFFFFFF)
         _check_range("duration_ms", message.duration_ms, 0, 0xFFFFFFFF)
@@ -227,7 +244,16 @@ def encode(message: Union[Request, Reply]) -> bytes:
     if isinstance(message, Done):
         return _frame(Kind.DONE, b"")
     if isinstance(message, Json):
-        return _frame(Kind.JSON, _truncate_utf8(message.text, MAX_BODY))
+        rest = message.text.encode("utf-8")
+        out = bytearray()
+        while True:
+            cut = _utf8_cut(rest, MAX_BODY)
+            piece, rest = rest[:cut], rest[cut:]
+            out += _frame(Kind.JSON, piece, FLAG_MORE if rest else 0)
+            if not rest:
+                return bytes(out)
+    if isinstance(message, JsonMore):
+        return _frame(Kind.JSON, _truncate_utf8(message.text, MAX_BODY), FLAG_MORE)
     if isinstance(message, Pong):
         _check_range("version", message.version, 0, 255)
         return _frame(Kind.PONG, bytes([message.version]))
@@ -242,7 +268,7 @@ def encode(message: Union[Request, Reply]) -> bytes:
 # ---- decoding -------------------------------------------------------------
 
 
-def _header(buf: bytes) -> Optional[Tuple[int, int]]:
+def _header(buf: bytes) -> Optional[Tuple[int, int, int]]:
     # Refuse garbage at its first byte, before a full header arrived.
     if len(buf) >= 1 and buf[0] != MAGIC:
         raise ProtocolError("bad_magic", f"bad magic byte 0x{buf[0]:02x} (expected 0x4c)")
@@ -250,12 +276,14 @@ def _header(buf: bytes) -> Optional[Tuple[int, int]]:
         raise ProtocolError("version", f"unsupported protocol version {buf[1]} (this side speaks 1)")
     if len(buf) < HEADER_LEN:
         return None
-    if buf[3] != 0:
-        raise ProtocolError("flags", f"reserved header flags 0x{buf[3]:02x} must be 0")
     (length,) = struct.unpack_from("<I", buf, 4)
     if length > MAX_BODY:
         raise ProtocolError("too_large", f"frame body of {length} bytes exceeds the limit of 65528")
-    return buf[2], length
+    return buf[2], buf[3], length
+
+
+def _bad_flags(flags: int) -> ProtocolError:
+    return ProtocolError("flags", f"reserved header flags 0x{flags:02x} must be 0")
 
 
 def _exact(kind: str, body: bytes, expected: int) -> None:
@@ -282,7 +310,9 @@ def decode_request(buf: bytes) -> Optional[Tuple[Request, int]]:
     header = _header(buf)
     if header is None:
         return None
-    kind, length = header
+    kind, flags, length = header
+    if flags != 0:
+        raise _bad_flags(flags)
     if kind not in REQUEST_KINDS:
         raise _unknown_kind(kind)
     if len(buf) < HEADER_LEN + length:
@@ -292,14 +322,14 @@ def decode_request(buf: bytes) -> Optional[Tuple[Request, int]]:
     if kind == Kind.ACQUIRE:
         if len(body) < 12:
             raise ProtocolError("length", f"ACQUIRE body has {len(body)} bytes, expected 12")
-        handle, duration_ms, priority, flags, count = struct.unpack_from("<IIBBH", body, 0)
+        handle, duration_ms, priority, acquire_flags, count = struct.unpack_from("<IIBBH", body, 0)
         _exact("ACQUIRE", body, 12 + 12 * count)
         if priority > 3:
             raise ProtocolError("field", f"ACQUIRE priority {priority} is not 0..=3")
-        if flags & ~1:
-            raise ProtocolError("field", f"ACQUIRE flags 0x{flags:02x} has unknown bits")
+        if acquire_flags & ~1:
+            raise ProtocolError("field", f"ACQUIRE flags 0x{acquire_flags:02x} has unknown bits")
         pairs = tuple(struct.unpack_from("<Iq", body, 12 + 12 * i) for i in range(count))
-        request = Acquire(handle, duration_ms, priority, flags & 1 == 1, pairs)
+        request = Acquire(handle, duration_ms, priority, acquire_flags & 1 == 1, pairs)
     elif kind == Kind.RELEASE:
         _exact("RELEASE", body, 4)
         request = Release(struct.unpack("<I", body)[0])
@@ -316,12 +346,16 @@ def decode_request(buf: bytes) -> Optional[Tuple[Request, int]]:
 
 def decode_reply(buf: bytes) -> Optional[Tuple[Reply, int]]:
     """Decode one reply from the front of ``buf`` (same contract as
-    :func:`decode_request`)."""
+    :func:`decode_request`). A JSON frame with the MORE flag decodes to
+    :class:`JsonMore`; the reader concatenates pieces up to the next
+    :class:`Json`."""
     buf = bytes(buf)
     header = _header(buf)
     if header is None:
         return None
-    kind, length = header
+    kind, flags, length = header
+    if flags != 0 and not (kind == Kind.JSON and flags == FLAG_MORE):
+        raise _bad_flags(flags)
     if kind not in REPLY_KINDS:
         raise _unknown_kind(kind)
     if len(buf) < HEADER_LEN + length:
@@ -335,7 +369,8 @@ def decode_reply(buf: bytes) -> Optional[Tuple[Reply, int]]:
         _exact("DONE", body, 0)
         reply = Done()
     elif kind == Kind.JSON:
-        reply = Json(_text(body, "JSON reply"))
+        text = _text(body, "JSON reply")
+        reply = JsonMore(text) if flags == FLAG_MORE else Json(text)
     elif kind == Kind.PONG:
         _exact("PONG", body, 1)
         reply = Pong(body[0])
@@ -348,8 +383,8 @@ def decode_reply(buf: bytes) -> Optional[Tuple[Reply, int]]:
 
 
 __all__ = [
-    "MAGIC", "VERSION", "HEADER_LEN", "MAX_BODY", "MAX_PAIRS", "Kind", "ErrorCode",
+    "MAGIC", "VERSION", "HEADER_LEN", "MAX_BODY", "MAX_PAIRS", "FLAG_MORE", "Kind", "ErrorCode",
     "LeverError", "ProtocolError", "Acquire", "Release", "Status", "Explain", "Ping",
-    "Handle", "Done", "Json", "Pong", "Error", "Request", "Reply", "encode",
+    "Handle", "Done", "Json", "JsonMore", "Pong", "Error", "Request", "Reply", "encode",
     "decode_request", "decode_reply",
 ]  # fmt: skip
