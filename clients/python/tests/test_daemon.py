@@ -22,8 +22,8 @@ def lever_bin():
     path = Path(env) if env else REPO / "target" / "debug" / "lever"
     if not path.is_file():
         pytest.skip(f"no lever binary at {path} (set LEVER_BIN or `cargo build -p lever`)")
-    probe = subprocess.run([str(path), "daemon", "--help"], capture_output=True)
-    if probe.returncode != 0:
+    probe = subprocess.run([str(path), "daemon", "--help"], capture_output=True, text=True)
+    if probe.returncode != 0 or "--sim" not in probe.stdout:
         pytest.skip(f"{path} has no `daemon` command yet")
     return path
 

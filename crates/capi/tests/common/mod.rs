@@ -49,11 +49,9 @@ pub fn lever_with_daemon() -> Result<PathBuf, String> {
     let bin = lever_bin()?;
     let ok = Command::new(&bin)
         .args(["daemon", "--help"])
-        .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false);
+        .output()
+        .is_ok_and(|o| o.status.success() && String::from_utf8_lossy(&o.stdout).contains("--sim"));
     if ok {
         Ok(bin)
     } else {
