@@ -58,6 +58,8 @@ pub enum Command {
     Explain(crate::cmd::client::ExplainArgs),
     /// perflock_native_test form: --acq <handle> <duration> <opcode,value,...>
     Perflock(crate::cmd::client::PerflockArgs),
+    /// Benchmark a daemon on a simulated board: latency, throughput, RSS, idle CPU.
+    BenchDaemon(crate::cmd::bench_daemon::BenchDaemonArgs),
 }
 
 #[derive(Debug, Subcommand)]

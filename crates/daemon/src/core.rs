@@ -377,7 +377,15 @@ impl Core {
     pub fn shutdown(&mut self) {
         let plan = self.engine.release_all();
         self.meta.clear();
-        self.apply(&plan, "daemon stopping");
+        let failures = self.apply(&plan, "daemon stopping");
+        // Only a fully restored device gets a clean journal; otherwise the
+        // next start (or `lever restore`) retries.
+        if failures.is_empty() {
+            if let Err(e) = self.journal.compact() {
+                self.log
+                    .warn(&format!("could not compact the journal: {e}"));
+            }
+        }
     }
 
     /// Switch to a new target (SIGHUP). Live requests are kept: everything

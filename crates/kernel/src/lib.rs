@@ -282,14 +282,25 @@ impl KernelFs {
     /// Write `value` to a node, but only when it differs from the current
     /// content; then read it back and report whether the kernel kept it.
     pub fn write(&self, kernel_path: &str, value: &str) -> Result<WriteOutcome, KernelError> {
-        let value = value.trim_end_matches('\n');
         let current = match self.read(kernel_path) {
             Ok(c) => Some(c),
             // Write-only nodes (e.g. some trigger files) cannot be read first.
             Err(KernelError::NotAllowed { .. }) => None,
             Err(e) => return Err(e),
         };
-        if current.as_deref() == Some(value) {
+        self.write_known(kernel_path, value, current.as_deref())
+    }
+
+    /// [`KernelFs::write`] when the caller already knows what the node
+    /// holds (`current`, as [`KernelFs::read`] returns it): saves one read.
+    pub fn write_known(
+        &self,
+        kernel_path: &str,
+        value: &str,
+        current: Option<&str>,
+    ) -> Result<WriteOutcome, KernelError> {
+        let value = value.trim_end_matches('\n');
+        if current == Some(value) {
             return Ok(WriteOutcome::Unchanged);
         }
         self.write_raw(kernel_path, value)?;

@@ -97,6 +97,8 @@ impl OriginalsLog for NoLog {
 pub struct Applier {
     fs: KernelFs,
     originals: HashMap<ResourceIndex, String>,
+    /// What each node Lever holds contains now (saves a read per write).
+    last: HashMap<ResourceIndex, String>,
     held: HashMap<ResourceIndex, File>,
 }
 
@@ -117,6 +119,7 @@ impl Applier {
         Applier {
             fs,
             originals: HashMap::new(),
+            last: HashMap::new(),
             held: HashMap::new(),
         }
     }
@@ -179,17 +182,28 @@ impl Applier {
         if spec.kind == ResourceKind::HoldFd {
             return self.hold(idx, spec, level);
         }
-        if !self.originals.contains_key(&idx) {
-            let original = self.fs.read(&spec.node)?;
-            log.record(&spec.node, &original)
-                .map_err(|source| KernelError::Io {
-                    path: spec.node.clone(),
-                    op: "journal the original of",
-                    source,
-                })?;
-            self.originals.insert(idx, original);
-        }
-        self.fs.write(&spec.node, &spec.render(level))
+        let value = spec.render(level);
+        let known = match self.last.get(&idx) {
+            Some(text) => text.clone(),
+            None => {
+                let original = self.fs.read(&spec.node)?;
+                log.record(&spec.node, &original)
+                    .map_err(|source| KernelError::Io {
+                        path: spec.node.clone(),
+                        op: "journal the original of",
+                        source,
+                    })?;
+                self.originals.insert(idx, original.clone());
+                original
+            }
+        };
+        let outcome = self.fs.write_known(&spec.node, &value, Some(&known))?;
+        let now = match &outcome {
+            WriteOutcome::Stored { stored, .. } => stored.clone(),
+            _ => value,
+        };
+        self.last.insert(idx, now);
+        Ok(outcome)
     }
 
     fn hold(
@@ -236,7 +250,10 @@ impl Applier {
         match self.originals.get(&idx) {
             Some(text) => {
                 let text = text.clone();
-                let result = self.fs.write(&spec.node, &text);
+                let result = match self.last.remove(&idx) {
+                    Some(now) => self.fs.write_known(&spec.node, &text, Some(&now)),
+                    None => self.fs.write(&spec.node, &text),
+                };
                 // A node that vanished (CPU unplugged) has nothing left to
                 // restore; forget it too.
                 if result.is_ok() || matches!(result, Err(KernelError::Missing { .. })) {

@@ -1,5 +1,6 @@
 //! One module per command; `run` dispatches.
 
+pub mod bench_daemon;
 pub mod client;
 pub mod daemon;
 mod resources;
@@ -23,5 +24,6 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Status(args) => client::status(&cli.global, args),
         Command::Explain(args) => client::explain(&cli.global, args),
         Command::Perflock(args) => client::perflock(&cli.global, args),
+        Command::BenchDaemon(args) => bench_daemon::run(&cli.global, args),
     }
 }

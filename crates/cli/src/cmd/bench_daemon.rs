@@ -1,0 +1,257 @@
+//! `lever bench-daemon`: round-trip latency and throughput of a real daemon
+//! on a simulated board, its memory, and its CPU use while idle.
+//!
+//! It starts `lever daemon --sim BOARD --quiet` in a temporary state
+//! directory, then for each client count runs that many client threads,
+//! each with its own connection, doing acquire + release of a third-party
+//! resource in a loop. The acquire latency is the time from the client call
+//! to the reply, which the daemon sends after the node is written: "client
+//! call to node written". Idle CPU is the daemon's utime + stime (from
+//! `/proc/PID/stat`) over an idle window.
+
+use crate::args::Global;
+use crate::cmd::util::Progress;
+use crate::output::{print_json, Table};
+use anyhow::{bail, Context};
+use clap::Args;
+use lever_client::{Client, Priority};
+use serde::Serialize;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// `lever bench-daemon` flags.
+#[derive(Debug, Args)]
+pub struct BenchDaemonArgs {
+    /// Client counts to run, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,16,256")]
+    pub clients: Vec<usize>,
+    /// Acquire + release pairs per client count (split over the clients).
+    #[arg(long, default_value_t = 20_000)]
+    pub operations: usize,
+    /// Idle window for the idle-CPU check, in seconds (0 skips it).
+    #[arg(long, default_value_t = 10)]
+    pub idle_secs: u64,
+    /// Simulated board to run on.
+    #[arg(long, default_value = "qcs6490")]
+    pub sim: String,
+}
+
+#[derive(Debug, Serialize)]
+struct Row {
+    clients: usize,
+    operations: usize,
+    p50_us: f64,
+    p90_us: f64,
+    p99_us: f64,
+    max_us: f64,
+    acquire_release_per_s: f64,
+}
+
+#[derive(Debug, Serialize)]
+struct Report {
+    board: String,
+    tree_on: String,
+    rows: Vec<Row>,
+    rss_kb_idle_start: u64,
+    rss_kb_after_load: u64,
+    idle_secs: u64,
+    idle_cpu_ticks: Option<u64>,
+    clock_ticks_per_s: u64,
+}
+
+fn proc_field(pid: u32, key: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(key))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+}
+
+/// utime + stime of a process, in clock ticks (`/proc/PID/stat` fields 14
+/// and 15, counted after the `(comm)` field, which may contain spaces).
+fn cpu_ticks(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let idx = ((sorted.len() - 1) as f64 * p).round() as usize;
+    sorted[idx]
+}
+
+pub fn run(global: &Global, args: BenchDaemonArgs) -> anyhow::Result<()> {
+    // The simulated tree stands in for sysfs, which lives in memory: put
+    // it on tmpfs when there is one, so the figures measure Lever rather
+    // than a disk file system.
+    let shm = std::path::Path::new("/dev/shm");
+    let dir = if shm.is_dir() {
+        tempfile::tempdir_in(shm)?
+    } else {
+        tempfile::tempdir()?
+    };
+    let on = if dir.path().starts_with(shm) {
+        "tmpfs (/dev/shm)"
+    } else {
+        "the disk (no /dev/shm)"
+    };
+    let socket = dir.path().join("lever.sock");
+    let exe = std::env::current_exe()?;
+    let mut daemon = Command::new(exe)
+        .args([
+            "daemon",
+            "--quiet",
+            "--sim",
+            &args.sim,
+            "--max-requests",
+            "100000",
+        ])
+        .arg("--state-dir")
+        .arg(dir.path())
+        .arg("--socket")
+        .arg(&socket)
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("starting the daemon")?;
+    let mut err = BufReader::new(daemon.stderr.take().context("daemon stderr")?);
+    let mut line = String::new();
+    while !line.contains("ready on") {
+        line.clear();
+        if err.read_line(&mut line)? == 0 {
+            bail!("daemon exited before it was ready");
+        }
+    }
+    std::thread::spawn(move || {
+        let mut l = String::new();
+        while err.read_line(&mut l).unwrap_or(0) > 0 {
+            eprint!("{l}");
+            l.clear();
+        }
+    });
+    let pid = daemon.id();
+    let result = bench(&args, &socket, pid, global, on);
+    let _ = daemon.kill();
+    let _ = daemon.wait();
+    result
+}
+
+fn bench(
+    args: &BenchDaemonArgs,
+    socket: &std::path::Path,
+    pid: u32,
+    global: &Global,
+    on: &str,
+) -> anyhow::Result<()> {
+    let rss_start = proc_field(pid, "VmRSS:").unwrap_or(0);
+    let progress = Progress::new("bench-daemon");
+    let mut rows = Vec::new();
+    // Silver min frequency: third-party, snapped to the table.
+    let pair = [(0x44008100u32, 1958400i64)];
+    for &n in &args.clients {
+        let per_client = (args.operations / n.max(1)).max(1);
+        progress.update(0, Some(args.clients.len() as u64), &format!("{n} clients"));
+        let start = Instant::now();
+        let threads: Vec<_> = (0..n)
+            .map(|_| {
+                let socket = socket.to_path_buf();
+                std::thread::spawn(move || -> anyhow::Result<Vec<f64>> {
+                    let mut c = Client::connect(&socket)?;
+                    let mut lat = Vec::with_capacity(per_client);
+                    for _ in 0..per_client {
+                        let t = Instant::now();
+                        let h = c.acquire(0, 0, Priority::ThirdPartyLow, &pair)?;
+                        lat.push(t.elapsed().as_secs_f64() * 1e6);
+                        c.release(h)?;
+                    }
+                    Ok(lat)
+                })
+            })
+            .collect();
+        let mut all = Vec::with_capacity(per_client * n);
+        for t in threads {
+            all.extend(
+                t.join()
+                    .map_err(|_| anyhow::anyhow!("client thread panicked"))??,
+            );
+        }
+        let secs = start.elapsed().as_secs_f64();
+        all.sort_by(|a, b| a.total_cmp(b));
+        rows.push(Row {
+            clients: n,
+            operations: all.len(),
+            p50_us: percentile(&all, 0.50),
+            p90_us: percentile(&all, 0.90),
+            p99_us: percentile(&all, 0.99),
+            max_us: all.last().copied().unwrap_or(0.0),
+            acquire_release_per_s: all.len() as f64 / secs,
+        });
+    }
+    let rss_after = proc_field(pid, "VmRSS:").unwrap_or(0);
+    let idle_cpu = if args.idle_secs > 0 {
+        progress.update(0, None, &format!("idle for {} s", args.idle_secs));
+        let before = cpu_ticks(pid);
+        std::thread::sleep(Duration::from_secs(args.idle_secs));
+        before.zip(cpu_ticks(pid)).map(|(a, b)| b - a)
+    } else {
+        None
+    };
+    progress.finish();
+    let report = Report {
+        board: args.sim.clone(),
+        tree_on: on.to_string(),
+        rows,
+        rss_kb_idle_start: rss_start,
+        rss_kb_after_load: rss_after,
+        idle_secs: args.idle_secs,
+        idle_cpu_ticks: idle_cpu,
+        clock_ticks_per_s: rustix::param::clock_ticks_per_second(),
+    };
+    if global.json {
+        return print_json(&report);
+    }
+    let mut t = Table::new(&[
+        "CLIENTS",
+        "OPS",
+        "P50_US",
+        "P90_US",
+        "P99_US",
+        "MAX_US",
+        "ACQ+REL/S",
+    ]);
+    for r in &report.rows {
+        t.row(vec![
+            r.clients.to_string(),
+            r.operations.to_string(),
+            format!("{:.1}", r.p50_us),
+            format!("{:.1}", r.p90_us),
+            format!("{:.1}", r.p99_us),
+            format!("{:.1}", r.max_us),
+            format!("{:.0}", r.acquire_release_per_s),
+        ]);
+    }
+    println!(
+        "round trip: client acquire call -> node written -> reply (daemon on simulated {}, tree on {on})",
+        report.board
+    );
+    t.print()?;
+    println!(
+        "daemon RSS: {} kB at start, {} kB after the load (VmRSS)",
+        report.rss_kb_idle_start, report.rss_kb_after_load
+    );
+    match report.idle_cpu_ticks {
+        Some(t) => println!(
+            "daemon CPU while idle for {} s: {} clock ticks ({:.0} ms)",
+            report.idle_secs,
+            t,
+            t as f64 * 1000.0 / report.clock_ticks_per_s as f64
+        ),
+        None => println!("idle CPU check skipped"),
+    }
+    Ok(())
+}
