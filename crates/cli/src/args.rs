@@ -44,6 +44,11 @@ pub enum Command {
     /// Target files: built-in resource sets, and checking your own.
     #[command(subcommand)]
     Target(TargetCommand),
+    /// Memory: the seed's memory map, per-process memory, thrashing check.
+    #[command(subcommand)]
+    Mem(crate::cmd::mem::MemCommand),
+    /// I/O-bound check: /proc/diskstats and vmstat deltas around a command.
+    Io(crate::cmd::io::IoArgs),
 }
 
 #[derive(Debug, Subcommand)]

@@ -20,7 +20,8 @@
 //! so USS and VSS are only shown for the whole view.
 //!
 //! Processes exit while we read them: a `/proc/<pid>` that vanished (ENOENT,
-//! ESRCH) is counted, not an error; kernel threads (empty rollup) are skipped.
+//! ESRCH) is counted, not an error; tasks without user memory (kernel
+//! threads and zombies, whose rollup is empty or answers ESRCH) are skipped.
 
 use crate::error::MeasureError;
 use lever_kernel::{KernelError, KernelFs};
@@ -168,7 +169,14 @@ fn read_one(fs: &KernelFs, pid: u32) -> Result<Read, MeasureError> {
     let rollup_path = format!("{base}/smaps_rollup");
     let rollup = match fs.read(&rollup_path) {
         Ok(t) => t,
-        Err(e) if vanished(&e) => return Ok(Read::Vanished),
+        // A task without an mm (kernel thread, zombie) also answers ESRCH:
+        // it is still there when its status still reads, without `VmSize`.
+        Err(e) if vanished(&e) => {
+            return Ok(match fs.read(&format!("{base}/status")) {
+                Ok(status) if !status.contains("\nVmSize:") => Read::KernelThread,
+                _ => Read::Vanished,
+            })
+        }
         Err(KernelError::NotAllowed { .. }) => return Ok(Read::Denied),
         Err(e) => return Err(e.into()),
     };
@@ -197,7 +205,7 @@ fn read_one(fs: &KernelFs, pid: u32) -> Result<Read, MeasureError> {
 pub struct ProcScan {
     /// Processes read.
     pub procs: Vec<ProcRaw>,
-    /// Kernel threads skipped (no user memory).
+    /// Tasks without user memory skipped (kernel threads, zombies).
     pub kernel_threads: usize,
     /// Processes that exited while being read.
     pub vanished: usize,

@@ -1,5 +1,7 @@
 //! One module per command; `run` dispatches.
 
+pub mod io;
+pub mod mem;
 mod resources;
 mod sim;
 mod target;
@@ -14,5 +16,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Sim(cmd) => sim::run(&cli.global, cmd),
         Command::Resources(args) => resources::run(&cli.global, args),
         Command::Target(cmd) => target::run(&cli.global, cmd),
+        Command::Mem(cmd) => mem::run(&cli.global, cmd),
+        Command::Io(args) => io::run(&cli.global, args),
     }
 }
