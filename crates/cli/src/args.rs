@@ -49,6 +49,9 @@ pub enum Command {
     Mem(crate::cmd::mem::MemCommand),
     /// I/O-bound check: /proc/diskstats and vmstat deltas around a command.
     Io(crate::cmd::io::IoArgs),
+    /// Ftrace: record through tracefs, analyze, export to Perfetto, mark.
+    #[command(subcommand)]
+    Trace(crate::cmd::trace::TraceCommand),
 }
 
 #[derive(Debug, Subcommand)]

@@ -5,6 +5,7 @@ pub mod mem;
 mod resources;
 mod sim;
 mod target;
+pub mod trace;
 #[allow(dead_code)] // remove once every helper is used by a command
 pub mod util;
 
@@ -18,5 +19,6 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Target(cmd) => target::run(&cli.global, cmd),
         Command::Mem(cmd) => mem::run(&cli.global, cmd),
         Command::Io(args) => io::run(&cli.global, args),
+        Command::Trace(cmd) => trace::run(&cli.global, cmd),
     }
 }
