@@ -44,6 +44,10 @@ pub enum Command {
     /// Target files: built-in resource sets, and checking your own.
     #[command(subcommand)]
     Target(TargetCommand),
+    /// CPU inventory (clusters, caches, cpufreq residency, cpuidle, GPU); `cpu ipc -- CMD`.
+    Cpu(crate::cmd::cpu::CpuArgs),
+    /// Boot time stages from a serial log, systemd-analyze and journal markers.
+    Boot(crate::cmd::boot::BootArgs),
     /// Memory: the seed's memory map, per-process memory, thrashing check.
     #[command(subcommand)]
     Mem(crate::cmd::mem::MemCommand),

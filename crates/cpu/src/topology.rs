@@ -5,7 +5,7 @@
 //! - `online` — the online CPUs, in list form (`0-7`);
 //! - `cpuN/cpu_capacity` — `arch_topology`'s capacity, 1024 for the
 //!   biggest CPU (absent on most x86 kernels);
-//! - `cpuN/topology/package_id`;
+//! - `cpuN/topology/physical_package_id`;
 //! - `cpuN/cache/indexK/{level,type,size,shared_cpu_list}` — one directory
 //!   per cache leaf (`size` is printed as `32K`);
 //! - `cpufreq/policyX/{related_cpus,cpuinfo_min_freq,cpuinfo_max_freq,
@@ -79,7 +79,7 @@ pub struct Cpu {
     pub cpu: u32,
     /// `cpu_capacity` (1024 = biggest CPU), when the kernel exports it.
     pub capacity: Option<u64>,
-    /// `topology/package_id`.
+    /// `topology/physical_package_id`.
     pub package_id: Option<u64>,
     /// The cpufreq policy that covers this CPU (`policyX` → X).
     pub policy: Option<u32>,
@@ -298,7 +298,7 @@ pub fn read(fs: &KernelFs) -> Result<Topology, CpuError> {
         cpus.push(Cpu {
             cpu,
             capacity: opt_u64(fs, &format!("{dir}/cpu_capacity"))?,
-            package_id: opt_u64(fs, &format!("{dir}/topology/package_id"))?,
+            package_id: opt_u64(fs, &format!("{dir}/topology/physical_package_id"))?,
             policy: policies
                 .iter()
                 .find(|(_, related)| related.contains(&cpu))
