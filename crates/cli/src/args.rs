@@ -60,6 +60,18 @@ pub enum Command {
     Perflock(crate::cmd::client::PerflockArgs),
     /// Benchmark a daemon on a simulated board: latency, throughput, RSS, idle CPU.
     BenchDaemon(crate::cmd::bench_daemon::BenchDaemonArgs),
+    /// CPU inventory (clusters, caches, cpufreq residency, cpuidle, GPU); `cpu ipc -- CMD`.
+    Cpu(crate::cmd::cpu::CpuArgs),
+    /// Boot time stages from a serial log, systemd-analyze and journal markers.
+    Boot(crate::cmd::boot::BootArgs),
+    /// Memory: the seed's memory map, per-process memory, thrashing check.
+    #[command(subcommand)]
+    Mem(crate::cmd::mem::MemCommand),
+    /// I/O-bound check: /proc/diskstats and vmstat deltas around a command.
+    Io(crate::cmd::io::IoArgs),
+    /// Ftrace: record through tracefs, analyze, export to Perfetto, mark.
+    #[command(subcommand)]
+    Trace(crate::cmd::trace::TraceCommand),
 }
 
 #[derive(Debug, Subcommand)]

@@ -1,11 +1,16 @@
 //! One module per command; `run` dispatches.
 
 pub mod bench_daemon;
+pub mod boot;
 pub mod client;
+pub mod cpu;
 pub mod daemon;
+pub mod io;
+pub mod mem;
 mod resources;
 mod sim;
 mod target;
+pub mod trace;
 #[allow(dead_code)] // remove once every helper is used by a command
 pub mod util;
 
@@ -25,5 +30,10 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Explain(args) => client::explain(&cli.global, args),
         Command::Perflock(args) => client::perflock(&cli.global, args),
         Command::BenchDaemon(args) => bench_daemon::run(&cli.global, args),
+        Command::Cpu(args) => cpu::run(&cli.global, args),
+        Command::Boot(args) => boot::run(&cli.global, args),
+        Command::Mem(cmd) => mem::run(&cli.global, cmd),
+        Command::Io(args) => io::run(&cli.global, args),
+        Command::Trace(cmd) => trace::run(&cli.global, cmd),
     }
 }

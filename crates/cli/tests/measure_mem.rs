@@ -1,0 +1,296 @@
+//! End-to-end tests of `lever mem …` and `lever io` on a simulated QCS6490
+//! (golden tables and JSON) and on this machine.
+//!
+//! Goldens live in `crates/measure/tests/golden/`; after an intended change
+//! run `LEVER_UPDATE_GOLDEN=1 cargo test -p lever --test measure_mem` and
+//! review the diff.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn lever(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lever"))
+        .args(args)
+        .output()
+        .expect("run lever")
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = lever(args);
+    assert!(
+        out.status.success(),
+        "lever {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 output")
+}
+
+fn board(name: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    lever_sim::create(name, dir.path()).unwrap();
+    let root = dir.path().to_str().unwrap().to_string();
+    (dir, root)
+}
+
+fn golden(name: &str, actual: &str) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../measure/tests/golden")
+        .join(name);
+    if std::env::var_os("LEVER_UPDATE_GOLDEN").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (LEVER_UPDATE_GOLDEN=1 creates it)", path.display()));
+    assert_eq!(
+        actual,
+        expected,
+        "{} differs; LEVER_UPDATE_GOLDEN=1 rewrites it",
+        path.display()
+    );
+}
+
+#[test]
+fn mem_map_golden_on_qcs6490() {
+    let (_d, root) = board("qcs6490");
+    let table = ok(&["--root", &root, "mem", "map"]);
+    golden("qcs6490_mem_map.txt", &table);
+    let json = ok(&["--root", &root, "mem", "map", "--json"]).replace(&root, "<ROOT>");
+    golden("qcs6490_mem_map.json", &json);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(
+        v["after_boot"]["total_ram"]["value"]["source"],
+        "device_tree"
+    );
+    assert!(v["during"].is_null());
+}
+
+#[test]
+fn mem_map_total_ram_fallback_and_saved_dmesg() {
+    let (dir, root) = board("qcs6490");
+    // Without the device tree, the saved dmesg line gives total RAM.
+    std::fs::remove_dir_all(dir.path().join("sys/firmware/devicetree")).unwrap();
+    let log = dir.path().join("dmesg.txt");
+    std::fs::write(
+        &log,
+        "[    0.000000] Memory: 3061872K/4134912K available (28800K kernel code, 2090K rwdata, 10688K rodata, 3072K init, 969K bss, 679824K reserved, 393216K cma-reserved)\n",
+    )
+    .unwrap();
+    let out = ok(&[
+        "--root",
+        &root,
+        "mem",
+        "map",
+        "--dmesg",
+        log.to_str().unwrap(),
+    ]);
+    assert!(
+        out.contains("4134912 kB from dmesg `Memory:` line"),
+        "{out}"
+    );
+    assert!(
+        out.contains("vmlinux = code + rwdata + rodata + init + bss  45619"),
+        "{out}"
+    );
+    // Neither: --total-ram, and it says so.
+    let out = ok(&["--root", &root, "mem", "map", "--total-ram", "6G"]);
+    assert!(out.contains("6291456 kB from --total-ram"), "{out}");
+    let out = ok(&["--root", &root, "mem", "map"]);
+    assert!(
+        out.contains("total RAM: not available here because"),
+        "{out}"
+    );
+    assert!(out.contains("Total RAM                 n/a"), "{out}");
+    let bad = lever(&["--root", &root, "mem", "map", "--total-ram", "6144"]);
+    assert!(!bad.status.success());
+}
+
+#[test]
+fn mem_map_during_a_command() {
+    let (_d, root) = board("qcs6490");
+    let out = ok(&[
+        "--root",
+        &root,
+        "mem",
+        "map",
+        "--interval",
+        "0.05",
+        "--",
+        "sleep",
+        "0.2",
+    ]);
+    assert!(out.contains("After boot  During CMD"), "{out}");
+    assert!(out.contains("During CMD: `sleep 0.2`"), "{out}");
+    let json = ok(&["--root", &root, "--json", "mem", "map", "--", "true"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["during"]["exit_code"], 0);
+    assert!(v["during"]["samples"].as_u64().unwrap() >= 1);
+    // A failing command is reported after the table, with exit status 1.
+    let out = lever(&["--root", &root, "mem", "map", "--", "false"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("During CMD"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("`false` exited with status 1"));
+}
+
+#[test]
+fn mem_procs_on_sim_says_why() {
+    let (_d, root) = board("qcs6490");
+    let out = ok(&["--root", &root, "mem", "procs"]);
+    golden("qcs6490_mem_procs.txt", &out);
+    let json = ok(&["--root", &root, "mem", "procs", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert!(v["unavailable"].as_str().unwrap().contains("/proc/<pid>"));
+}
+
+#[test]
+fn mem_procs_on_this_machine() {
+    if !Path::new("/proc/self/smaps_rollup").exists() {
+        eprintln!("skipped: this kernel has no /proc/self/smaps_rollup");
+        return;
+    }
+    let json = ok(&["mem", "procs", "--json", "--sort", "rss"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let procs = v["procs"].as_array().unwrap();
+    // At least this very `lever` process is there, with real figures.
+    let me = procs
+        .iter()
+        .find(|p| {
+            p["cmdline"]
+                .as_str()
+                .unwrap_or("")
+                .contains("mem procs --json")
+        })
+        .expect("lever itself in the list");
+    assert!(me["pss_kb"].as_u64().unwrap() > 0);
+    assert!(me["rss_kb"].as_u64().unwrap() >= me["pss_kb"].as_u64().unwrap());
+    let rss: Vec<u64> = procs
+        .iter()
+        .map(|p| p["rss_kb"].as_u64().unwrap())
+        .collect();
+    assert!(rss.windows(2).all(|w| w[0] >= w[1]), "sorted by RSS");
+    let total: u64 = rss.iter().sum();
+    assert_eq!(v["total"]["rss_kb"].as_u64().unwrap(), total);
+    let anon = ok(&["mem", "procs", "-C", "--limit", "3"]);
+    assert!(anon.contains("anonymous + shmem"), "{anon}");
+    let file = ok(&["mem", "procs", "-c"]);
+    assert!(file.contains("file-backed"), "{file}");
+    assert!(!lever(&["mem", "procs", "-c", "-C"]).status.success());
+}
+
+#[test]
+fn mem_thrash_on_sim_writes_series() {
+    let (d, root) = board("qcs6490");
+    let out_dir = d.path().join("out");
+    let out = ok(&[
+        "--root",
+        &root,
+        "mem",
+        "thrash",
+        "--interval",
+        "0.05",
+        "--duration",
+        "0.15",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    // The simulated counters do not move: calm, and every rate is 0.
+    assert!(out.contains("verdict: no memory pressure"), "{out}");
+    let csv = std::fs::read_to_string(out_dir.join("thrash.csv")).unwrap();
+    assert!(csv.starts_with("t_s,elapsed_s,workingset_refault_anon_per_s"));
+    assert!(csv.lines().count() >= 3, "{csv}");
+    let svg = std::fs::read_to_string(out_dir.join("thrash.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("pgscan/s"));
+    let series: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("thrash.json")).unwrap())
+            .unwrap();
+    assert_eq!(series.as_array().unwrap().len() + 1, csv.lines().count());
+
+    let json = ok(&[
+        "--root",
+        &root,
+        "--json",
+        "mem",
+        "thrash",
+        "--interval",
+        "0.05",
+        "--duration",
+        "0.1",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["verdict"]["level"], "calm");
+    assert_eq!(v["psi_available"], true);
+    assert!(
+        !lever(&["--root", &root, "mem", "thrash", "--interval", "0"])
+            .status
+            .success()
+    );
+}
+
+#[test]
+fn mem_thrash_am437x_without_psi() {
+    let (_d, root) = board("am437x");
+    let out = ok(&[
+        "--root",
+        &root,
+        "mem",
+        "thrash",
+        "--interval",
+        "0.05",
+        "--",
+        "true",
+    ]);
+    assert!(out.contains("PSI: not available here because"), "{out}");
+}
+
+#[test]
+fn mem_thrash_on_this_machine_during_a_command() {
+    if !Path::new("/proc/vmstat").exists() {
+        eprintln!("skipped: no /proc/vmstat on this machine");
+        return;
+    }
+    let json = ok(&[
+        "--json",
+        "mem",
+        "thrash",
+        "--interval",
+        "0.1",
+        "--",
+        "sleep",
+        "0.25",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["exit_code"], 0);
+    assert!(v["intervals"].as_array().unwrap().len() >= 2);
+    assert!(["calm", "pressure", "thrashing"].contains(&v["verdict"]["level"].as_str().unwrap()));
+}
+
+#[test]
+fn io_on_sim_and_here() {
+    let (_d, root) = board("qcs6490");
+    let out = ok(&["--root", &root, "io", "--", "true"]);
+    assert!(
+        out.contains("no block device did I/O during the command (5 devices"),
+        "{out}"
+    );
+    assert!(out.contains("pgpgin +0 kB"), "{out}");
+    let all = ok(&["--root", &root, "io", "--all", "--", "true"]);
+    assert!(all.contains("mmcblk0") && all.contains("zram0"), "{all}");
+    let json = ok(&["--root", &root, "--json", "io", "--all", "--", "true"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["devices"].as_array().unwrap().len(), 5);
+    assert_eq!(v["pgpgout_kb"], 0);
+    assert!(
+        !lever(&["--root", &root, "io"]).status.success(),
+        "CMD is required"
+    );
+    let fail = lever(&["--root", &root, "io", "--", "false"]);
+    assert!(!fail.status.success());
+
+    // This machine: reading a file we just wrote with O_DIRECT is not needed
+    // to check the arithmetic; a real run must simply produce a report.
+    let json = ok(&["--json", "io", "--", "true"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert!(v["elapsed_s"].as_f64().unwrap() > 0.0);
+    assert!(v["pgpgin_kb"].is_u64());
+}

@@ -1,0 +1,64 @@
+//! Benchmarks of the hot paths, on this machine's real /proc (read-only):
+//!
+//! - `mem_procs`: one procrank pass (every /proc/<pid>/smaps_rollup, status,
+//!   cmdline, then the model); target < 20 ms for ~100 processes;
+//! - `thrash_sample`: one thrash sample (/proc/vmstat + /proc/pressure/memory);
+//!   target < 10 ms, i.e. < 1 % of one CPU at a 1 s interval;
+//! - `mem_map_sample`: one memory-map sample and model (meminfo, vmstat,
+//!   modules, zram, dma-buf, KGSL).
+//!
+//! Run: `cargo bench -p lever-measure --bench measure`.
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use lever_kernel::KernelFs;
+use lever_measure::memmap::{MemSample, MemoryMap, StaticMemory};
+use lever_measure::smaps::{ProcScan, Procrank, SortKey, View};
+use lever_measure::thrash::ThrashSample;
+use std::hint::black_box;
+
+fn benches(c: &mut Criterion) {
+    let fs = KernelFs::system();
+    match ProcScan::read(&fs) {
+        Ok(Ok(scan)) => {
+            eprintln!(
+                "mem_procs: {} processes with user memory, {} kernel threads/zombies, {} not readable",
+                scan.procs.len(),
+                scan.kernel_threads,
+                scan.denied
+            );
+            c.bench_function("mem_procs", |b| {
+                b.iter(|| {
+                    let scan = ProcScan::read(&fs).unwrap().unwrap();
+                    black_box(Procrank::new(&scan, View::All, SortKey::Pss))
+                })
+            });
+        }
+        Ok(Err(why)) => eprintln!("skipped mem_procs: {}", why.reason()),
+        Err(e) => eprintln!("skipped mem_procs: {e}"),
+    }
+    match ThrashSample::read(&fs, 0.0) {
+        Ok(_) => {
+            c.bench_function("thrash_sample", |b| {
+                b.iter(|| black_box(ThrashSample::read(&fs, 1.0).unwrap()))
+            });
+        }
+        Err(e) => eprintln!("skipped thrash_sample: {e}"),
+    }
+    match (
+        StaticMemory::read(&fs, Some(String::new()), Some(1)),
+        MemSample::read(&fs),
+    ) {
+        (Ok(fixed), Ok(_)) => {
+            c.bench_function("mem_map_sample", |b| {
+                b.iter(|| {
+                    let s = MemSample::read(&fs).unwrap();
+                    black_box(MemoryMap::new(&fixed, &s, None).unwrap())
+                })
+            });
+        }
+        (Err(e), _) | (_, Err(e)) => eprintln!("skipped mem_map_sample: {e}"),
+    }
+}
+
+criterion_group!(measure, benches);
+criterion_main!(measure);

@@ -1,0 +1,353 @@
+//! Parsers and models on real kernel files (this VM, kernel
+//! 6.18.44-fc-v657; see fixtures/README.md) and on malformed input.
+
+mod common;
+use common::{fixture, tree};
+use lever_measure::devicetree::{parse_reg, DtMemory};
+use lever_measure::diskstats::Diskstats;
+use lever_measure::dmesg::DmesgMemory;
+use lever_measure::iomem::Iomem;
+use lever_measure::meminfo::Meminfo;
+use lever_measure::memmap::{MemSample, MemoryMap, PageSizeSource, StaticMemory, TotalRamSource};
+use lever_measure::pressure::Pressure;
+use lever_measure::smaps::{
+    parse_rollup, parse_status, ProcRaw, ProcScan, Procrank, SortKey, View,
+};
+use lever_measure::thrash::{Level, ThrashInterval, ThrashSample, Verdict};
+use lever_measure::vmstat::Vmstat;
+use lever_measure::{Avail, MeasureError};
+
+#[test]
+fn vm_meminfo_and_vmstat() {
+    let m = Meminfo::parse("/proc/meminfo", &fixture("vm_meminfo")).unwrap();
+    assert_eq!(m.get("MemTotal"), Some(24684092));
+    assert_eq!(m.get("HugePages_Total"), Some(0));
+    let v = Vmstat::parse("/proc/vmstat", &fixture("vm_vmstat")).unwrap();
+    assert_eq!(v.get("nr_shmem"), Some(2214));
+    assert_eq!(v.get("nr_kernel_misc_reclaimable"), Some(0));
+    assert!(v.counters.len() > 150);
+}
+
+#[test]
+fn vm_iomem_real_and_unprivileged() {
+    let io = Iomem::parse("/proc/iomem", &fixture("vm_iomem")).unwrap();
+    let s = io.system_ram().unwrap();
+    // 00001000-0009fbff, 00100000-bfffffff, 100000000-63fffffff
+    assert_eq!(s.ranges, 3);
+    assert_eq!(s.bytes, 0x9ec00 + 0xbff0_0000 + 0x5_4000_0000);
+    assert_eq!(s.overlap_bytes, 0);
+    assert!(io
+        .entries
+        .iter()
+        .any(|e| e.depth == 1 && e.name == "Kernel code"));
+
+    let hidden = Iomem::parse("/proc/iomem", &fixture("vm_iomem_unprivileged")).unwrap();
+    assert!(hidden.addresses_hidden());
+    assert_eq!(hidden.system_ram(), None);
+    assert_eq!(hidden.entries.len(), io.entries.len());
+}
+
+#[test]
+fn hidden_iomem_is_reported_not_zero() {
+    let (_d, fs) = tree(&[
+        ("/proc/meminfo", fixture("vm_meminfo")),
+        ("/proc/vmstat", fixture("vm_vmstat")),
+        ("/proc/iomem", fixture("vm_iomem_unprivileged")),
+    ]);
+    let fixed = StaticMemory::read(&fs, Some(fixture("vm_dmesg_memory_line")), None).unwrap();
+    let map = MemoryMap::new(&fixed, &MemSample::read(&fs).unwrap(), None).unwrap();
+    for a in [&map.kernel_static_kb, &map.non_linux_kb] {
+        match a {
+            Avail::Unavailable(r) => assert!(r.contains("zero addresses"), "{r}"),
+            other => panic!("expected unavailable, got {other:?}"),
+        }
+    }
+    // Free memory still works; the VM's page size is derived (Shmem/nr_shmem).
+    assert_eq!(map.page_size.kb, 4);
+    assert_eq!(map.page_size.source, PageSizeSource::Derived);
+    assert_eq!(map.free.free_kb, 22519928 + (1768784 - 8856) + 5140);
+}
+
+#[test]
+fn vm_memory_map_with_dmesg_total() {
+    let (_d, fs) = tree(&[
+        ("/proc/meminfo", fixture("vm_meminfo")),
+        ("/proc/vmstat", fixture("vm_vmstat")),
+        ("/proc/iomem", fixture("vm_iomem")),
+    ]);
+    let fixed = StaticMemory::read(&fs, Some(fixture("vm_dmesg_memory_line")), None).unwrap();
+    let t = fixed.total_ram.value().unwrap();
+    assert_eq!((t.kb, t.source), (25165432, TotalRamSource::Dmesg));
+    let map = MemoryMap::new(&fixed, &MemSample::read(&fs).unwrap(), None).unwrap();
+    assert_eq!(map.linux_ram_kb, Avail::Value(25165435));
+    assert_eq!(map.non_linux_kb, Avail::Value(25165432 - 25165435));
+    assert_eq!(map.kernel_static_kb, Avail::Value(25165435 - 24684092));
+    let vml = map.vmlinux.value().unwrap();
+    assert_eq!(vml.image_kb, Some(18470 + 2544 + 10280 + 3728 + 1168));
+    // No /proc/modules, zram, dma-buf or KGSL in this tree: reasons, not 0.
+    let names: Vec<_> = map
+        .kernel_dynamic
+        .iter()
+        .filter(|i| matches!(i.kb, Avail::Unavailable(_)))
+        .map(|i| i.name)
+        .collect();
+    // This VM's kernel has CONFIG_CMA off: no CmaTotal in its meminfo.
+    assert_eq!(
+        names,
+        ["Modules", "CMA used", "ZRAM used", "dma-buf (ION)", "KGSL"]
+    );
+}
+
+#[test]
+fn total_ram_fallbacks() {
+    let (_d, fs) = tree(&[("/proc/iomem", fixture("vm_iomem"))]);
+    let none = StaticMemory::read(&fs, Some(String::new()), None).unwrap();
+    assert!(matches!(none.total_ram, Avail::Unavailable(ref r) if r.contains("--total-ram")));
+    let user = StaticMemory::read(&fs, Some(String::new()), Some(1234)).unwrap();
+    let t = user.total_ram.value().unwrap();
+    assert_eq!((t.kb, t.source), (1234, TotalRamSource::User));
+    // No /dev/kmsg in the tree: the reason names it and the way out.
+    let nolog = StaticMemory::read(&fs, None, None).unwrap();
+    match nolog.dmesg {
+        Avail::Unavailable(r) => assert!(r.contains("/dev/kmsg") && r.contains("--dmesg"), "{r}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn device_tree_cells() {
+    // 2/2 cells: 0x80000000 + 2 GiB, 0x1_0000_0000 + 4 GiB.
+    let mut reg = Vec::new();
+    for c in [0u32, 0x8000_0000, 0, 0x8000_0000, 1, 0, 1, 0] {
+        reg.extend(c.to_be_bytes());
+    }
+    let banks = parse_reg("reg", "memory@80000000", &reg, 2, 2).unwrap();
+    assert_eq!(banks.len(), 2);
+    assert_eq!(banks[1].address, 0x1_0000_0000);
+    assert_eq!(banks[0].size_bytes + banks[1].size_bytes, 6 << 30);
+    // 1/1 cells (32-bit board): same bytes read as four banks.
+    assert_eq!(parse_reg("reg", "m", &reg, 1, 1).unwrap().len(), 4);
+    // 2/1 does not divide 32 bytes.
+    assert!(matches!(
+        parse_reg("reg", "m", &reg, 2, 1),
+        Err(MeasureError::BadCells {
+            len: 32,
+            cells: 3,
+            ..
+        })
+    ));
+
+    // Without #address-cells/#size-cells in the root, 2/2 is assumed.
+    let dir = tempfile::tempdir().unwrap();
+    let fs = lever_kernel::KernelFs::new(dir.path());
+    fs.create_node("/proc/device-tree/compatible", "x").unwrap();
+    let reg_path = fs.resolve("/proc/device-tree/memory@80000000/reg").unwrap();
+    std::fs::create_dir_all(reg_path.parent().unwrap()).unwrap();
+    std::fs::write(&reg_path, &reg).unwrap();
+    let dt = DtMemory::read(&fs).unwrap().unwrap();
+    assert!(!dt.cells_from_root);
+    assert_eq!(dt.total_bytes(), 6 << 30);
+}
+
+#[test]
+fn dmesg_line_variants() {
+    let m = DmesgMemory::find(&fixture("vm_dmesg_memory_line")).unwrap();
+    assert_eq!((m.available_kb, m.total_kb), (3218236, 25165432));
+    assert_eq!(m.section_kb("cma-reserved"), Some(0));
+    let log = "[    0.1] foo\n<6>[    0.2] Memory: 1005396K/1048576K available (9216K kernel code, 798K rwdata, 2444K rodata, 1024K init, 271K bss, 43180K reserved, 0K cma-reserved, 0K highmem)\n";
+    let m = DmesgMemory::find(log).unwrap();
+    assert_eq!(m.section_kb("highmem"), Some(0));
+    assert_eq!(m.vmlinux_kb(), Some(9216 + 798 + 2444 + 1024 + 271));
+    assert!(DmesgMemory::find("Memory: lots available").is_none());
+}
+
+#[test]
+fn pressure_and_errors() {
+    let p = Pressure::parse("/proc/pressure/memory", &fixture("vm_pressure_memory")).unwrap();
+    assert_eq!(p.some.total_us, 0);
+    assert!(p.full.is_some());
+    let p = Pressure::parse("p", "some avg10=1.50 avg60=0.20 avg300=0.00 total=147600\n").unwrap();
+    assert_eq!((p.some.avg10, p.some.total_us, p.full), (1.5, 147600, None));
+    let e = Pressure::parse("/proc/pressure/memory", "some avg10=x\n").unwrap_err();
+    assert!(e.to_string().starts_with("/proc/pressure/memory:1:"), "{e}");
+
+    let e = Meminfo::parse("/proc/meminfo", "MemTotal: 1 kB\nbogus\n").unwrap_err();
+    assert!(matches!(e, MeasureError::Parse { line: 2, .. }), "{e:?}");
+    let e = Vmstat::parse("/proc/vmstat", "pgpgin\n").unwrap_err();
+    assert!(e.to_string().contains("/proc/vmstat:1"), "{e}");
+    let e = Iomem::parse("/proc/iomem", "zzzz-1 : System RAM\n").unwrap_err();
+    assert!(matches!(e, MeasureError::Parse { .. }));
+    let e = Diskstats::parse("/proc/diskstats", "8 0 sda 1 2 3\n").unwrap_err();
+    assert!(e.to_string().contains("/proc/diskstats:1"), "{e}");
+}
+
+#[test]
+fn vm_diskstats() {
+    let d = Diskstats::parse("/proc/diskstats", &fixture("vm_diskstats")).unwrap();
+    assert!(d.devices.iter().any(|x| x.name == "vda"));
+    assert_eq!(d.devices.len(), fixture("vm_diskstats").lines().count());
+}
+
+#[test]
+fn vm_rollup_and_status() {
+    let mut raw = ProcRaw::default();
+    assert!(parse_rollup("r", &fixture("vm_smaps_rollup"), &mut raw).unwrap());
+    parse_status(&fixture("vm_status"), &mut raw);
+    assert_eq!(raw.name, "cat");
+    assert!(raw.rss_kb >= raw.pss_kb && raw.pss_kb > 0);
+    assert!(raw.pss_anon_kb.is_some() && raw.rss_anon_kb.is_some());
+    assert!(raw.vm_size_kb >= raw.rss_kb);
+    // A kernel thread's rollup is empty.
+    let mut k = ProcRaw::default();
+    assert!(!parse_rollup("r", "", &mut k).unwrap());
+    assert!(parse_rollup("r", "Rss: x kB\n", &mut k).is_err());
+}
+
+fn raw(pid: u32, pss: u64, uss: u64, swap: u64) -> ProcRaw {
+    ProcRaw {
+        pid,
+        name: format!("p{pid}"),
+        vm_size_kb: 1000 * pid as u64,
+        rss_kb: pss * 2,
+        pss_kb: pss,
+        private_kb: uss,
+        swap_kb: swap,
+        rss_anon_kb: Some(pss),
+        rss_shmem_kb: Some(1),
+        rss_file_kb: Some(pss),
+        pss_anon_kb: Some(pss / 2),
+        pss_shmem_kb: Some(0),
+        pss_file_kb: Some(pss / 2),
+        ..ProcRaw::default()
+    }
+}
+
+#[test]
+fn procrank_sorts_views_and_totals() {
+    let scan = ProcScan {
+        procs: vec![raw(1, 100, 10, 5), raw(2, 300, 5, 0), raw(3, 200, 50, 9)],
+        kernel_threads: 4,
+        vanished: 1,
+        denied: 0,
+    };
+    let p = Procrank::new(&scan, View::All, SortKey::Pss);
+    assert_eq!(p.procs.iter().map(|r| r.pid).collect::<Vec<_>>(), [2, 3, 1]);
+    assert_eq!(p.total.pss_kb, Some(600));
+    assert_eq!(p.total.uss_kb, Some(65));
+    assert_eq!(p.vanished, 1);
+    let p = Procrank::new(&scan, View::All, SortKey::Uss);
+    assert_eq!(p.procs[0].pid, 3);
+    let p = Procrank::new(&scan, View::All, SortKey::Swap);
+    assert_eq!(p.procs.iter().map(|r| r.pid).collect::<Vec<_>>(), [3, 1, 2]);
+    let p = Procrank::new(&scan, View::Anon, SortKey::Rss);
+    assert_eq!(p.procs[0].rss_kb, Some(301));
+    assert_eq!((p.total.uss_kb, p.total.vss_kb), (None, None));
+    let p = Procrank::new(&scan, View::File, SortKey::Pss);
+    assert_eq!(p.total.pss_kb, Some(300));
+    assert_eq!(p.total.swap_kb, Some(0));
+}
+
+#[test]
+fn procrank_on_a_tree_with_vanished_and_kernel_threads() {
+    let (_d, fs) = tree(&[
+        ("/proc/100/smaps_rollup", fixture("vm_smaps_rollup")),
+        ("/proc/100/status", fixture("vm_status")),
+        ("/proc/100/cmdline", "cat\0/proc/self/status\0".into()),
+        // kernel thread: empty rollup
+        ("/proc/2/smaps_rollup", String::new()),
+        ("/proc/2/status", "Name:\tkthreadd\n".into()),
+        // vanished: the directory is there, its files are gone
+        ("/proc/77/x", String::new()),
+        // kernel thread on a real kernel: smaps_rollup answers ESRCH, which a
+        // tree cannot imitate; a status without VmSize and no rollup file
+        // reads as Missing + status without VmSize.
+        ("/proc/3/status", "Name:\tkworker/0:0\n".into()),
+        ("/proc/meminfo", fixture("vm_meminfo")),
+    ]);
+    let scan = ProcScan::read(&fs).unwrap().unwrap();
+    assert_eq!(
+        (scan.procs.len(), scan.kernel_threads, scan.vanished),
+        (1, 2, 1)
+    );
+    assert_eq!(scan.procs[0].cmdline, "cat /proc/self/status");
+    // A tree without processes says so.
+    let (_d2, empty) = tree(&[("/proc/meminfo", fixture("vm_meminfo"))]);
+    assert!(ProcScan::read(&empty).unwrap().is_err());
+}
+
+fn sample(t: f64, refault: u64, swap: u64, scan: u64, steal: u64, full_us: u64) -> ThrashSample {
+    let v = Vmstat::parse(
+        "v",
+        &format!(
+            "workingset_refault_anon {refault}\nworkingset_refault_file {refault}\n\
+             workingset_activate_anon 0\nworkingset_activate_file 0\n\
+             pgpgin {swap}\npgpgout {swap}\npswpin {swap}\npswpout {swap}\n\
+             pgsteal_kswapd {steal}\npgsteal_direct 0\npgscan_kswapd {scan}\npgscan_direct 0\n"
+        ),
+    )
+    .unwrap();
+    let psi = Pressure::parse(
+        "p",
+        &format!("some avg10=0 avg60=0 avg300=0 total={full_us}\nfull avg10=0 avg60=0 avg300=0 total={full_us}\n"),
+    )
+    .unwrap();
+    ThrashSample::from_parts(t, &v, Some(psi))
+}
+
+#[test]
+fn thrash_verdicts() {
+    let calm = [sample(0.0, 5, 5, 0, 0, 0), sample(1.0, 5, 5, 0, 0, 0)];
+    let i = [ThrashInterval::new(&calm[1], &calm[0])];
+    assert_eq!(Verdict::new(&i).level, Level::Calm);
+    assert_eq!(i[0].reclaim_efficiency, None);
+
+    // Reclaim at 90 % efficiency, no refaults: pressure, not thrashing.
+    let p = [sample(0.0, 0, 0, 0, 0, 0), sample(1.0, 0, 0, 1000, 900, 0)];
+    let i = [ThrashInterval::new(&p[1], &p[0])];
+    let v = Verdict::new(&i);
+    assert_eq!(v.level, Level::Pressure);
+    assert!((i[0].reclaim_efficiency.unwrap() - 0.9).abs() < 1e-12);
+
+    // Refaults with paging and swapping, efficiency 20 %, 50 % full stall.
+    let t = [
+        sample(0.0, 0, 0, 0, 0, 0),
+        sample(2.0, 1000, 500, 10000, 2000, 1_000_000),
+    ];
+    let i = [ThrashInterval::new(&t[1], &t[0])];
+    assert_eq!(i[0].refaults_per_s, Some(1000.0));
+    assert_eq!(i[0].psi_full_pct, Some(50.0));
+    let v = Verdict::new(&i);
+    assert_eq!(v.level, Level::Thrashing, "{v:?}");
+    assert!(v.reasons.iter().any(|r| r.contains("efficiency below 50%")));
+
+    // A counter reset gives no rate instead of a negative one.
+    let i = ThrashInterval::new(&calm[0], &t[1]);
+    assert_eq!(i.refaults_per_s, None);
+    assert_eq!(Verdict::new(&[]).level, Level::Calm);
+}
+
+#[test]
+fn csv_and_svg() {
+    let t = [
+        sample(0.0, 0, 0, 0, 0, 0),
+        sample(1.0, 10, 5, 100, 50, 0),
+        sample(2.0, 30, 5, 100, 50, 0),
+    ];
+    let i: Vec<_> = t
+        .windows(2)
+        .map(|w| ThrashInterval::new(&w[1], &w[0]))
+        .collect();
+    let csv = lever_measure::thrash::to_csv(&i);
+    let lines: Vec<_> = csv.lines().collect();
+    assert_eq!(lines.len(), 3);
+    assert_eq!(lines[0].split(',').count(), lines[1].split(',').count());
+    assert!(
+        lines[1].starts_with("1.000,1.000,10.000,10.000,"),
+        "{}",
+        lines[1]
+    );
+    let svg = lever_measure::thrash::to_svg(&i);
+    assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+    assert_eq!(svg.matches("<polyline").count(), 6);
+    assert!(svg.contains("refaults/s"));
+}

@@ -1,0 +1,220 @@
+//! Idle-state residency, idle vs active time per CPU, and C-state
+//! enter/exit latencies (seed 004).
+//!
+//! Sources:
+//!
+//! * `cpu_idle: state=N cpu_id=C` enters state N; `state=4294967295`
+//!   exits. An **idle period** runs from entry to exit, an **active
+//!   period** from an exit to the next entry (seed 004's "Idle us /
+//!   Active us" table averages both).
+//! * The legacy events of seed 004's OMAP instrumentation:
+//!   `power_start: type=1 state=S` (idle start, state S),
+//!   `type=4 state=k` (suspend trace point k), `type=5 state=k` (resume
+//!   trace point k) and `power_end` (idle end). From those, per idle
+//!   period, the **sleep (enter) latency** is last suspend point − idle
+//!   start, and the **wake-up (exit) latency** is idle end − first resume
+//!   point. Plain `cpu_idle` events carry no such points, so enter/exit
+//!   latencies are reported only when the trace has them.
+
+use crate::stats::Distribution;
+use lever_trace::{Event, EventKind};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Default, Clone)]
+struct Period {
+    state: u32,
+    start: u64,
+    last_suspend: Option<u64>,
+    first_resume: Option<u64>,
+}
+
+#[derive(Debug, Default, Clone)]
+struct Cpu {
+    idle: Option<Period>,
+    last_exit: Option<u64>,
+    idle_ns: Vec<u64>,
+    active_ns: Vec<u64>,
+    residency: BTreeMap<u32, (u64, u64)>,
+    enter_lat: BTreeMap<u32, Vec<u64>>,
+    exit_lat: BTreeMap<u32, Vec<u64>>,
+}
+
+/// Idle tracker.
+#[derive(Debug, Default)]
+pub struct IdleTracker {
+    cpus: Vec<Cpu>,
+    end_ts: u64,
+}
+
+impl IdleTracker {
+    /// A new tracker.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn cpu(&mut self, cpu: u32) -> &mut Cpu {
+        let i = cpu as usize;
+        if i >= self.cpus.len() {
+            self.cpus.resize(i + 1, Cpu::default());
+        }
+        &mut self.cpus[i]
+    }
+
+    /// Feed one event.
+    pub fn event(&mut self, e: &Event<'_>) {
+        self.end_ts = self.end_ts.max(e.ts_ns);
+        let t = e.ts_ns;
+        match e.kind {
+            EventKind::CpuIdle {
+                state: Some(state),
+                cpu,
+            }
+            | EventKind::PowerStart {
+                kind: 1,
+                state,
+                cpu,
+            } => {
+                let c = self.cpu(cpu);
+                if let Some(exit) = c.last_exit.take() {
+                    c.active_ns.push(t.saturating_sub(exit));
+                }
+                // A second entry without exit (state change): close the
+                // first as if it exited now.
+                if c.idle.is_some() {
+                    Self::exit(c, t);
+                    c.last_exit = None;
+                }
+                c.idle = Some(Period {
+                    state,
+                    start: t,
+                    ..Period::default()
+                });
+            }
+            EventKind::PowerStart { kind: 4, cpu, .. } => {
+                if let Some(p) = self.cpu(cpu).idle.as_mut() {
+                    p.last_suspend = Some(t);
+                }
+            }
+            EventKind::PowerStart { kind: 5, cpu, .. } => {
+                if let Some(p) = self.cpu(cpu).idle.as_mut() {
+                    p.first_resume.get_or_insert(t);
+                }
+            }
+            EventKind::CpuIdle { state: None, cpu } | EventKind::PowerEnd { cpu } => {
+                let c = self.cpu(cpu);
+                Self::exit(c, t);
+            }
+            _ => {}
+        }
+    }
+
+    fn exit(c: &mut Cpu, t: u64) {
+        let Some(p) = c.idle.take() else {
+            c.last_exit = Some(t);
+            return;
+        };
+        let d = t.saturating_sub(p.start);
+        c.idle_ns.push(d);
+        let r = c.residency.entry(p.state).or_default();
+        r.0 += 1;
+        r.1 += d;
+        if let Some(s) = p.last_suspend {
+            c.enter_lat
+                .entry(p.state)
+                .or_default()
+                .push(s.saturating_sub(p.start));
+        }
+        if let Some(r) = p.first_resume {
+            c.exit_lat
+                .entry(p.state)
+                .or_default()
+                .push(t.saturating_sub(r));
+        }
+        c.last_exit = Some(t);
+    }
+
+    /// Build the report (an idle period still open at the end counts up to
+    /// the last event).
+    pub fn finish(mut self) -> Vec<CpuIdleReport> {
+        let end = self.end_ts;
+        let mut out = Vec::new();
+        for (i, c) in self.cpus.iter_mut().enumerate() {
+            if c.idle.is_some() {
+                Self::exit(c, end);
+            }
+            if c.idle_ns.is_empty() && c.active_ns.is_empty() {
+                continue;
+            }
+            let idle_total: u64 = c.idle_ns.iter().sum();
+            let active_total: u64 = c.active_ns.iter().sum();
+            let mut states: BTreeMap<u32, StateReport> = BTreeMap::new();
+            for (&state, &(count, ns)) in &c.residency {
+                states.insert(
+                    state,
+                    StateReport {
+                        state,
+                        entries: count,
+                        residency_ns: ns,
+                        enter_latency: None,
+                        exit_latency: None,
+                    },
+                );
+            }
+            for (state, v) in c.enter_lat.iter_mut() {
+                if let Some(s) = states.get_mut(state) {
+                    s.enter_latency = Some(Distribution::from_samples(v));
+                }
+            }
+            for (state, v) in c.exit_lat.iter_mut() {
+                if let Some(s) = states.get_mut(state) {
+                    s.exit_latency = Some(Distribution::from_samples(v));
+                }
+            }
+            out.push(CpuIdleReport {
+                cpu: i as u32,
+                idle_periods: c.idle_ns.len() as u64,
+                idle_ns: idle_total,
+                active_ns: active_total,
+                avg_idle_ns: idle_total / (c.idle_ns.len().max(1) as u64),
+                avg_active_ns: active_total / (c.active_ns.len().max(1) as u64),
+                states: states.into_values().collect(),
+            });
+        }
+        out
+    }
+}
+
+/// One idle state of one CPU.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StateReport {
+    /// State index (`cpuidle/stateN`).
+    pub state: u32,
+    /// Entries.
+    pub entries: u64,
+    /// Time in it.
+    pub residency_ns: u64,
+    /// Sleep latency (idle start → last suspend point), seed 004 events.
+    pub enter_latency: Option<Distribution>,
+    /// Wake-up latency (first resume point → idle end), seed 004 events.
+    pub exit_latency: Option<Distribution>,
+}
+
+/// One CPU's idle behaviour.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CpuIdleReport {
+    /// CPU.
+    pub cpu: u32,
+    /// Completed idle periods.
+    pub idle_periods: u64,
+    /// Total idle time.
+    pub idle_ns: u64,
+    /// Total active time between an idle exit and the next entry.
+    pub active_ns: u64,
+    /// Mean idle period (seed 004 "Idle us").
+    pub avg_idle_ns: u64,
+    /// Mean active period (seed 004 "Active us").
+    pub avg_active_ns: u64,
+    /// Per idle state.
+    pub states: Vec<StateReport>,
+}

@@ -1,0 +1,243 @@
+//! Analyses of ftrace text parsed by `lever-trace`: the trackers that turn
+//! events into states, slices and statistics (parser → analyses → CLI
+//! render, one direction).
+//!
+//! | module | input events | output |
+//! |---|---|---|
+//! | [`sched`] | sched_switch, sched_waking/wakeup(_new), cpu_frequency | per-thread running/runnable/sleeping, wake-up latency distribution, per-CPU busy %, CPU-bound check |
+//! | [`freq`] | cpu_frequency | residency per CPU and frequency |
+//! | [`idle`] | cpu_idle, power_start/power_end | idle vs active per CPU, residency per state, enter/exit latency (seed 004) |
+//! | [`markers`] | tracing_mark_write | spans, KPI breakdowns (seed 000 §8.3), frame misses |
+//! | [`funcgraph`] | function_graph lines | per-function statistics with self time (seed 003) |
+//! | [`latency`] | preemptoff/irqsoff report | worst latency and its stack |
+//! | [`export`] | all | Chrome trace JSON for Perfetto UI |
+//!
+//! All times are ns (`_ns` fields); one pass over the trace feeds every
+//! selected tracker.
+//!
+//! ```
+//! use lever_trace_analysis::{analyze, Options};
+//! let trace = "\
+//!   <idle>-0 [000] d..2. 1.000000: sched_waking: comm=a pid=7 prio=120 target_cpu=000
+//!   <idle>-0 [000] d..2. 1.000050: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=a next_pid=7 next_prio=120
+//!        a-7 [000] d..2. 1.001050: sched_switch: prev_comm=a prev_pid=7 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120
+//! ";
+//! let r = analyze(trace.as_bytes(), &Options::all(), |_| {}).unwrap();
+//! let t = &r.sched.unwrap().threads[0];
+//! assert_eq!((t.tid, t.running_ns, t.wakeup_latency.max_ns), (7, 1_000_000, 50_000));
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod export;
+pub mod freq;
+pub mod funcgraph;
+pub mod idle;
+pub mod latency;
+pub mod markers;
+pub mod sched;
+pub mod stats;
+
+use lever_trace::{for_each_line, Line, Summary};
+use serde::Serialize;
+use std::io::{self, Read};
+
+pub use markers::{FrameSpec, KpiSpec};
+
+/// Which analyses to run.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Scheduling.
+    pub sched: bool,
+    /// Frequency residency.
+    pub freq: bool,
+    /// Idle residency and latencies.
+    pub idle: bool,
+    /// Markers (implied by `kpis`/`frames`).
+    pub markers: bool,
+    /// function_graph statistics.
+    pub funcgraph: bool,
+    /// Latency-tracer report.
+    pub latency: bool,
+    /// KPIs.
+    pub kpis: Vec<KpiSpec>,
+    /// Frame checks.
+    pub frames: Vec<FrameSpec>,
+    /// Slowest occurrences kept per function.
+    pub top: usize,
+    /// Outlier factor over the median.
+    pub outlier_factor: f64,
+}
+
+impl Options {
+    /// Everything.
+    pub fn all() -> Self {
+        Options {
+            sched: true,
+            freq: true,
+            idle: true,
+            markers: true,
+            funcgraph: true,
+            latency: true,
+            top: 5,
+            outlier_factor: 5.0,
+            ..Options::default()
+        }
+    }
+}
+
+/// The results of one pass.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// What the reader saw (lines, malformed lines, lost events).
+    pub summary: SummaryReport,
+    /// Scheduling.
+    pub sched: Option<sched::SchedReport>,
+    /// Frequency residency.
+    pub freq: Option<Vec<freq::CpuFreqReport>>,
+    /// Idle.
+    pub idle: Option<Vec<idle::CpuIdleReport>>,
+    /// Markers.
+    pub markers: Option<markers::MarkerReport>,
+    /// function_graph.
+    pub funcgraph: Option<funcgraph::FuncGraphReport>,
+    /// Worst latency-tracer report.
+    pub latency: Option<latency::LatencyReport>,
+    /// Latency reports seen.
+    pub latency_reports: u64,
+}
+
+/// Serializable form of the reader's [`Summary`].
+#[derive(Debug, Clone, Serialize)]
+pub struct SummaryReport {
+    /// Lines.
+    pub lines: u64,
+    /// Bytes.
+    pub bytes: u64,
+    /// Event lines.
+    pub events: u64,
+    /// function_graph lines.
+    pub funcgraph_lines: u64,
+    /// Malformed lines.
+    pub malformed: u64,
+    /// The first malformed lines: (line number, reason, text).
+    pub malformed_samples: Vec<(u64, String, String)>,
+    /// Lost events the kernel reported.
+    pub lost_events: u64,
+    /// CPUs with a lost-events notice or a late buffer start.
+    pub cpus_with_loss: Vec<u32>,
+    /// Tracer.
+    pub tracer: Option<String>,
+    /// Entries in buffer / written.
+    pub entries: Option<(u64, u64)>,
+    /// First event time.
+    pub first_ts_ns: Option<u64>,
+    /// Last event time.
+    pub last_ts_ns: Option<u64>,
+}
+
+impl From<Summary> for SummaryReport {
+    fn from(s: Summary) -> Self {
+        SummaryReport {
+            lines: s.lines,
+            bytes: s.bytes,
+            events: s.events,
+            funcgraph_lines: s.funcgraph_lines,
+            malformed: s.malformed,
+            malformed_samples: s
+                .malformed_samples
+                .into_iter()
+                .map(|m| (m.line_no, m.reason.to_string(), m.text))
+                .collect(),
+            lost_events: s.lost_events,
+            cpus_with_loss: s.cpus_with_loss,
+            tracer: s.tracer,
+            entries: s.entries,
+            first_ts_ns: s.first_ts_ns,
+            last_ts_ns: s.last_ts_ns,
+        }
+    }
+}
+
+/// Run the selected analyses over a trace in one streaming pass.
+/// `progress(bytes_read)` is called every few MiB.
+pub fn analyze<R: Read>(input: R, opts: &Options, progress: impl FnMut(u64)) -> io::Result<Report> {
+    let mut sched = opts.sched.then(sched::SchedTracker::new);
+    let mut freq = opts.freq.then(freq::FreqTracker::new);
+    let mut idle = opts.idle.then(idle::IdleTracker::new);
+    let want_markers = opts.markers || !opts.kpis.is_empty() || !opts.frames.is_empty();
+    let mut markers = want_markers.then(markers::MarkerTracker::new);
+    let mut fg = opts.funcgraph.then(funcgraph::FuncGraphTracker::new);
+    let mut lat = opts.latency.then(latency::LatencyTracker::new);
+    let summary = for_each_line(
+        input,
+        |no, line| {
+            match line {
+                Line::Event(e) => {
+                    if let Some(t) = sched.as_mut() {
+                        t.event(e);
+                    }
+                    if let Some(t) = freq.as_mut() {
+                        t.event(e);
+                    }
+                    if let Some(t) = idle.as_mut() {
+                        t.event(e);
+                    }
+                    if let Some(t) = markers.as_mut() {
+                        t.event(e);
+                    }
+                }
+                Line::FuncGraph(f) => {
+                    if let Some(t) = fg.as_mut() {
+                        t.line(no, f);
+                    }
+                }
+                _ => {}
+            }
+            if let Some(t) = lat.as_mut() {
+                t.line(line);
+            }
+        },
+        progress,
+    )?;
+    let (latency, latency_reports) = lat.map(|l| l.finish()).unwrap_or((None, 0));
+    Ok(Report {
+        summary: summary.into(),
+        sched: sched.map(|t| t.finish()),
+        freq: freq.map(|t| t.finish()),
+        idle: idle.map(|t| t.finish()),
+        markers: markers.map(|t| t.finish(&opts.kpis, &opts.frames)),
+        funcgraph: fg.map(|t| t.finish(opts.top.max(1), opts.outlier_factor)),
+        latency,
+        latency_reports,
+    })
+}
+
+/// Export a trace to Chrome JSON (see [`export`]); returns the number of
+/// trace events written and the reader's summary.
+pub fn export_chrome<R: Read, W: io::Write>(
+    input: R,
+    out: W,
+    progress: impl FnMut(u64),
+) -> io::Result<(u64, SummaryReport)> {
+    let mut ex = export::ChromeExporter::new(out)?;
+    let mut err = None;
+    let mut end = 0;
+    let summary = for_each_line(
+        input,
+        |_, line| {
+            if let (Line::Event(e), None) = (line, &err) {
+                end = end.max(e.ts_ns);
+                if let Err(e) = ex.event(e) {
+                    err = Some(e);
+                }
+            }
+        },
+        progress,
+    )?;
+    if let Some(e) = err {
+        return Err(e);
+    }
+    let n = ex.finish(end)?;
+    Ok((n, summary.into()))
+}

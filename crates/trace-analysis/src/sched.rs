@@ -1,0 +1,516 @@
+//! Scheduling per thread and per CPU, from `sched_switch`,
+//! `sched_waking`/`sched_wakeup`/`sched_wakeup_new` and (optionally)
+//! `cpu_frequency`.
+//!
+//! Each thread is a state machine:
+//!
+//! * **running** from its switch-in to its switch-out;
+//! * **runnable (preempted)** from a switch-out with `prev_state=R`/`R+`
+//!   to its next switch-in (seed 000 §7.2 "normal runnable");
+//! * **runnable (waking)** from the first wake-up event (`sched_waking`
+//!   when enabled, else `sched_wakeup`) to the switch-in: this interval is
+//!   the **wake-up latency** (seed 000 §7.2 "wake-up latency runnable");
+//! * **sleeping** (`prev_state=S`, `I`, ...) or **blocked** (`D`, `D|K`)
+//!   from a switch-out to the next wake-up.
+//!
+//! A wake-up event for a thread that is still running on a CPU (it
+//! re-armed a wait and was woken before it switched out) does not start a
+//! latency: the thread never left the CPU. These are counted as
+//! `wakeups_while_running`.
+//!
+//! Before a thread's first event its state is unknown and nothing is
+//! counted, except for the task a CPU's first `sched_switch` switches
+//! out: it was running since that CPU's first event. Open intervals are
+//! closed at the last event of the trace. CPU busy % is non-idle running
+//! time over the time from the CPU's first event to the end of the trace.
+//!
+//! Migrations count switch-ins on a different CPU than the thread's
+//! previous one. With `cpu_frequency` events, each thread's running time
+//! is split by (CPU, frequency) for the CPU-bound check (seed 000 §7.2):
+//! is the thread on the most capable CPU at its highest frequency? Without
+//! a capacity table, "most capable" means the CPUs with the highest
+//! frequency seen in the trace.
+
+use crate::stats::{pct, Distribution, IdMap};
+use lever_trace::{Event, EventKind, WakeKind};
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum State {
+    Unknown,
+    Running { since: u64 },
+    Preempted { since: u64 },
+    Waking { since: u64 },
+    Sleeping { since: u64, blocked: bool },
+}
+
+#[derive(Debug)]
+struct Thread {
+    comm: String,
+    tgid: Option<i32>,
+    state: State,
+    running_ns: u64,
+    runnable_preempted_ns: u64,
+    runnable_waking_ns: u64,
+    sleeping_ns: u64,
+    blocked_ns: u64,
+    switches: u64,
+    preemptions: u64,
+    migrations: u64,
+    wakeups_while_running: u64,
+    last_cpu: Option<u32>,
+    cpus: Vec<u32>,
+    wake_latencies_ns: Vec<u64>,
+    /// (cpu, khz) → running ns.
+    by_freq: Vec<(u32, u64, u64)>,
+}
+
+impl Thread {
+    fn new(comm: &str) -> Self {
+        Thread {
+            comm: comm.to_string(),
+            tgid: None,
+            state: State::Unknown,
+            running_ns: 0,
+            runnable_preempted_ns: 0,
+            runnable_waking_ns: 0,
+            sleeping_ns: 0,
+            blocked_ns: 0,
+            switches: 0,
+            preemptions: 0,
+            migrations: 0,
+            wakeups_while_running: 0,
+            last_cpu: None,
+            cpus: Vec::new(),
+            wake_latencies_ns: Vec::new(),
+            by_freq: Vec::new(),
+        }
+    }
+
+    /// Close the current state at `t`, adding its time to the right
+    /// bucket.
+    fn close(&mut self, t: u64) {
+        match self.state {
+            State::Unknown => {}
+            State::Running { since } => self.running_ns += t.saturating_sub(since),
+            State::Preempted { since } => self.runnable_preempted_ns += t.saturating_sub(since),
+            State::Waking { since } => self.runnable_waking_ns += t.saturating_sub(since),
+            State::Sleeping { since, blocked } => {
+                let d = t.saturating_sub(since);
+                if blocked {
+                    self.blocked_ns += d;
+                } else {
+                    self.sleeping_ns += d;
+                }
+            }
+        }
+    }
+
+    fn add_freq_time(&mut self, cpu: u32, khz: u64, ns: u64) {
+        match self
+            .by_freq
+            .iter_mut()
+            .find(|(c, k, _)| *c == cpu && *k == khz)
+        {
+            Some(e) => e.2 += ns,
+            None => self.by_freq.push((cpu, khz, ns)),
+        }
+    }
+}
+
+#[derive(Debug, Default, Clone)]
+struct Cpu {
+    first_ts: Option<u64>,
+    /// Thread on the CPU since `since` (0 = idle), once known.
+    current: Option<i32>,
+    since: u64,
+    /// Start of the current (thread, frequency) segment.
+    seg_since: u64,
+    khz: Option<u64>,
+    busy_ns: u64,
+    switches: u64,
+    max_khz: u64,
+}
+
+/// Scheduling tracker: feed events, then [`SchedTracker::finish`].
+#[derive(Debug, Default)]
+pub struct SchedTracker {
+    threads: IdMap<i32, Thread>,
+    cpus: Vec<Cpu>,
+    end_ts: u64,
+    start_ts: Option<u64>,
+    switch_events: u64,
+    wakeup_events: u64,
+    freq_events: u64,
+    missing_switch_ins: u64,
+}
+
+impl SchedTracker {
+    /// A new tracker.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn cpu(&mut self, cpu: u32) -> &mut Cpu {
+        let i = cpu as usize;
+        if i >= self.cpus.len() {
+            self.cpus.resize(i + 1, Cpu::default());
+        }
+        &mut self.cpus[i]
+    }
+
+    /// Feed one event (clock-based events only).
+    pub fn event(&mut self, e: &Event<'_>) {
+        if e.time_base != lever_trace::TimeBase::Clock {
+            return;
+        }
+        let t = e.ts_ns;
+        self.end_ts = self.end_ts.max(t);
+        self.start_ts = Some(self.start_ts.map_or(t, |s| s.min(t)));
+        let c = self.cpu(e.cpu);
+        if c.first_ts.is_none() {
+            c.first_ts = Some(t);
+        }
+        if e.pid != 0 {
+            if let Some(tgid) = e.tgid {
+                if let Some(th) = self.threads.get_mut(&e.pid) {
+                    th.tgid = Some(tgid);
+                }
+            }
+        }
+        match &e.kind {
+            EventKind::SchedSwitch(sw) => {
+                self.switch_events += 1;
+                self.switch(
+                    e.cpu,
+                    t,
+                    sw.prev_pid,
+                    sw.prev_comm,
+                    sw.prev_state,
+                    sw.next_pid,
+                    sw.next_comm,
+                );
+            }
+            EventKind::SchedWakeup(w) => {
+                self.wakeup_events += 1;
+                if w.pid == 0 {
+                    return;
+                }
+                let th = self
+                    .threads
+                    .entry(w.pid)
+                    .or_insert_with(|| Thread::new(w.comm));
+                match th.state {
+                    State::Running { .. } => th.wakeups_while_running += 1,
+                    // Already waking (sched_waking then sched_wakeup): keep
+                    // the earlier. A wake-up of a preempted task changes
+                    // nothing: it is already on a run queue.
+                    State::Waking { .. } | State::Preempted { .. } => {}
+                    State::Sleeping { .. } | State::Unknown => {
+                        th.close(t);
+                        th.state = State::Waking { since: t };
+                    }
+                }
+                if w.kind == WakeKind::WakeupNew && th.comm != w.comm {
+                    th.comm = w.comm.to_string();
+                }
+            }
+            EventKind::CpuFrequency { state_khz, cpu } => {
+                self.freq_events += 1;
+                let cpu = *cpu;
+                self.attribute_freq(cpu, t);
+                let c = self.cpu(cpu);
+                c.khz = Some(*state_khz);
+                c.max_khz = c.max_khz.max(*state_khz);
+            }
+            _ => {}
+        }
+    }
+
+    /// Give the CPU's running thread its time at the current frequency up
+    /// to `t`.
+    fn attribute_freq(&mut self, cpu: u32, t: u64) {
+        let c = self.cpu(cpu);
+        let (cur, khz, since) = (c.current, c.khz, c.seg_since);
+        c.seg_since = t;
+        if let (Some(pid), Some(khz)) = (cur, khz) {
+            if pid != 0 {
+                if let Some(th) = self.threads.get_mut(&pid) {
+                    th.add_freq_time(cpu, khz, t.saturating_sub(since));
+                }
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn switch(
+        &mut self,
+        cpu: u32,
+        t: u64,
+        prev_pid: i32,
+        prev_comm: &str,
+        prev_state: &str,
+        next_pid: i32,
+        next_comm: &str,
+    ) {
+        self.attribute_freq(cpu, t);
+        let c = self.cpu(cpu);
+        c.switches += 1;
+        // The CPU's first switch: prev ran since the CPU's first event.
+        // Otherwise prev must be the task the CPU's last switch put on;
+        // when it is not, that switch-in was never recorded and the start
+        // of prev's run is unknown.
+        let prev_since = match c.current {
+            None => Some(c.first_ts.unwrap_or(t)),
+            Some(cur) if cur == prev_pid => Some(c.since),
+            Some(cur) => {
+                if cur != 0 {
+                    c.busy_ns += t.saturating_sub(c.since);
+                }
+                None
+            }
+        };
+        if let (Some(since), true) = (prev_since, prev_pid != 0) {
+            c.busy_ns += t.saturating_sub(since);
+        }
+        c.current = Some(next_pid);
+        c.since = t;
+        if prev_since.is_none() {
+            self.missing_switch_ins += 1;
+        }
+        if prev_pid != 0 {
+            let th = self
+                .threads
+                .entry(prev_pid)
+                .or_insert_with(|| Thread::new(prev_comm));
+            match (th.state, prev_since) {
+                (State::Running { .. }, Some(_)) => th.close(t),
+                (_, Some(since)) => th.running_ns += t.saturating_sub(since),
+                // Switch-in lost: its running time is unknown.
+                (_, None) => {}
+            }
+            let runnable = prev_state.starts_with('R');
+            th.state = if runnable {
+                th.preemptions += 1;
+                State::Preempted { since: t }
+            } else {
+                State::Sleeping {
+                    since: t,
+                    blocked: prev_state.starts_with('D'),
+                }
+            };
+            if th.last_cpu.is_none() {
+                th.last_cpu = Some(cpu);
+                th.cpus.push(cpu);
+            }
+        }
+        if next_pid != 0 {
+            let th = self
+                .threads
+                .entry(next_pid)
+                .or_insert_with(|| Thread::new(next_comm));
+            if let State::Waking { since } = th.state {
+                th.wake_latencies_ns.push(t.saturating_sub(since));
+            }
+            th.close(t);
+            th.state = State::Running { since: t };
+            th.switches += 1;
+            if th.comm != next_comm {
+                th.comm = next_comm.to_string();
+            }
+            if let Some(last) = th.last_cpu {
+                if last != cpu {
+                    th.migrations += 1;
+                }
+            }
+            th.last_cpu = Some(cpu);
+            if !th.cpus.contains(&cpu) {
+                th.cpus.push(cpu);
+            }
+        }
+    }
+
+    /// Close open intervals at the last event and build the report.
+    pub fn finish(mut self) -> SchedReport {
+        let end = self.end_ts;
+        for cpu in 0..self.cpus.len() as u32 {
+            self.attribute_freq(cpu, end);
+            let c = &mut self.cpus[cpu as usize];
+            if let Some(pid) = c.current {
+                if pid != 0 {
+                    c.busy_ns += end.saturating_sub(c.since);
+                }
+            }
+        }
+        let top_khz = self.cpus.iter().map(|c| c.max_khz).max().unwrap_or(0);
+        let have_freq = self.freq_events > 0;
+        let cpus_max: Vec<u64> = self.cpus.iter().map(|c| c.max_khz).collect();
+        let mut threads: Vec<ThreadReport> = self
+            .threads
+            .into_iter()
+            .map(|(tid, mut th)| {
+                th.close(end);
+                th.cpus.sort_unstable();
+                let cpu_bound = have_freq.then(|| {
+                    let known: u64 = th.by_freq.iter().map(|e| e.2).sum();
+                    let on_top: u64 = th
+                        .by_freq
+                        .iter()
+                        .filter(|(c, _, _)| cpus_max.get(*c as usize) == Some(&top_khz))
+                        .map(|e| e.2)
+                        .sum();
+                    let at_max: u64 = th
+                        .by_freq
+                        .iter()
+                        .filter(|(c, k, _)| {
+                            cpus_max.get(*c as usize) == Some(&top_khz) && *k == top_khz
+                        })
+                        .map(|e| e.2)
+                        .sum();
+                    CpuBound {
+                        running_with_known_freq_ns: known,
+                        on_most_capable_pct: pct(on_top, known),
+                        at_max_freq_on_most_capable_pct: pct(at_max, known),
+                        verdict: known > 0 && pct(at_max, known) >= 90.0,
+                    }
+                });
+                ThreadReport {
+                    tid,
+                    tgid: th.tgid,
+                    comm: th.comm,
+                    running_ns: th.running_ns,
+                    runnable_preempted_ns: th.runnable_preempted_ns,
+                    runnable_waking_ns: th.runnable_waking_ns,
+                    sleeping_ns: th.sleeping_ns,
+                    blocked_ns: th.blocked_ns,
+                    switches: th.switches,
+                    preemptions: th.preemptions,
+                    migrations: th.migrations,
+                    wakeups_while_running: th.wakeups_while_running,
+                    cpus: th.cpus,
+                    wakeup_latency: Distribution::from_samples(&mut th.wake_latencies_ns),
+                    cpu_bound,
+                }
+            })
+            .collect();
+        threads.sort_by(|a, b| b.running_ns.cmp(&a.running_ns).then(a.tid.cmp(&b.tid)));
+        let cpus = self
+            .cpus
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| {
+                let first = c.first_ts?;
+                let window = end.saturating_sub(first);
+                Some(CpuReport {
+                    cpu: i as u32,
+                    window_ns: window,
+                    busy_ns: c.busy_ns,
+                    busy_pct: pct(c.busy_ns, window),
+                    switches: c.switches,
+                    max_khz_seen: (c.max_khz > 0).then_some(c.max_khz),
+                })
+            })
+            .collect();
+        SchedReport {
+            start_ns: self.start_ts.unwrap_or(0),
+            end_ns: end,
+            switch_events: self.switch_events,
+            wakeup_events: self.wakeup_events,
+            freq_events: self.freq_events,
+            missing_switch_ins: self.missing_switch_ins,
+            threads,
+            cpus,
+        }
+    }
+}
+
+/// CPU-bound check of one thread (seed 000 §7.2).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CpuBound {
+    /// Running time during which the CPU's frequency was known.
+    pub running_with_known_freq_ns: u64,
+    /// Share of that time on the CPUs with the highest frequency seen.
+    pub on_most_capable_pct: f64,
+    /// Share of that time on those CPUs at that highest frequency.
+    pub at_max_freq_on_most_capable_pct: f64,
+    /// True when at least 90 % of it was on the most capable CPU at its
+    /// highest frequency.
+    pub verdict: bool,
+}
+
+/// One thread's scheduling.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ThreadReport {
+    /// Thread id.
+    pub tid: i32,
+    /// Thread group id (process), when the trace has the tgid column.
+    pub tgid: Option<i32>,
+    /// Last name seen.
+    pub comm: String,
+    /// Time on a CPU.
+    pub running_ns: u64,
+    /// Runnable after being preempted.
+    pub runnable_preempted_ns: u64,
+    /// Runnable between wake-up and switch-in (sum of wake-up latencies,
+    /// plus an open one at the end).
+    pub runnable_waking_ns: u64,
+    /// Sleeping (S, I, ...).
+    pub sleeping_ns: u64,
+    /// Blocked in uninterruptible sleep (D).
+    pub blocked_ns: u64,
+    /// Switch-ins.
+    pub switches: u64,
+    /// Switch-outs while runnable.
+    pub preemptions: u64,
+    /// Switch-ins on another CPU than the previous one.
+    pub migrations: u64,
+    /// Wake-up events while the thread was on a CPU (no latency).
+    pub wakeups_while_running: u64,
+    /// CPUs it ran on.
+    pub cpus: Vec<u32>,
+    /// Wake-up → on-CPU latency.
+    pub wakeup_latency: Distribution,
+    /// CPU-bound check, when the trace has `cpu_frequency` events.
+    pub cpu_bound: Option<CpuBound>,
+}
+
+/// One CPU.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CpuReport {
+    /// CPU number.
+    pub cpu: u32,
+    /// From the CPU's first event to the end of the trace.
+    pub window_ns: u64,
+    /// Non-idle running time in the window.
+    pub busy_ns: u64,
+    /// busy / window.
+    pub busy_pct: f64,
+    /// sched_switch events on this CPU.
+    pub switches: u64,
+    /// Highest `cpu_frequency` seen.
+    pub max_khz_seen: Option<u64>,
+}
+
+/// Scheduling report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SchedReport {
+    /// First event.
+    pub start_ns: u64,
+    /// Last event.
+    pub end_ns: u64,
+    /// sched_switch events.
+    pub switch_events: u64,
+    /// Wake-up events (all kinds).
+    pub wakeup_events: u64,
+    /// cpu_frequency events.
+    pub freq_events: u64,
+    /// sched_switch events whose prev task is not the one the CPU's
+    /// previous sched_switch put on it: a switch-in was not recorded
+    /// (lost events, or a kernel that drops some), so that run's start
+    /// and length are unknown and not counted.
+    pub missing_switch_ins: u64,
+    /// Threads by running time, largest first.
+    pub threads: Vec<ThreadReport>,
+    /// CPUs.
+    pub cpus: Vec<CpuReport>,
+}

@@ -1,0 +1,388 @@
+//! Typed events: the payloads Lever analyses, parsed from the text after
+//! `name: `. Field names and formats are the kernel's `TP_printk` output
+//! (include/trace/events/sched.h, power.h, irq.h); examples sit next to
+//! each parser. Any other event stays [`EventKind::Other`] with its raw
+//! body on [`crate::Event`].
+
+use crate::line::{parse_i32, parse_u32, parse_u64};
+
+/// A typed event payload.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EventKind<'a> {
+    /// `sched_switch`
+    SchedSwitch(SchedSwitch<'a>),
+    /// `sched_waking`, `sched_wakeup`, `sched_wakeup_new`
+    SchedWakeup(SchedWakeup<'a>),
+    /// `sched_migrate_task`
+    SchedMigrateTask(SchedMigrateTask<'a>),
+    /// `cpu_frequency: state=1200000 cpu_id=0`
+    CpuFrequency {
+        /// New frequency in kHz.
+        state_khz: u64,
+        /// The CPU.
+        cpu: u32,
+    },
+    /// `cpu_idle: state=1 cpu_id=0`; `state=4294967295` (-1) is the exit.
+    CpuIdle {
+        /// The idle state entered, `None` for the exit from idle.
+        state: Option<u32>,
+        /// The CPU.
+        cpu: u32,
+    },
+    /// Legacy power events of kernels before 3.4 and of seed 004's
+    /// OMAP instrumentation: `power_start: type=1 state=1 cpu_id=0`.
+    PowerStart {
+        /// 1 = idle start, 4 = suspend trace point, 5 = resume trace point.
+        kind: u32,
+        /// State or trace-point number.
+        state: u32,
+        /// The CPU.
+        cpu: u32,
+    },
+    /// `power_end: cpu_id=0`
+    PowerEnd {
+        /// The CPU.
+        cpu: u32,
+    },
+    /// `tracing_mark_write: B Connect` (a write to `trace_marker`).
+    Marker(Marker<'a>),
+    /// `irq_handler_entry: irq=24 name=virtio0-input.0`
+    IrqEntry {
+        /// IRQ number.
+        irq: u32,
+        /// Handler name.
+        name: &'a str,
+    },
+    /// `irq_handler_exit: irq=24 ret=handled`
+    IrqExit {
+        /// IRQ number.
+        irq: u32,
+        /// `ret=handled` (vs `unhandled`).
+        handled: bool,
+    },
+    /// `softirq_entry: vec=1 [action=TIMER]`
+    SoftirqEntry {
+        /// Softirq vector.
+        vec: u32,
+        /// Action name (`TIMER`, `NET_RX`, ...).
+        action: &'a str,
+    },
+    /// `softirq_exit: vec=1 [action=TIMER]`
+    SoftirqExit {
+        /// Softirq vector.
+        vec: u32,
+        /// Action name.
+        action: &'a str,
+    },
+    /// Function tracer: `sys_close <-system_call_fastpath`.
+    Function {
+        /// The parent (caller), without `<-`.
+        parent: &'a str,
+    },
+    /// Any other event, or a known one whose body did not parse.
+    Other,
+}
+
+/// `sched_switch: prev_comm=bash prev_pid=1977 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120`
+#[derive(Debug, Clone, PartialEq)]
+pub struct SchedSwitch<'a> {
+    /// Task leaving the CPU.
+    pub prev_comm: &'a str,
+    /// Its thread id.
+    pub prev_pid: i32,
+    /// Its priority (kernel scale: 0–99 RT, 100–139 normal).
+    pub prev_prio: i32,
+    /// Its state: `R`/`R+` (preempted, still runnable), `S`, `D`, ...
+    pub prev_state: &'a str,
+    /// Task entering the CPU.
+    pub next_comm: &'a str,
+    /// Its thread id.
+    pub next_pid: i32,
+    /// Its priority.
+    pub next_prio: i32,
+}
+
+impl SchedSwitch<'_> {
+    /// True when the previous task was preempted (still runnable).
+    pub fn prev_runnable(&self) -> bool {
+        matches!(self.prev_state.as_bytes().first(), Some(b'R'))
+    }
+}
+
+/// Which wake-up event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WakeKind {
+    /// `sched_waking`: fired in the waker's context, first.
+    Waking,
+    /// `sched_wakeup`: the task was put on a run queue.
+    Wakeup,
+    /// `sched_wakeup_new`: a new task's first wake-up.
+    WakeupNew,
+}
+
+/// `sched_wakeup: comm=bash pid=1977 prio=120 target_cpu=001`
+/// (older kernels add `success=1` before `target_cpu`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SchedWakeup<'a> {
+    /// Which event.
+    pub kind: WakeKind,
+    /// Woken task.
+    pub comm: &'a str,
+    /// Its thread id.
+    pub pid: i32,
+    /// Its priority.
+    pub prio: i32,
+    /// CPU it is queued on.
+    pub target_cpu: Option<u32>,
+}
+
+/// `sched_migrate_task: comm=bash pid=30219 prio=120 orig_cpu=1 dest_cpu=0`
+#[derive(Debug, Clone, PartialEq)]
+pub struct SchedMigrateTask<'a> {
+    /// Migrated task.
+    pub comm: &'a str,
+    /// Its thread id.
+    pub pid: i32,
+    /// Source CPU.
+    pub orig_cpu: u32,
+    /// Destination CPU.
+    pub dest_cpu: u32,
+}
+
+/// A `trace_marker` write, in the forms seed 000 §8.3 and systrace use.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Marker<'a> {
+    /// `B Connect` (seed 000 §8.3) or systrace `B|1234|draw`.
+    Begin {
+        /// systrace's pid field.
+        pid: Option<i32>,
+        /// Span name.
+        name: &'a str,
+    },
+    /// `E FirstVidFrame 1` or systrace `E|1234` (closes the innermost).
+    End {
+        /// systrace's pid field.
+        pid: Option<i32>,
+        /// Span name when given.
+        name: Option<&'a str>,
+    },
+    /// `S FirstCapImg 0`: a point in time.
+    Instant {
+        /// Name.
+        name: &'a str,
+    },
+    /// systrace counter `C|1234|queue|3`.
+    Counter {
+        /// systrace's pid field.
+        pid: Option<i32>,
+        /// Counter name.
+        name: &'a str,
+        /// Value.
+        value: i64,
+    },
+    /// Any other text.
+    Text(&'a str),
+}
+
+impl<'a> Marker<'a> {
+    /// Parse marker text.
+    pub fn parse(text: &'a str) -> Marker<'a> {
+        let text = text.trim_end_matches(['\n', '\r', ' ']);
+        let b = text.as_bytes();
+        if b.len() < 2 {
+            return Marker::Text(text);
+        }
+        match (b[0], b[1]) {
+            // systrace: "B|pid|name", "E|pid", "E", "C|pid|name|value"
+            (c @ (b'B' | b'E' | b'C'), b'|') => {
+                let mut parts = text[2..].splitn(3, '|');
+                let pid = parts.next().and_then(parse_i32);
+                let name = parts.next();
+                match c {
+                    b'B' => match name {
+                        Some(n) if !n.is_empty() => Marker::Begin { pid, name: n },
+                        _ => Marker::Text(text),
+                    },
+                    b'E' => Marker::End {
+                        pid,
+                        name: name.filter(|n| !n.is_empty()),
+                    },
+                    _ => match (name, parts.next().and_then(parse_i64)) {
+                        (Some(n), Some(value)) => Marker::Counter {
+                            pid,
+                            name: n,
+                            value,
+                        },
+                        _ => Marker::Text(text),
+                    },
+                }
+            }
+            // seed 000 §8.3: "B Connect", "E FirstVidFrame 1", "S FirstCapImg 0"
+            (c @ (b'B' | b'E' | b'S'), b' ') => {
+                let name = text[2..].split_whitespace().next();
+                match (c, name) {
+                    (_, None) => Marker::Text(text),
+                    (b'B', Some(n)) => Marker::Begin { pid: None, name: n },
+                    (b'E', n) => Marker::End { pid: None, name: n },
+                    (_, Some(n)) => Marker::Instant { name: n },
+                }
+            }
+            (b'E', _) if b.len() == 1 => Marker::End {
+                pid: None,
+                name: None,
+            },
+            _ => Marker::Text(text),
+        }
+    }
+
+    /// The name, where the form has one.
+    pub fn name(&self) -> Option<&'a str> {
+        match self {
+            Marker::Begin { name, .. }
+            | Marker::Instant { name }
+            | Marker::Counter { name, .. } => Some(name),
+            Marker::End { name, .. } => *name,
+            Marker::Text(_) => None,
+        }
+    }
+}
+
+fn parse_i64(s: &str) -> Option<i64> {
+    let s = s.trim();
+    match s.strip_prefix('-') {
+        Some(r) => parse_u64(r).and_then(|v| i64::try_from(v).ok()).map(|v| -v),
+        None => parse_u64(s).and_then(|v| i64::try_from(v).ok()),
+    }
+}
+
+/// The value of `key=` in a space-separated `k=v` body, where the value
+/// ends at the next space. `key` includes the `=`.
+fn field<'a>(body: &'a str, key: &str) -> Option<&'a str> {
+    let mut from = 0;
+    while let Some(i) = body[from..].find(key) {
+        let at = from + i;
+        if at == 0 || body.as_bytes()[at - 1] == b' ' || body.as_bytes()[at - 1] == b'[' {
+            let v = &body[at + key.len()..];
+            let end = v.find([' ', ']']).unwrap_or(v.len());
+            return Some(&v[..end]);
+        }
+        from = at + key.len();
+    }
+    None
+}
+
+impl<'a> EventKind<'a> {
+    /// Type the body of event `name`.
+    pub fn parse(name: &'a str, body: &'a str) -> EventKind<'a> {
+        let kind = match name {
+            "sched_switch" => parse_switch(body).map(EventKind::SchedSwitch),
+            "sched_waking" => parse_wakeup(WakeKind::Waking, body),
+            "sched_wakeup" => parse_wakeup(WakeKind::Wakeup, body),
+            "sched_wakeup_new" => parse_wakeup(WakeKind::WakeupNew, body),
+            "sched_migrate_task" => parse_migrate(body),
+            "cpu_frequency" => (|| {
+                Some(EventKind::CpuFrequency {
+                    state_khz: parse_u64(field(body, "state=")?)?,
+                    cpu: parse_u32(field(body, "cpu_id=")?)?,
+                })
+            })(),
+            "cpu_idle" => (|| {
+                let state = parse_u64(field(body, "state=")?)?;
+                Some(EventKind::CpuIdle {
+                    // (u32)-1 is PWR_EVENT_EXIT.
+                    state: u32::try_from(state).ok().filter(|&s| s != u32::MAX),
+                    cpu: parse_u32(field(body, "cpu_id=")?)?,
+                })
+            })(),
+            "power_start" => (|| {
+                Some(EventKind::PowerStart {
+                    kind: parse_u32(field(body, "type=")?)?,
+                    state: parse_u32(field(body, "state=")?)?,
+                    cpu: parse_u32(field(body, "cpu_id=")?)?,
+                })
+            })(),
+            "power_end" => field(body, "cpu_id=")
+                .and_then(parse_u32)
+                .map(|cpu| EventKind::PowerEnd { cpu }),
+            "tracing_mark_write" | "print" => Some(EventKind::Marker(Marker::parse(body))),
+            "irq_handler_entry" => (|| {
+                let irq = parse_u32(field(body, "irq=")?)?;
+                let name = body.find("name=").map(|i| &body[i + 5..]).unwrap_or("");
+                Some(EventKind::IrqEntry { irq, name })
+            })(),
+            "irq_handler_exit" => (|| {
+                Some(EventKind::IrqExit {
+                    irq: parse_u32(field(body, "irq=")?)?,
+                    handled: field(body, "ret=")? == "handled",
+                })
+            })(),
+            "softirq_entry" | "softirq_exit" => (|| {
+                let vec = parse_u32(field(body, "vec=")?)?;
+                let action = field(body, "action=").unwrap_or("");
+                Some(if name == "softirq_entry" {
+                    EventKind::SoftirqEntry { vec, action }
+                } else {
+                    EventKind::SoftirqExit { vec, action }
+                })
+            })(),
+            _ => body
+                .strip_prefix("<-")
+                .map(|parent| EventKind::Function { parent }),
+        };
+        kind.unwrap_or(EventKind::Other)
+    }
+}
+
+fn parse_switch(body: &str) -> Option<SchedSwitch<'_>> {
+    // Comms may contain spaces: cut at the fixed keys, not at spaces.
+    let rest = body.strip_prefix("prev_comm=")?;
+    let i = rest.find(" prev_pid=")?;
+    let prev_comm = &rest[..i];
+    let rest = &rest[i + 10..];
+    let arrow = rest.find(" ==> next_comm=")?;
+    let (prev, next) = (&rest[..arrow], &rest[arrow + 15..]);
+    let mut it = prev.split(' ');
+    let prev_pid = parse_i32(it.next()?)?;
+    let prev_prio = parse_i32(it.next()?.strip_prefix("prev_prio=")?)?;
+    let prev_state = it.next()?.strip_prefix("prev_state=")?;
+    let j = next.rfind(" next_pid=")?;
+    let next_comm = &next[..j];
+    let mut it = next[j + 10..].split(' ');
+    let next_pid = parse_i32(it.next()?)?;
+    let next_prio = parse_i32(it.next()?.strip_prefix("next_prio=")?.trim_end())?;
+    Some(SchedSwitch {
+        prev_comm,
+        prev_pid,
+        prev_prio,
+        prev_state,
+        next_comm,
+        next_pid,
+        next_prio,
+    })
+}
+
+fn parse_wakeup(kind: WakeKind, body: &str) -> Option<EventKind<'_>> {
+    let rest = body.strip_prefix("comm=")?;
+    let i = rest.rfind(" pid=")?;
+    let comm = &rest[..i];
+    let tail = &rest[i..];
+    Some(EventKind::SchedWakeup(SchedWakeup {
+        kind,
+        comm,
+        pid: parse_i32(field(tail, "pid=")?)?,
+        prio: field(tail, "prio=").and_then(parse_i32).unwrap_or(0),
+        target_cpu: field(tail, "target_cpu=").and_then(parse_u32),
+    }))
+}
+
+fn parse_migrate(body: &str) -> Option<EventKind<'_>> {
+    let rest = body.strip_prefix("comm=")?;
+    let i = rest.rfind(" pid=")?;
+    let tail = &rest[i..];
+    Some(EventKind::SchedMigrateTask(SchedMigrateTask {
+        comm: &rest[..i],
+        pid: parse_i32(field(tail, "pid=")?)?,
+        orig_cpu: parse_u32(field(tail, "orig_cpu=")?)?,
+        dest_cpu: parse_u32(field(tail, "dest_cpu=")?)?,
+    }))
+}

@@ -1,0 +1,673 @@
+//! One line of ftrace text → one [`Line`].
+//!
+//! The kernel prints the ring buffer as text in `trace` (a snapshot with a
+//! header) and `trace_pipe` (consuming, no header). Every line is one of:
+//!
+//! * a header or comment line starting with `#` (tracer name,
+//!   `# entries-in-buffer/entries-written: 415/415   #P:2`, the column key,
+//!   and the latency tracers' report header);
+//! * an event line, with or without the irq-flags column (option
+//!   `irq-info`), with 4- or 5-character flags (`d.h1` before v5.14,
+//!   `d.h1.` after, the fifth being migrate-disable), with or without the
+//!   `(tgid)` column (option `record-tgid`), and a comm that may contain
+//!   spaces and dashes or be `<...>` when the pid → comm cache missed:
+//!
+//!   ```text
+//!             bash-30212   [001] d.h1.  1480.549228: sched_stat_runtime: comm=bash pid=30212 runtime=3970691 [ns]
+//!    Web Content-1234  (   1200) [003] ....  5.000001: sched_waking: comm=x pid=2 prio=120 target_cpu=001
+//!            <...>-77      [000]  2.5: tracing_mark_write: B|77|draw
+//!   ```
+//!
+//! * a function_graph line (`tracer: function_graph`), optionally prefixed
+//!   by the absolute time (`funcgraph-abs-time`) and followed by the task
+//!   column (`funcgraph-proc`), a duration with the overhead marks
+//!   `+` (>10 µs) `!` (>100 µs) `#` (>1 ms) `*` (>10 ms) `@` (>100 ms)
+//!   `$` (>1 s), then the call:
+//!
+//!   ```text
+//!    3523.447327 |   0)   bash-1977    | + 10.495 us   |    }
+//!    0)               |  sys_open() {
+//!    0)   0.541 us    |      getname();
+//!    0)    bash-1977    =>    sshd-1974
+//!   ```
+//!
+//! * a latency-format line, as in the preemptoff/irqsoff report (CPU and
+//!   flags glued together, time relative to the start in µs):
+//!
+//!   ```text
+//!       sshd-1991    1d..1   46us : irq_exit <-do_IRQ
+//!   ```
+//!
+//! * a stack frame (` => do_IRQ`), a lost-events notice
+//!   (`CPU:2 [LOST 1234 EVENTS]` in `trace_pipe`, `##### CPU 2 buffer
+//!   started ####` in `trace`), a separator (`-----`), or blank.
+//!
+//! Anything else is [`Line::Malformed`] with a reason; nothing here panics
+//! on any input (see the proptest and the fuzz target).
+//!
+//! The parser borrows every string from the input line; it never
+//! allocates.
+
+use crate::event::{EventKind, Marker};
+
+/// Where an event line's time comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeBase {
+    /// Time of the trace clock (`1480.549228:`), converted to ns.
+    Clock,
+    /// Latency format: µs relative to the start of the trace or report.
+    Relative,
+}
+
+/// One event line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event<'a> {
+    /// Task name (`<...>` when the kernel did not know it; may contain
+    /// spaces and dashes).
+    pub comm: &'a str,
+    /// Thread id of the task that was running when the event fired.
+    pub pid: i32,
+    /// Thread group id, when the `(tgid)` column is present and known.
+    pub tgid: Option<i32>,
+    /// CPU the event fired on.
+    pub cpu: u32,
+    /// The irq-flags column (`d.h1.`), when present.
+    pub flags: Option<&'a str>,
+    /// Timestamp in ns (see `time_base`).
+    pub ts_ns: u64,
+    /// Absolute clock time or relative latency-format time.
+    pub time_base: TimeBase,
+    /// Event name (`sched_switch`), or the function for the function
+    /// tracer.
+    pub name: &'a str,
+    /// Everything after `name: ` (for the function tracer: the parent).
+    pub body: &'a str,
+    /// The typed event.
+    pub kind: EventKind<'a>,
+}
+
+/// A header line (`# ...`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Header<'a> {
+    /// `# tracer: function_graph`
+    Tracer(&'a str),
+    /// `# entries-in-buffer/entries-written: 415/415   #P:2`
+    Entries {
+        /// Entries still in the buffer.
+        in_buffer: u64,
+        /// Entries ever written (more than in_buffer when overwritten).
+        written: u64,
+        /// Number of CPUs.
+        cpus: Option<u32>,
+    },
+    /// `# latency: 46 us, #4/4, CPU#1 | (M:preempt VP:0, KP:0, SP:0 HP:0 #P:4)`
+    Latency {
+        /// The worst latency the tracer recorded, in µs.
+        latency_us: u64,
+        /// The CPU it happened on.
+        cpu: Option<u32>,
+    },
+    /// `#    | task: sshd-1991 (uid:0 nice:0 policy:0 rt_prio:0)`
+    Task {
+        /// Task name.
+        comm: &'a str,
+        /// Thread id.
+        pid: i32,
+    },
+    /// `#  => started at: do_IRQ`
+    StartedAt(&'a str),
+    /// `#  => ended at:   do_IRQ`
+    EndedAt(&'a str),
+    /// Any other `#` line (column keys, blank comment).
+    Other(&'a str),
+}
+
+/// One function_graph line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FuncGraph<'a> {
+    /// Absolute time (`funcgraph-abs-time`), in ns.
+    pub ts_ns: Option<u64>,
+    /// CPU column.
+    pub cpu: u32,
+    /// Task column (`funcgraph-proc`): comm and pid.
+    pub task: Option<(&'a str, i32)>,
+    /// Duration, in ns, when the line closes a call.
+    pub duration_ns: Option<u64>,
+    /// Overhead mark (`+ ! # * @ $`).
+    pub mark: Option<char>,
+    /// What the line says.
+    pub item: FgItem<'a>,
+}
+
+/// The call part of a function_graph line.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FgItem<'a> {
+    /// `func() {`: entry of a function with callees.
+    Entry(&'a str),
+    /// `func();`: a call without traced callees (its duration is on the line).
+    Leaf(&'a str),
+    /// `}` or `} /* func */`: return from the innermost open function.
+    Exit(Option<&'a str>),
+    /// `/* sched_switch: ... */`: an event printed inside the graph.
+    Comment(&'a str),
+    /// `bash-1977 => sshd-1974`: the task on this CPU changed.
+    ContextSwitch {
+        /// Previous task (comm, pid).
+        from: (&'a str, i32),
+        /// Next task (comm, pid).
+        to: (&'a str, i32),
+    },
+    /// `==========>`: interrupt entry.
+    IrqEnter,
+    /// `<==========`: interrupt exit.
+    IrqExit,
+}
+
+/// What a line of trace text is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Line<'a> {
+    /// Empty or whitespace only.
+    Blank,
+    /// `# ...`
+    Header(Header<'a>),
+    /// A trace event (any tracer except function_graph).
+    Event(Event<'a>),
+    /// A function_graph line.
+    FuncGraph(FuncGraph<'a>),
+    /// ` => func`: a stack frame (latency report, `stacktrace` option).
+    Stack(&'a str),
+    /// Events were lost on a CPU (`CPU:2 [LOST 1234 EVENTS]`, count
+    /// known) or a CPU's buffer starts late because older events were
+    /// overwritten (`##### CPU 2 buffer started ####`, count unknown).
+    Lost {
+        /// The CPU.
+        cpu: u32,
+        /// How many events, when the kernel says.
+        events: Option<u64>,
+    },
+    /// A separator line (`-----`).
+    Separator,
+    /// Not a line we understand.
+    Malformed(&'static str),
+}
+
+/// Parse one line (without its newline).
+pub fn parse_line(line: &str) -> Line<'_> {
+    let t = line.trim_start();
+    if t.is_empty() {
+        // Strip trailing CR / spaces too.
+        return Line::Blank;
+    }
+    let b = t.as_bytes();
+    match b[0] {
+        b'#' => {
+            if let Some(rest) = t.strip_prefix("##### CPU ") {
+                return match leading_u32(rest) {
+                    Some((cpu, _)) => Line::Lost { cpu, events: None },
+                    None => Line::Header(Header::Other(t)),
+                };
+            }
+            return Line::Header(parse_header(t));
+        }
+        b'=' if t.starts_with("=> ") || t == "=>" => {
+            return Line::Stack(t[2..].trim());
+        }
+        b'-' if b.iter().all(|&c| c == b'-' || c == b' ' || c == b'\r') => {
+            return Line::Separator;
+        }
+        b'C' if t.starts_with("CPU:") && t.contains("[LOST") => {
+            return parse_lost(t);
+        }
+        b'0'..=b'9' => {
+            if let Some(fg) = parse_funcgraph(t) {
+                return Line::FuncGraph(fg);
+            }
+        }
+        _ => {}
+    }
+    if let Some(ev) = parse_event(t) {
+        return Line::Event(ev);
+    }
+    if let Some(ev) = parse_latency_event(t) {
+        return Line::Event(ev);
+    }
+    Line::Malformed("not an event, header or function_graph line")
+}
+
+// "CPU:2 [LOST 1234 EVENTS]"
+fn parse_lost(t: &str) -> Line<'_> {
+    let Some((cpu, rest)) = leading_u32(&t[4..]) else {
+        return Line::Malformed("lost-events notice without a CPU");
+    };
+    let events = rest
+        .find("[LOST ")
+        .and_then(|i| leading_u64(&rest[i + 6..]))
+        .map(|(n, _)| n);
+    Line::Lost { cpu, events }
+}
+
+fn parse_header(t: &str) -> Header<'_> {
+    let body = t.trim_start_matches('#').trim();
+    if let Some(name) = body.strip_prefix("tracer:") {
+        return Header::Tracer(name.trim());
+    }
+    if let Some(rest) = body.strip_prefix("entries-in-buffer/entries-written:") {
+        // " 415/415   #P:2"
+        let rest = rest.trim_start();
+        if let Some((in_buffer, r)) = leading_u64(rest) {
+            if let Some((written, r)) = r.strip_prefix('/').and_then(leading_u64) {
+                let cpus = r
+                    .find("#P:")
+                    .and_then(|i| leading_u32(&r[i + 3..]))
+                    .map(|(n, _)| n);
+                return Header::Entries {
+                    in_buffer,
+                    written,
+                    cpus,
+                };
+            }
+        }
+        return Header::Other(t);
+    }
+    if let Some(rest) = body.strip_prefix("latency:") {
+        // " 46 us, #4/4, CPU#1 | (M:preempt ...)"
+        if let Some((latency_us, r)) = leading_u64(rest.trim_start()) {
+            let cpu = r
+                .find("CPU#")
+                .and_then(|i| leading_u32(&r[i + 4..]))
+                .map(|(n, _)| n);
+            return Header::Latency { latency_us, cpu };
+        }
+        return Header::Other(t);
+    }
+    if let Some(rest) = body.strip_prefix("| task:") {
+        // " sshd-1991 (uid:0 nice:0 policy:0 rt_prio:0)"
+        let rest = rest.trim_start();
+        let end = rest.find(" (").unwrap_or(rest.len());
+        if let Some((comm, pid)) = split_comm_pid(rest[..end].trim_end()) {
+            return Header::Task { comm, pid };
+        }
+        return Header::Other(t);
+    }
+    if let Some(rest) = body.strip_prefix("=> started at:") {
+        return Header::StartedAt(rest.trim());
+    }
+    if let Some(rest) = body.strip_prefix("=> ended at:") {
+        return Header::EndedAt(rest.trim());
+    }
+    Header::Other(t)
+}
+
+/// `comm-pid` → (comm, pid); the pid is after the last dash.
+pub(crate) fn split_comm_pid(s: &str) -> Option<(&str, i32)> {
+    let dash = s.rfind('-')?;
+    let pid = parse_i32(&s[dash + 1..])?;
+    Some((&s[..dash], pid))
+}
+
+/// Parse an event line in the default (non-latency) format.
+fn parse_event(t: &str) -> Option<Event<'_>> {
+    let b = t.as_bytes();
+    // Find the CPU column "[001]": a '[' followed by digits and ']' whose
+    // left side (after optional "(tgid)") ends in "-pid". Comms may contain
+    // '[' themselves, so try every candidate left to right.
+    let mut from = 0;
+    loop {
+        let open = from + memchr::memchr(b'[', &b[from..])?;
+        from = open + 1;
+        let mut j = open + 1;
+        while j < b.len() && b[j].is_ascii_digit() {
+            j += 1;
+        }
+        if j == open + 1 || j >= b.len() || b[j] != b']' {
+            continue;
+        }
+        let Some(cpu) = parse_u32(&t[open + 1..j]) else {
+            continue;
+        };
+        let left = t[..open].trim_end();
+        let (task, tgid) = match left.strip_suffix(')') {
+            Some(l) => match l.rfind('(') {
+                Some(p) => (l[..p].trim_end(), parse_i32(l[p + 1..].trim())),
+                None => continue,
+            },
+            None => (left, None),
+        };
+        let Some((comm, pid)) = split_comm_pid(task) else {
+            continue;
+        };
+        let rest = t[j + 1..].trim_start();
+        return finish_event(comm, pid, tgid, cpu, rest);
+    }
+}
+
+// After "[cpu] ": optional flags, then "ts: name: body".
+fn finish_event<'a>(
+    comm: &'a str,
+    pid: i32,
+    tgid: Option<i32>,
+    cpu: u32,
+    rest: &'a str,
+) -> Option<Event<'a>> {
+    let sp = rest.find(' ').unwrap_or(rest.len());
+    let first = &rest[..sp];
+    let (flags, ts_tok, after) = if first.ends_with(':') {
+        (None, first, &rest[sp..])
+    } else {
+        let r2 = rest[sp..].trim_start();
+        let sp2 = r2.find(' ').unwrap_or(r2.len());
+        (Some(first), &r2[..sp2], &r2[sp2..])
+    };
+    let ts_ns = parse_timestamp(ts_tok.strip_suffix(':')?)?;
+    let payload = after.strip_prefix(' ').unwrap_or(after);
+    let (name, body) = split_name_body(payload);
+    Some(Event {
+        comm,
+        pid,
+        tgid,
+        cpu,
+        flags,
+        ts_ns,
+        time_base: TimeBase::Clock,
+        name,
+        body,
+        kind: EventKind::parse(name, body),
+    })
+}
+
+// "sched_switch: prev_comm=..." → ("sched_switch", "prev_comm=...")
+// "sys_close <-system_call_fastpath" → ("sys_close", "<-system_call_fastpath")
+fn split_name_body(payload: &str) -> (&str, &str) {
+    let p = payload.trim_end_matches(['\r', '\n']);
+    match p.find([':', ' ']) {
+        Some(i) if p.as_bytes()[i] == b':' => {
+            let body = &p[i + 1..];
+            (&p[..i], body.strip_prefix(' ').unwrap_or(body))
+        }
+        Some(i) => (&p[..i], p[i + 1..].trim_start()),
+        None => (p, ""),
+    }
+}
+
+/// "1480.549228" → ns; also integer clocks ("counter", "x86-tsc") and up to
+/// 9 fractional digits.
+pub(crate) fn parse_timestamp(s: &str) -> Option<u64> {
+    let b = s.as_bytes();
+    let mut secs: u64 = 0;
+    let mut i = 0;
+    while i < b.len() && b[i].is_ascii_digit() {
+        secs = secs.checked_mul(10)?.checked_add((b[i] - b'0') as u64)?;
+        i += 1;
+    }
+    if i == 0 {
+        return None;
+    }
+    if i == b.len() {
+        // An integer clock: keep its unit (it is not seconds).
+        return Some(secs);
+    }
+    if b[i] != b'.' {
+        return None;
+    }
+    i += 1;
+    let mut frac: u64 = 0;
+    let mut digits = 0;
+    while i < b.len() && b[i].is_ascii_digit() {
+        if digits < 9 {
+            frac = frac * 10 + (b[i] - b'0') as u64;
+            digits += 1;
+        }
+        i += 1;
+    }
+    if i != b.len() || digits == 0 {
+        return None;
+    }
+    for _ in digits..9 {
+        frac *= 10;
+    }
+    secs.checked_mul(1_000_000_000)?.checked_add(frac)
+}
+
+/// Latency format: `    sshd-1991    1d..1   46us : irq_exit <-do_IRQ`.
+fn parse_latency_event(t: &str) -> Option<Event<'_>> {
+    // The time token is the first token of the form "<digits>us<mark?>"
+    // optionally followed by ':'; before it the CPU+flags token; before
+    // that "comm-pid" (the comm may contain spaces).
+    let mut pos = 0;
+    let b = t.as_bytes();
+    let mut prev_tok: Option<(usize, usize)> = None;
+    while pos < b.len() {
+        while pos < b.len() && b[pos] == b' ' {
+            pos += 1;
+        }
+        let start = pos;
+        while pos < b.len() && b[pos] != b' ' {
+            pos += 1;
+        }
+        if start == pos {
+            break;
+        }
+        let tok = &t[start..pos];
+        if let Some(us) = latency_time(tok) {
+            let (cf_start, cf_end) = prev_tok?;
+            let cf = &t[cf_start..cf_end];
+            let ndig = cf.bytes().take_while(u8::is_ascii_digit).count();
+            if ndig == 0 || !(3..=6).contains(&(cf.len() - ndig)) {
+                return None;
+            }
+            let cpu = parse_u32(&cf[..ndig])?;
+            let (comm, pid) = split_comm_pid(t[..cf_start].trim())?;
+            let mut rest = t[pos..].trim_start();
+            if !tok.ends_with(':') {
+                rest = rest.strip_prefix(':')?.trim_start();
+            }
+            let (name, body) = split_name_body(rest);
+            return Some(Event {
+                comm,
+                pid,
+                tgid: None,
+                cpu,
+                flags: Some(&cf[ndig..]),
+                ts_ns: us.checked_mul(1000)?,
+                time_base: TimeBase::Relative,
+                name,
+                body,
+                kind: EventKind::parse(name, body),
+            });
+        }
+        prev_tok = Some((start, pos));
+    }
+    None
+}
+
+// "46us", "0us+:", "47us!:" → µs
+fn latency_time(tok: &str) -> Option<u64> {
+    let tok = tok.strip_suffix(':').unwrap_or(tok);
+    let i = tok.find("us")?;
+    let tail = &tok[i + 2..];
+    if tail.len() > 1 || (tail.len() == 1 && !"+!#*@$".contains(tail)) {
+        return None;
+    }
+    parse_u64(&tok[..i])
+}
+
+/// A function_graph line, or None when the line does not start with the
+/// CPU column (`  0)`) or an absolute time followed by `|`.
+fn parse_funcgraph(t: &str) -> Option<FuncGraph<'_>> {
+    let (ts_ns, rest) = match t.find(" |") {
+        Some(i) if t[..i].contains('.') && !t[..i].contains(')') => (
+            Some(parse_timestamp(t[..i].trim())?),
+            t[i + 2..].trim_start(),
+        ),
+        _ => (None, t),
+    };
+    let close = rest.find(')')?;
+    let cpu = parse_u32(&rest[..close])?;
+    let after = &rest[close + 1..];
+    if !(after.is_empty() || after.starts_with(' ')) {
+        return None;
+    }
+    let mut fg = FuncGraph {
+        ts_ns,
+        cpu,
+        task: None,
+        duration_ns: None,
+        mark: None,
+        item: FgItem::IrqEnter,
+    };
+    let head = after.trim_start();
+    if head.starts_with("==========>") {
+        fg.item = FgItem::IrqEnter;
+        return Some(fg);
+    }
+    if head.starts_with("<==========") {
+        fg.item = FgItem::IrqExit;
+        return Some(fg);
+    }
+    // Context switch: "    bash-1977    =>    sshd-1974   "
+    if let Some(arrow) = after.find(" => ") {
+        if !after[..arrow].contains('|') {
+            let from = split_comm_pid(after[..arrow].trim())?;
+            let to = split_comm_pid(after[arrow + 4..].trim())?;
+            fg.item = FgItem::ContextSwitch { from, to };
+            return Some(fg);
+        }
+    }
+    let mut cols = after;
+    // Optional task column, then the duration column; each ends with '|'.
+    for _ in 0..2 {
+        let Some(bar) = cols.find('|') else { break };
+        let seg = cols[..bar].trim();
+        if seg.is_empty() {
+            cols = &cols[bar + 1..];
+            break;
+        }
+        if let Some((mark, ns)) = parse_fg_duration(seg) {
+            fg.mark = mark;
+            fg.duration_ns = Some(ns);
+            cols = &cols[bar + 1..];
+            break;
+        }
+        if fg.task.is_none() {
+            if let Some(task) = split_comm_pid(seg) {
+                fg.task = Some(task);
+                cols = &cols[bar + 1..];
+                continue;
+            }
+        }
+        break;
+    }
+    let call = cols.trim();
+    fg.item = parse_fg_call(call)?;
+    Some(fg)
+}
+
+// "+ 10.495 us" → (Some('+'), 10495)
+fn parse_fg_duration(seg: &str) -> Option<(Option<char>, u64)> {
+    let mut s = seg.trim();
+    let mut mark = None;
+    if let Some(c) = s.chars().next() {
+        if "+!#*@$".contains(c) {
+            mark = Some(c);
+            s = s[1..].trim_start();
+        }
+    }
+    let num = s.strip_suffix("us")?.trim_end();
+    // Microseconds with up to 3 decimals → ns.
+    let (int, frac) = match num.split_once('.') {
+        Some((i, f)) => (i, f),
+        None => (num, ""),
+    };
+    let mut ns = parse_u64(int)?.checked_mul(1000)?;
+    if !frac.is_empty() {
+        if !frac.bytes().all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        let mut f: u64 = 0;
+        let mut n = 0;
+        for c in frac.bytes().take(3) {
+            f = f * 10 + (c - b'0') as u64;
+            n += 1;
+        }
+        for _ in n..3 {
+            f *= 10;
+        }
+        ns += f;
+    }
+    Some((mark, ns))
+}
+
+fn parse_fg_call(call: &str) -> Option<FgItem<'_>> {
+    if let Some(rest) = call.strip_prefix('}') {
+        // "} /* func */" (funcgraph-tail) or "} /* func = 0x0 */" (retval)
+        let name = rest
+            .trim()
+            .strip_prefix("/*")
+            .and_then(|c| c.strip_suffix("*/"))
+            .map(|c| c.trim())
+            .map(|c| c.split([' ', '=']).next().unwrap_or(c))
+            .filter(|c| !c.is_empty());
+        return Some(FgItem::Exit(name));
+    }
+    if let Some(c) = call.strip_prefix("/*") {
+        return Some(FgItem::Comment(c.strip_suffix("*/").unwrap_or(c).trim()));
+    }
+    // Drop a trailing retval comment: "func(); /* = 0x0 */"
+    let code = match call.find(" /*") {
+        Some(i) => call[..i].trim_end(),
+        None => call,
+    };
+    if let Some(head) = code.strip_suffix(';') {
+        let name = head.split('(').next()?.trim();
+        return (!name.is_empty()).then_some(FgItem::Leaf(name));
+    }
+    if let Some(head) = code.strip_suffix('{') {
+        let name = head.split('(').next()?.trim();
+        return (!name.is_empty() && head.contains('(')).then_some(FgItem::Entry(name));
+    }
+    None
+}
+
+fn leading_u64(s: &str) -> Option<(u64, &str)> {
+    let n = s.bytes().take_while(u8::is_ascii_digit).count();
+    Some((parse_u64(&s[..n])?, &s[n..]))
+}
+
+fn leading_u32(s: &str) -> Option<(u32, &str)> {
+    let (v, r) = leading_u64(s)?;
+    Some((u32::try_from(v).ok()?, r))
+}
+
+/// Decimal digits only → u64 (None on empty, non-digits or overflow).
+pub(crate) fn parse_u64(s: &str) -> Option<u64> {
+    let b = s.as_bytes();
+    if b.is_empty() || b.len() > 20 {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &c in b {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add((c - b'0') as u64)?;
+    }
+    Some(v)
+}
+
+pub(crate) fn parse_u32(s: &str) -> Option<u32> {
+    parse_u64(s).and_then(|v| u32::try_from(v).ok())
+}
+
+pub(crate) fn parse_i32(s: &str) -> Option<i32> {
+    match s.strip_prefix('-') {
+        Some(r) => parse_u64(r)
+            .and_then(|v| i64::try_from(v).ok())
+            .and_then(|v| i32::try_from(-v).ok()),
+        None => parse_u64(s).and_then(|v| i32::try_from(v).ok()),
+    }
+}
+
+/// A marker's text, parsed (shortcut for [`Marker::parse`]).
+pub fn parse_marker(text: &str) -> Marker<'_> {
+    Marker::parse(text)
+}

@@ -1,0 +1,213 @@
+//! Streaming over a trace: fixed-size reads into one reused buffer, lines
+//! cut with `memchr`, each handed out as a `&str` borrowed from the buffer
+//! (never the whole file in memory, no allocation per line).
+//!
+//! Bytes that are not UTF-8 (a comm can hold any bytes) are replaced by
+//! `?` in place, so a line is always valid `&str` of the same length.
+
+use crate::line::{parse_line, Header, Line};
+use std::io::{self, Read};
+
+/// Initial buffer size; grows only for a line longer than this.
+const CHUNK: usize = 1 << 20;
+
+/// How many malformed lines are kept with their line numbers.
+pub const MALFORMED_KEPT: usize = 20;
+
+/// A line reader over any `Read` (a file, `trace_pipe`, stdin).
+pub struct TraceReader<R> {
+    inner: R,
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+    eof: bool,
+    line_no: u64,
+    bytes: u64,
+}
+
+impl<R: Read> TraceReader<R> {
+    /// Wrap a reader (no extra buffering needed; pass the file itself).
+    pub fn new(inner: R) -> Self {
+        TraceReader {
+            inner,
+            buf: vec![0; CHUNK],
+            start: 0,
+            end: 0,
+            eof: false,
+            line_no: 0,
+            bytes: 0,
+        }
+    }
+
+    /// Bytes consumed so far (for progress and MB/s).
+    pub fn bytes_read(&self) -> u64 {
+        self.bytes
+    }
+
+    /// The next line without its newline, with its 1-based number.
+    pub fn next_line(&mut self) -> io::Result<Option<(u64, &str)>> {
+        loop {
+            if let Some(nl) = memchr::memchr(b'\n', &self.buf[self.start..self.end]) {
+                let (s, e) = (self.start, self.start + nl);
+                self.start = e + 1;
+                self.line_no += 1;
+                self.bytes += (nl + 1) as u64;
+                return Ok(Some((self.line_no, fix_utf8(&mut self.buf[s..e]))));
+            }
+            if self.eof {
+                if self.start < self.end {
+                    let (s, e) = (self.start, self.end);
+                    self.start = self.end;
+                    self.line_no += 1;
+                    self.bytes += (e - s) as u64;
+                    return Ok(Some((self.line_no, fix_utf8(&mut self.buf[s..e]))));
+                }
+                return Ok(None);
+            }
+            // Move the partial line to the front; grow if it fills the buffer.
+            if self.start > 0 {
+                self.buf.copy_within(self.start..self.end, 0);
+                self.end -= self.start;
+                self.start = 0;
+            }
+            if self.end == self.buf.len() {
+                let n = self.buf.len() * 2;
+                self.buf.resize(n, 0);
+            }
+            match self.inner.read(&mut self.buf[self.end..]) {
+                Ok(0) => self.eof = true,
+                Ok(n) => self.end += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+fn fix_utf8(bytes: &mut [u8]) -> &str {
+    loop {
+        match std::str::from_utf8(bytes) {
+            Ok(_) => break,
+            Err(e) => {
+                let bad = e.error_len().unwrap_or(bytes.len() - e.valid_up_to());
+                for b in &mut bytes[e.valid_up_to()..e.valid_up_to() + bad] {
+                    *b = b'?';
+                }
+            }
+        }
+    }
+    // Checked just above; the loop only exits on valid UTF-8.
+    std::str::from_utf8(bytes).unwrap_or("")
+}
+
+/// A malformed line: where and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Malformed {
+    /// 1-based line number.
+    pub line_no: u64,
+    /// Why it did not parse.
+    pub reason: &'static str,
+    /// The line (cut to 200 bytes).
+    pub text: String,
+}
+
+/// What a pass over a trace saw, besides the lines themselves.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Summary {
+    /// Lines read.
+    pub lines: u64,
+    /// Bytes read.
+    pub bytes: u64,
+    /// Event lines (any tracer except function_graph).
+    pub events: u64,
+    /// function_graph lines.
+    pub funcgraph_lines: u64,
+    /// Malformed lines in total.
+    pub malformed: u64,
+    /// The first [`MALFORMED_KEPT`] malformed lines.
+    pub malformed_samples: Vec<Malformed>,
+    /// Events the kernel reports as lost (`[LOST n EVENTS]`), summed.
+    pub lost_events: u64,
+    /// CPUs whose buffer started late (`##### CPU n buffer started ####`)
+    /// or that lost events.
+    pub cpus_with_loss: Vec<u32>,
+    /// `# tracer: name`
+    pub tracer: Option<String>,
+    /// `# entries-in-buffer/entries-written: a/b`: (a, b).
+    pub entries: Option<(u64, u64)>,
+    /// Timestamp of the first and last clock-based event, in ns.
+    pub first_ts_ns: Option<u64>,
+    /// See `first_ts_ns`.
+    pub last_ts_ns: Option<u64>,
+}
+
+impl Summary {
+    /// Account for one parsed line.
+    pub fn note(&mut self, line_no: u64, text: &str, line: &Line<'_>) {
+        self.lines += 1;
+        match line {
+            Line::Event(e) => {
+                self.events += 1;
+                if e.time_base == crate::TimeBase::Clock {
+                    if self.first_ts_ns.is_none() {
+                        self.first_ts_ns = Some(e.ts_ns);
+                    }
+                    self.first_ts_ns = self.first_ts_ns.map(|f| f.min(e.ts_ns));
+                    self.last_ts_ns = Some(self.last_ts_ns.map_or(e.ts_ns, |l| l.max(e.ts_ns)));
+                }
+            }
+            Line::FuncGraph(_) => self.funcgraph_lines += 1,
+            Line::Malformed(reason) => {
+                self.malformed += 1;
+                if self.malformed_samples.len() < MALFORMED_KEPT {
+                    let mut cut = text.len().min(200);
+                    while !text.is_char_boundary(cut) {
+                        cut -= 1;
+                    }
+                    self.malformed_samples.push(Malformed {
+                        line_no,
+                        reason,
+                        text: text[..cut].to_string(),
+                    });
+                }
+            }
+            Line::Lost { cpu, events } => {
+                self.lost_events += events.unwrap_or(0);
+                if !self.cpus_with_loss.contains(cpu) {
+                    self.cpus_with_loss.push(*cpu);
+                }
+            }
+            Line::Header(Header::Tracer(t)) => self.tracer = Some(t.to_string()),
+            Line::Header(Header::Entries {
+                in_buffer, written, ..
+            }) => self.entries = Some((*in_buffer, *written)),
+            _ => {}
+        }
+    }
+}
+
+/// Parse every line of `input`, calling `f(line_no, &line)` for each, and
+/// return the summary. `progress(bytes_read)` is called about every 4 MiB.
+pub fn for_each_line<R: Read>(
+    input: R,
+    mut f: impl FnMut(u64, &Line<'_>),
+    mut progress: impl FnMut(u64),
+) -> io::Result<Summary> {
+    let mut reader = TraceReader::new(input);
+    let mut summary = Summary::default();
+    let mut next_progress = 4 << 20;
+    while let Some((no, text)) = reader.next_line()? {
+        let line = parse_line(text);
+        summary.note(no, text, &line);
+        f(no, &line);
+        if summary.lines & 0xfff == 0 {
+            let b = reader.bytes_read();
+            if b >= next_progress {
+                progress(b);
+                next_progress = b + (4 << 20);
+            }
+        }
+    }
+    summary.bytes = reader.bytes_read();
+    Ok(summary)
+}
