@@ -38,7 +38,7 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum State {
     Unknown,
-    Running { since: u64 },
+    Running { since: u64, cpu: u32 },
     Preempted { since: u64 },
     Waking { since: u64 },
     Sleeping { since: u64, blocked: bool },
@@ -92,7 +92,7 @@ impl Thread {
     fn close(&mut self, t: u64) {
         match self.state {
             State::Unknown => {}
-            State::Running { since } => self.running_ns += t.saturating_sub(since),
+            State::Running { since, .. } => self.running_ns += t.saturating_sub(since),
             State::Preempted { since } => self.runnable_preempted_ns += t.saturating_sub(since),
             State::Waking { since } => self.runnable_waking_ns += t.saturating_sub(since),
             State::Sleeping { since, blocked } => {
@@ -196,12 +196,19 @@ impl SchedTracker {
                 if w.pid == 0 {
                     return;
                 }
+                // Is the task on a CPU right now (as far as the trace
+                // shows)? Then this wake-up is the "still on a CPU" race.
+                let on_cpu = self.cpus.iter().any(|c| c.current == Some(w.pid));
                 let th = self
                     .threads
                     .entry(w.pid)
                     .or_insert_with(|| Thread::new(w.comm));
                 match th.state {
-                    State::Running { .. } => th.wakeups_while_running += 1,
+                    _ if on_cpu => th.wakeups_while_running += 1,
+                    // Its CPU has switched to another task without a
+                    // recorded switch-out of this one: from here on it
+                    // is waking (its run's end is unknown, not counted).
+                    State::Running { .. } => th.state = State::Waking { since: t },
                     // Already waking (sched_waking then sched_wakeup): keep
                     // the earlier. A wake-up of a preempted task changes
                     // nothing: it is already on a run queue.
@@ -254,7 +261,8 @@ impl SchedTracker {
         next_comm: &str,
     ) {
         self.attribute_freq(cpu, t);
-        let c = self.cpu(cpu);
+        self.cpu(cpu);
+        let c = &mut self.cpus[cpu as usize];
         c.switches += 1;
         // The CPU's first switch: prev ran since the CPU's first event.
         // Otherwise prev must be the task the CPU's last switch put on;
@@ -266,6 +274,13 @@ impl SchedTracker {
             Some(cur) => {
                 if cur != 0 {
                     c.busy_ns += t.saturating_sub(c.since);
+                }
+                // `cur`'s switch-out was not recorded: its run's end is
+                // unknown.
+                if let Some(th) = self.threads.get_mut(&cur) {
+                    if matches!(th.state, State::Running { cpu: rc, .. } if rc == cpu) {
+                        th.state = State::Unknown;
+                    }
                 }
                 None
             }
@@ -313,7 +328,7 @@ impl SchedTracker {
                 th.wake_latencies_ns.push(t.saturating_sub(since));
             }
             th.close(t);
-            th.state = State::Running { since: t };
+            th.state = State::Running { since: t, cpu };
             th.switches += 1;
             if th.comm != next_comm {
                 th.comm = next_comm.to_string();

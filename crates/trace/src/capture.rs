@@ -211,8 +211,14 @@ impl Capture {
         if !cfg.top_level && tfs.fs.exists(&instances) {
             let dir = format!("{instances}/lever-{}", std::process::id());
             // mkdir in tracefs creates a full instance (kernel ≥ 3.10).
-            if fs::create_dir(tfs.host(&dir)?).is_ok() && tfs.fs.exists(&format!("{dir}/trace")) {
-                target = Some(Target::Instance(dir));
+            let host = tfs.host(&dir)?;
+            if fs::create_dir(&host).is_ok() {
+                if tfs.fs.exists(&format!("{dir}/trace")) {
+                    target = Some(Target::Instance(dir));
+                } else {
+                    // Not a tracefs instance after all: leave no trace.
+                    let _ = fs::remove_dir(&host);
+                }
             }
         }
         let target = match target {

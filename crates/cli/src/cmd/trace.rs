@@ -727,6 +727,9 @@ struct BenchResult {
     lines: u64,
     events: u64,
     parse_seconds: f64,
+    parse_cpu_seconds: Option<f64>,
+    parse_mb_per_cpu_s: Option<f64>,
+    sched_cpu_seconds: Option<f64>,
     parse_mb_per_s: f64,
     parse_events_per_s: f64,
     sched_seconds: f64,
@@ -738,9 +741,23 @@ fn bench(global: &Global, file: &Path) -> anyhow::Result<()> {
     let open = || File::open(file).with_context(|| format!("cannot open {}", file.display()));
     // Warm the page cache so the figure is the parser's, not the disk's.
     std::io::copy(&mut open()?, &mut std::io::sink())?;
+    let fs = KernelFs::new(&global.root);
+    // On-CPU time of this thread (ns), so a loaded machine does not skew
+    // the figure: /proc/thread-self/schedstat's first field.
+    let cpu_ns = || -> Option<u64> {
+        fs.read_optional("/proc/thread-self/schedstat")
+            .ok()
+            .flatten()?
+            .split_whitespace()
+            .next()?
+            .parse()
+            .ok()
+    };
+    let c0 = cpu_ns();
     let t0 = Instant::now();
     let summary = lever_trace::for_each_line(open()?, |_, _| {}, |_| {})?;
     let parse = t0.elapsed().as_secs_f64();
+    let c1 = cpu_ns();
     let t1 = Instant::now();
     let opts = Options {
         sched: true,
@@ -748,10 +765,12 @@ fn bench(global: &Global, file: &Path) -> anyhow::Result<()> {
     };
     let r = analyze(open()?, &opts, |_| {})?;
     let sched = t1.elapsed().as_secs_f64();
+    let c2 = cpu_ns();
+    let parse_cpu = c0.zip(c1).map(|(a, b)| b.saturating_sub(a) as f64 / 1e9);
+    let sched_cpu = c1.zip(c2).map(|(a, b)| b.saturating_sub(a) as f64 / 1e9);
     if r.summary.events == 0 {
         bail!("{}: no events", file.display());
     }
-    let fs = KernelFs::new(&global.root);
     let peak_rss_kb = fs
         .read_optional("/proc/self/status")
         .ok()
@@ -767,6 +786,9 @@ fn bench(global: &Global, file: &Path) -> anyhow::Result<()> {
         lines: summary.lines,
         events: summary.events,
         parse_seconds: parse,
+        parse_cpu_seconds: parse_cpu,
+        parse_mb_per_cpu_s: parse_cpu.map(|c| summary.bytes as f64 / 1e6 / c),
+        sched_cpu_seconds: sched_cpu,
         parse_mb_per_s: summary.bytes as f64 / 1e6 / parse,
         parse_events_per_s: summary.events as f64 / parse,
         sched_seconds: sched,
@@ -776,8 +798,17 @@ fn bench(global: &Global, file: &Path) -> anyhow::Result<()> {
     if global.json {
         return print_json(&res);
     }
+    if let (Some(pc), Some(sc)) = (res.parse_cpu_seconds, res.sched_cpu_seconds) {
+        println!(
+            "on-CPU: parse {:.3} s = {:.0} MB/s, {:.2} M events/s; parse + sched analysis {:.3} s",
+            pc,
+            res.bytes as f64 / 1e6 / pc,
+            res.events as f64 / pc / 1e6,
+            sc
+        );
+    }
     println!(
-        "{:.1} MB, {} events: parse {:.3} s = {:.0} MB/s, {:.2} M events/s; parse + sched analysis {:.3} s = {:.2} M events/s; peak RSS {} kB",
+        "wall: {:.1} MB, {} events: parse {:.3} s = {:.0} MB/s, {:.2} M events/s; parse + sched analysis {:.3} s = {:.2} M events/s; peak RSS {} kB",
         res.bytes as f64 / 1e6,
         res.events,
         res.parse_seconds,
