@@ -576,7 +576,10 @@ fn detached_request_outlives_its_client_and_a_second_daemon_is_refused() {
 
 #[test]
 fn systemd_unit_verifies() {
-    let unit = concat!(env!("CARGO_MANIFEST_DIR"), "/../../packaging/systemd/lever.service");
+    let unit = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../packaging/systemd/lever.service"
+    );
     let Ok(out) = Command::new("systemd-analyze").arg("--version").output() else {
         eprintln!("skipped: systemd-analyze is not installed");
         return;
@@ -584,11 +587,18 @@ fn systemd_unit_verifies() {
     assert!(out.status.success());
     // Point the unit at the binary under test, then let systemd check it.
     let dir = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(unit).unwrap().replace("/usr/bin/lever", LEVER);
+    let text = std::fs::read_to_string(unit)
+        .unwrap()
+        .replace("/usr/bin/lever", LEVER);
     let copy = dir.path().join("lever.service");
     std::fs::write(&copy, text).unwrap();
-    let out = Command::new("systemd-analyze").arg("verify").arg(&copy).output().unwrap();
-    let msg = String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
+    let out = Command::new("systemd-analyze")
+        .arg("verify")
+        .arg(&copy)
+        .output()
+        .unwrap();
+    let msg =
+        String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
     let problems: Vec<&str> = msg
         .lines()
         .filter(|l| l.contains("lever.service"))
