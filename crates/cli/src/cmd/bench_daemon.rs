@@ -29,6 +29,14 @@ pub struct BenchDaemonArgs {
     /// Acquire + release pairs per client count (split over the clients).
     #[arg(long, default_value_t = 20_000)]
     pub operations: usize,
+    /// Pace each client: one acquire every this many µs (0 = back to back,
+    /// which saturates the CPUs and measures queueing as much as Lever).
+    #[arg(long, default_value_t = 0)]
+    pub interval_us: u64,
+    /// Measure PING round trips instead of acquire + release: the floor set
+    /// by the socket, the event loop and the scheduler, with no node written.
+    #[arg(long)]
+    pub ping: bool,
     /// Idle window for the idle-CPU check, in seconds (0 skips it).
     #[arg(long, default_value_t = 10)]
     pub idle_secs: u64,
@@ -40,6 +48,7 @@ pub struct BenchDaemonArgs {
 #[derive(Debug, Serialize)]
 struct Row {
     clients: usize,
+    interval_us: u64,
     operations: usize,
     p50_us: f64,
     p90_us: f64,
@@ -55,6 +64,7 @@ struct Report {
     rows: Vec<Row>,
     rss_kb_idle_start: u64,
     rss_kb_after_load: u64,
+    rss_after_load_split: Option<RssSplit>,
     idle_secs: u64,
     idle_cpu_ticks: Option<u64>,
     clock_ticks_per_s: u64,
@@ -67,6 +77,44 @@ fn proc_field(pid: u32, key: &str) -> Option<u64> {
         .find_map(|l| l.strip_prefix(key))
         .and_then(|v| v.split_whitespace().next())
         .and_then(|v| v.parse().ok())
+}
+
+/// RSS split by what backs it (`/proc/PID/smaps`): the lever executable
+/// itself, shared libraries, and anonymous memory (heap, stacks) — the part
+/// the daemon's own data structures account for.
+#[derive(Debug, Default, Serialize)]
+struct RssSplit {
+    executable_kb: u64,
+    libraries_kb: u64,
+    anonymous_kb: u64,
+}
+
+fn rss_split(pid: u32) -> Option<RssSplit> {
+    let smaps = std::fs::read_to_string(format!("/proc/{pid}/smaps")).ok()?;
+    let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok()?;
+    let exe = exe.to_string_lossy();
+    let mut split = RssSplit::default();
+    let mut current = String::new();
+    for line in smaps.lines() {
+        // `55ac9ced3000-55ac9cf8e000 r--p 00000000 fe:00 5326124   /path`
+        if line
+            .split_whitespace()
+            .next()
+            .is_some_and(|f| f.contains('-') && !f.ends_with(':'))
+        {
+            current = line.split_whitespace().nth(5).unwrap_or("").to_string();
+        } else if let Some(v) = line.strip_prefix("Rss:") {
+            let kb: u64 = v.split_whitespace().next()?.parse().ok()?;
+            if current == exe {
+                split.executable_kb += kb;
+            } else if current.starts_with('/') {
+                split.libraries_kb += kb;
+            } else {
+                split.anonymous_kb += kb;
+            }
+        }
+    }
+    Some(split)
 }
 
 /// utime + stime of a process, in clock ticks (`/proc/PID/stat` fields 14
@@ -160,11 +208,26 @@ fn bench(
         let threads: Vec<_> = (0..n)
             .map(|_| {
                 let socket = socket.to_path_buf();
+                let interval = Duration::from_micros(args.interval_us);
+                let ping = args.ping;
                 std::thread::spawn(move || -> anyhow::Result<Vec<f64>> {
                     let mut c = Client::connect(&socket)?;
                     let mut lat = Vec::with_capacity(per_client);
-                    for _ in 0..per_client {
+                    let begin = Instant::now();
+                    for i in 0..per_client {
+                        if !interval.is_zero() {
+                            let due = begin + interval * i as u32;
+                            let now = Instant::now();
+                            if due > now {
+                                std::thread::sleep(due - now);
+                            }
+                        }
                         let t = Instant::now();
+                        if ping {
+                            c.ping()?;
+                            lat.push(t.elapsed().as_secs_f64() * 1e6);
+                            continue;
+                        }
                         let h = c.acquire(0, 0, Priority::ThirdPartyLow, &pair)?;
                         lat.push(t.elapsed().as_secs_f64() * 1e6);
                         c.release(h)?;
@@ -184,6 +247,7 @@ fn bench(
         all.sort_by(|a, b| a.total_cmp(b));
         rows.push(Row {
             clients: n,
+            interval_us: args.interval_us,
             operations: all.len(),
             p50_us: percentile(&all, 0.50),
             p90_us: percentile(&all, 0.90),
@@ -193,6 +257,7 @@ fn bench(
         });
     }
     let rss_after = proc_field(pid, "VmRSS:").unwrap_or(0);
+    let split = rss_split(pid);
     let idle_cpu = if args.idle_secs > 0 {
         progress.update(0, None, &format!("idle for {} s", args.idle_secs));
         let before = cpu_ticks(pid);
@@ -208,6 +273,7 @@ fn bench(
         rows,
         rss_kb_idle_start: rss_start,
         rss_kb_after_load: rss_after,
+        rss_after_load_split: split,
         idle_secs: args.idle_secs,
         idle_cpu_ticks: idle_cpu,
         clock_ticks_per_s: rustix::param::clock_ticks_per_second(),
@@ -235,8 +301,13 @@ fn bench(
             format!("{:.0}", r.acquire_release_per_s),
         ]);
     }
+    let what = if args.ping {
+        "PING -> PONG (no node written)"
+    } else {
+        "client acquire call -> node written -> reply"
+    };
     println!(
-        "round trip: client acquire call -> node written -> reply (daemon on simulated {}, tree on {on})",
+        "round trip: {what} (daemon on simulated {}, tree on {on})",
         report.board
     );
     t.print()?;
@@ -244,6 +315,12 @@ fn bench(
         "daemon RSS: {} kB at start, {} kB after the load (VmRSS)",
         report.rss_kb_idle_start, report.rss_kb_after_load
     );
+    if let Some(s) = &report.rss_after_load_split {
+        println!(
+            "  after the load: {} kB the lever executable's pages, {} kB shared libraries, {} kB anonymous (heap, stacks)",
+            s.executable_kb, s.libraries_kb, s.anonymous_kb
+        );
+    }
     match report.idle_cpu_ticks {
         Some(t) => println!(
             "daemon CPU while idle for {} s: {} clock ticks ({:.0} ms)",
