@@ -72,6 +72,8 @@ pub enum Command {
     /// Ftrace: record through tracefs, analyze, export to Perfetto, mark.
     #[command(subcommand)]
     Trace(crate::cmd::trace::TraceCommand),
+    /// Flame graph (SVG) from perf script output, perf.data, or `-- CMD`.
+    Flamegraph(crate::cmd::flamegraph::FlamegraphArgs),
 }
 
 #[derive(Debug, Subcommand)]

@@ -5,13 +5,13 @@ pub mod boot;
 pub mod client;
 pub mod cpu;
 pub mod daemon;
+pub mod flamegraph;
 pub mod io;
 pub mod mem;
 mod resources;
 mod sim;
 mod target;
 pub mod trace;
-#[allow(dead_code)] // remove once every helper is used by a command
 pub mod util;
 
 use crate::args::{Cli, Command};
@@ -35,5 +35,6 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Mem(cmd) => mem::run(&cli.global, cmd),
         Command::Io(args) => io::run(&cli.global, args),
         Command::Trace(cmd) => trace::run(&cli.global, cmd),
+        Command::Flamegraph(args) => flamegraph::run(&cli.global, args),
     }
 }

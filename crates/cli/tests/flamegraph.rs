@@ -1,0 +1,80 @@
+//! `lever flamegraph` end to end.
+use std::process::Command;
+
+const LEVER: &str = env!("CARGO_BIN_EXE_lever");
+const FIXTURE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../flamegraph/tests/fixtures/python-json.perf-script"
+);
+
+#[test]
+fn perf_script_file_to_svg_and_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("f.svg");
+    let folded = dir.path().join("f.folded");
+    let out = Command::new(LEVER)
+        .args(["flamegraph", "--json", "-i", FIXTURE, "-o"])
+        .arg(&svg)
+        .arg("--folded-out")
+        .arg(&folded)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["weight"], 156 * 1_001_001u64);
+    assert!(v["hottest"][0]["name"].is_string());
+    assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
+    // The folded file round-trips through --folded.
+    let svg2 = dir.path().join("g.svg");
+    let out = Command::new(LEVER)
+        .args(["flamegraph", "--json", "--folded", "-i"])
+        .arg(&folded)
+        .arg("-o")
+        .arg(&svg2)
+        .output()
+        .unwrap();
+    let w: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(w["weight"], v["weight"]);
+}
+
+#[test]
+fn no_input_is_a_clear_error() {
+    let out = Command::new(LEVER).args(["flamegraph"]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing to draw"));
+}
+
+#[test]
+fn profiles_a_command_with_perf_when_available() {
+    let perf_works = Command::new("perf")
+        .args(["record", "-o", "/dev/null", "-q", "--", "true"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !perf_works {
+        eprintln!(
+            "skipped: `perf record` is not available here (no linux-perf or perf_event_paranoid)"
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("cmd.svg");
+    let out = Command::new(LEVER)
+        .args(["flamegraph", "--json", "-o"])
+        .arg(&svg)
+        .args(["--", "python3", "-c", "sum(i * i for i in range(3000000))"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["weight"].as_u64().unwrap() > 0);
+    assert!(svg.exists());
+}
