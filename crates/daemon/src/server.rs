@@ -284,7 +284,14 @@ impl<'a> Server<'a> {
                         eof = true;
                         break;
                     }
-                    Ok(n) => c.rbuf.extend_from_slice(&chunk[..n]),
+                    Ok(n) => {
+                        c.rbuf.extend_from_slice(&chunk[..n]);
+                        // A short read drained the socket for now; epoll
+                        // (level-triggered) reports more when it comes.
+                        if n < chunk.len() {
+                            break;
+                        }
+                    }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                     Err(_) => {
