@@ -103,28 +103,7 @@ pub(crate) fn opt_text(
 }
 
 /// `[0, 1, 2, 3, 7]` → `0-3,7` (the kernel's list format).
-pub fn format_cpu_list(cpus: &[u32]) -> String {
-    let mut out = String::new();
-    let mut i = 0;
-    while i < cpus.len() {
-        let start = cpus[i];
-        let mut end = start;
-        while i + 1 < cpus.len() && cpus[i + 1] == end + 1 {
-            i += 1;
-            end = cpus[i];
-        }
-        if !out.is_empty() {
-            out.push(',');
-        }
-        if start == end {
-            out.push_str(&start.to_string());
-        } else {
-            out.push_str(&format!("{start}-{end}"));
-        }
-        i += 1;
-    }
-    out
-}
+pub use lever_kernel::format_cpu_list;
 
 #[cfg(test)]
 mod tests {

@@ -423,6 +423,31 @@ pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
     }
 }
 
+/// Format CPUs in the kernel's list form (`%*pbl`): `[0, 1, 2, 3, 7]` →
+/// `0-3,7`. The inverse of [`parse_cpu_list`] for sorted input.
+pub fn format_cpu_list(cpus: &[u32]) -> String {
+    let mut out = String::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let start = cpus[i];
+        let mut end = start;
+        while i + 1 < cpus.len() && cpus[i + 1] == end + 1 {
+            i += 1;
+            end = cpus[i];
+        }
+        if !out.is_empty() {
+            out.push(',');
+        }
+        if start == end {
+            out.push_str(&start.to_string());
+        } else {
+            out.push_str(&format!("{start}-{end}"));
+        }
+        i += 1;
+    }
+    out
+}
+
 /// Parse a kernel CPU list such as `0-3,7` (from `online`, `related_cpus` in
 /// list form, `cpulist`). Returns `None` on malformed input.
 pub fn parse_cpu_list(text: &str) -> Option<Vec<u32>> {
@@ -566,6 +591,9 @@ mod tests {
             vec![300000, 403200, 1958400]
         );
         assert_eq!(parse_cpu_list("0-3,7"), Some(vec![0, 1, 2, 3, 7]));
+        assert_eq!(format_cpu_list(&[0, 1, 2, 3, 7]), "0-3,7");
+        assert_eq!(format_cpu_list(&[5]), "5");
+        assert_eq!(format_cpu_list(&[]), "");
         assert_eq!(parse_cpu_list("3-1"), None);
         assert_eq!(parse_cpu_list("x"), None);
     }

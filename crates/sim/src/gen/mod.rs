@@ -34,25 +34,7 @@ pub(crate) fn all_cpus(board: &Board) -> Vec<u32> {
 }
 
 /// Format CPUs as the kernel's `%*pbl`: `0-3,7`.
-pub(crate) fn cpu_list(cpus: &[u32]) -> String {
-    let mut parts = Vec::new();
-    let mut i = 0;
-    while i < cpus.len() {
-        let start = cpus[i];
-        let mut end = start;
-        while i + 1 < cpus.len() && cpus[i + 1] == end + 1 {
-            i += 1;
-            end = cpus[i];
-        }
-        parts.push(if start == end {
-            start.to_string()
-        } else {
-            format!("{start}-{end}")
-        });
-        i += 1;
-    }
-    parts.join(",")
-}
+pub(crate) use lever_kernel::format_cpu_list as cpu_list;
 
 /// Format CPUs as the kernel's `%*pb` over `nr_cpu_ids` bits: hex, one
 /// digit per four CPUs, 32-bit groups separated by commas (`0f`, `ff`).
