@@ -90,7 +90,7 @@ impl Options {
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     /// What the reader saw (lines, malformed lines, lost events).
-    pub summary: SummaryReport,
+    pub summary: Summary,
     /// Scheduling.
     pub sched: Option<sched::SchedReport>,
     /// Frequency residency.
@@ -105,58 +105,6 @@ pub struct Report {
     pub latency: Option<latency::LatencyReport>,
     /// Latency reports seen.
     pub latency_reports: u64,
-}
-
-/// Serializable form of the reader's [`Summary`].
-#[derive(Debug, Clone, Serialize)]
-pub struct SummaryReport {
-    /// Lines.
-    pub lines: u64,
-    /// Bytes.
-    pub bytes: u64,
-    /// Event lines.
-    pub events: u64,
-    /// function_graph lines.
-    pub funcgraph_lines: u64,
-    /// Malformed lines.
-    pub malformed: u64,
-    /// The first malformed lines: (line number, reason, text).
-    pub malformed_samples: Vec<(u64, String, String)>,
-    /// Lost events the kernel reported.
-    pub lost_events: u64,
-    /// CPUs with a lost-events notice or a late buffer start.
-    pub cpus_with_loss: Vec<u32>,
-    /// Tracer.
-    pub tracer: Option<String>,
-    /// Entries in buffer / written.
-    pub entries: Option<(u64, u64)>,
-    /// First event time.
-    pub first_ts_ns: Option<u64>,
-    /// Last event time.
-    pub last_ts_ns: Option<u64>,
-}
-
-impl From<Summary> for SummaryReport {
-    fn from(s: Summary) -> Self {
-        SummaryReport {
-            lines: s.lines,
-            bytes: s.bytes,
-            events: s.events,
-            funcgraph_lines: s.funcgraph_lines,
-            malformed: s.malformed,
-            malformed_samples: s
-                .malformed_samples
-                .into_iter()
-                .map(|m| (m.line_no, m.reason.to_string(), m.text))
-                .collect(),
-            lost_events: s.lost_events,
-            cpus_with_loss: s.cpus_with_loss,
-            tracer: s.tracer,
-            entries: s.entries,
-            first_ts_ns: s.first_ts_ns,
-            last_ts_ns: s.last_ts_ns,
-        }
-    }
 }
 
 /// Run the selected analyses over a trace in one streaming pass.
@@ -202,7 +150,7 @@ pub fn analyze<R: Read>(input: R, opts: &Options, progress: impl FnMut(u64)) -> 
     )?;
     let (latency, latency_reports) = lat.map(|l| l.finish()).unwrap_or((None, 0));
     Ok(Report {
-        summary: summary.into(),
+        summary,
         sched: sched.map(|t| t.finish()),
         freq: freq.map(|t| t.finish()),
         idle: idle.map(|t| t.finish()),
@@ -219,7 +167,7 @@ pub fn export_chrome<R: Read, W: io::Write>(
     input: R,
     out: W,
     progress: impl FnMut(u64),
-) -> io::Result<(u64, SummaryReport)> {
+) -> io::Result<(u64, Summary)> {
     let mut ex = export::ChromeExporter::new(out)?;
     let mut err = None;
     let mut end = 0;
@@ -239,5 +187,5 @@ pub fn export_chrome<R: Read, W: io::Write>(
         return Err(e);
     }
     let n = ex.finish(end)?;
-    Ok((n, summary.into()))
+    Ok((n, summary))
 }

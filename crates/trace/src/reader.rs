@@ -101,7 +101,7 @@ fn fix_utf8(bytes: &mut [u8]) -> &str {
 }
 
 /// A malformed line: where and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Malformed {
     /// 1-based line number.
     pub line_no: u64,
@@ -112,7 +112,7 @@ pub struct Malformed {
 }
 
 /// What a pass over a trace saw, besides the lines themselves.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct Summary {
     /// Lines read.
     pub lines: u64,

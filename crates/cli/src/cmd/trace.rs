@@ -327,8 +327,8 @@ fn render(r: &Report, top: usize, auto: bool) {
             _ => String::new(),
         }
     );
-    for (no, why, text) in s.malformed_samples.iter().take(5) {
-        println!("  line {no}: {why}: {text}");
+    for m in s.malformed_samples.iter().take(5) {
+        println!("  line {}: {}: {}", m.line_no, m.reason, m.text);
     }
     if s.lost_events > 0 || !s.cpus_with_loss.is_empty() {
         println!(
