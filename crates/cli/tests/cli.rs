@@ -1,24 +1,9 @@
 //! End-to-end tests of the `lever` binary against simulated boards.
 
+mod common;
+
+use common::{lever, ok};
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn lever(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lever"))
-        .args(args)
-        .output()
-        .expect("run lever")
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = lever(args);
-    assert!(
-        out.status.success(),
-        "lever {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8 output")
-}
 
 fn board(name: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();

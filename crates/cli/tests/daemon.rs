@@ -1,9 +1,11 @@
 //! Integration tests: a real `lever daemon` on a simulated board, real
 //! clients over the socket, real signals.
 
+mod common;
+
+use common::{changed, snapshot, LEVER};
 use lever_client::{Client, ClientError, Priority};
 use lever_protocol::Acquire;
-use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixStream;
@@ -11,7 +13,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const LEVER: &str = env!("CARGO_BIN_EXE_lever");
 const SILVER_MIN: &str = "sys/devices/system/cpu/cpufreq/policy0/scaling_min_freq";
 
 struct Daemon {
@@ -123,39 +124,6 @@ fn wait_until(limit: Duration, mut f: impl FnMut() -> bool) -> Option<Duration> 
         std::thread::sleep(Duration::from_micros(200));
     }
     None
-}
-
-/// Every file under the simulated board, for exact before/after checks.
-fn snapshot(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let e = e.unwrap();
-            let ft = e.file_type().unwrap();
-            if ft.is_dir() {
-                stack.push(e.path());
-            } else if ft.is_file() {
-                out.insert(e.path(), std::fs::read(e.path()).unwrap());
-            }
-        }
-    }
-    out
-}
-
-/// Paths whose content differs between two snapshots.
-fn changed(a: &BTreeMap<PathBuf, Vec<u8>>, b: &BTreeMap<PathBuf, Vec<u8>>) -> Vec<String> {
-    a.iter()
-        .filter(|(k, v)| b.get(*k) != Some(v))
-        .map(|(k, v)| {
-            let after = b.get(k).map(|x| String::from_utf8_lossy(x).into_owned());
-            format!(
-                "{}: {:?} -> {after:?}",
-                k.display(),
-                String::from_utf8_lossy(v)
-            )
-        })
-        .collect()
 }
 
 fn is_root() -> bool {

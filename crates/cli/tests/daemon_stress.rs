@@ -3,14 +3,13 @@
 //! with their own connections, and real processes killed with SIGKILL).
 //! It must end with the daemon alive and every node at its exact original.
 
+mod common;
+
+use common::{changed, snapshot, LEVER};
 use lever_client::{Client, Priority};
-use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-const LEVER: &str = env!("CARGO_BIN_EXE_lever");
 
 struct Rng(u64);
 
@@ -31,22 +30,6 @@ struct Res {
     opcode: u32,
     low: i64,
     high: i64,
-}
-
-fn snapshot(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let e = e.unwrap();
-            if e.file_type().unwrap().is_dir() {
-                stack.push(e.path());
-            } else if e.file_type().unwrap().is_file() {
-                out.insert(e.path(), std::fs::read(e.path()).unwrap());
-            }
-        }
-    }
-    out
 }
 
 #[test]
@@ -205,20 +188,7 @@ fn thousands_of_random_steps_end_with_every_node_original() {
     }
     assert_eq!(c.ping().unwrap(), 1, "daemon alive");
     let after = snapshot(&dir.path().join("sim"));
-    let diff: Vec<String> = before
-        .iter()
-        .filter(|(k, v)| after.get(*k) != Some(v))
-        .map(|(k, v)| {
-            format!(
-                "{}: {:?} -> {:?}",
-                k.display(),
-                String::from_utf8_lossy(v),
-                after
-                    .get(k)
-                    .map(|x| String::from_utf8_lossy(x).into_owned())
-            )
-        })
-        .collect();
+    let diff = changed(&before, &after);
     assert!(diff.is_empty(), "not restored: {diff:#?}");
     let _ = daemon.kill();
     let _ = daemon.wait();

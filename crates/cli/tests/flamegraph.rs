@@ -1,7 +1,9 @@
 //! `lever flamegraph` end to end.
+mod common;
+
+use common::LEVER;
 use std::process::Command;
 
-const LEVER: &str = env!("CARGO_BIN_EXE_lever");
 const FIXTURE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../flamegraph/tests/fixtures/python-json.perf-script"

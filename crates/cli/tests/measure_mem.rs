@@ -5,25 +5,10 @@
 //! run `LEVER_UPDATE_GOLDEN=1 cargo test -p lever --test measure_mem` and
 //! review the diff.
 
+mod common;
+
+use common::{lever, ok};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn lever(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lever"))
-        .args(args)
-        .output()
-        .expect("run lever")
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = lever(args);
-    assert!(
-        out.status.success(),
-        "lever {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8 output")
-}
 
 fn board(name: &str) -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
