@@ -65,6 +65,7 @@ struct Report {
     rss_kb_idle_start: u64,
     rss_kb_after_load: u64,
     rss_after_load_split: Option<RssSplit>,
+    pss_kb_after_load: Option<u64>,
     idle_secs: u64,
     idle_cpu_ticks: Option<u64>,
     clock_ticks_per_s: u64,
@@ -151,15 +152,13 @@ pub fn run(global: &Global, args: BenchDaemonArgs) -> anyhow::Result<()> {
     };
     let socket = dir.path().join("lever.sock");
     let exe = std::env::current_exe()?;
+    // The board is created beforehand, so the daemon's memory reflects
+    // serving, not the one-time work of generating a simulated tree.
+    let root = dir.path().join("sim");
+    lever_sim::create(&args.sim, &root)?;
     let mut daemon = Command::new(exe)
-        .args([
-            "daemon",
-            "--quiet",
-            "--sim",
-            &args.sim,
-            "--max-requests",
-            "100000",
-        ])
+        .args(["daemon", "--quiet", "--max-requests", "100000", "--root"])
+        .arg(&root)
         .arg("--state-dir")
         .arg(dir.path())
         .arg("--socket")
@@ -258,6 +257,13 @@ fn bench(
     }
     let rss_after = proc_field(pid, "VmRSS:").unwrap_or(0);
     let split = rss_split(pid);
+    let pss = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("Pss:"))
+                .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        });
     let idle_cpu = if args.idle_secs > 0 {
         progress.update(0, None, &format!("idle for {} s", args.idle_secs));
         let before = cpu_ticks(pid);
@@ -274,6 +280,7 @@ fn bench(
         rss_kb_idle_start: rss_start,
         rss_kb_after_load: rss_after,
         rss_after_load_split: split,
+        pss_kb_after_load: pss,
         idle_secs: args.idle_secs,
         idle_cpu_ticks: idle_cpu,
         clock_ticks_per_s: rustix::param::clock_ticks_per_second(),
@@ -315,6 +322,9 @@ fn bench(
         "daemon RSS: {} kB at start, {} kB after the load (VmRSS)",
         report.rss_kb_idle_start, report.rss_kb_after_load
     );
+    if let Some(p) = report.pss_kb_after_load {
+        println!("  PSS after the load: {p} kB (shared library pages divided among the processes using them)");
+    }
     if let Some(s) = &report.rss_after_load_split {
         println!(
             "  after the load: {} kB the lever executable's pages, {} kB shared libraries, {} kB anonymous (heap, stacks)",
