@@ -259,7 +259,10 @@ fn wait_up_to(
 }
 
 fn mb<T: Into<f64>>(kb: T) -> String {
-    format!("{:.1}", kb.into() / 1024.0)
+    let v = kb.into() / 1024.0;
+    // Never print "-0.0": a few negative kB round to zero.
+    let v = if v.abs() < 0.05 { 0.0 } else { v };
+    format!("{v:.1}")
 }
 
 fn avail_mb(a: &Avail<i64>) -> String {
@@ -388,6 +391,16 @@ fn render_map(r: &MapReport) -> String {
         "  apps + framework {} kB = MemTotal − free\n",
         m.apps_framework_kb
     ));
+    if let Avail::Value(n) = m.non_linux_kb {
+        if n < 0 {
+            out.push_str(&format!(
+                "  non-Linux        {n} kB: the total RAM figure is below Σ System RAM, so it \
+                 is not the full physical size (on x86 the dmesg total leaves out \
+                 firmware-reserved pages); read non-Linux as 0 and pass --total-ram for \
+                 the real size\n"
+            ));
+        }
+    }
 
     let mut k = Table::new(&["Kernel dynamic (seed 000 §3.5)", "kB", "source"]);
     for item in &m.kernel_dynamic {
