@@ -160,7 +160,8 @@ pub mod thresholds {
 pub enum Level {
     /// No reclaim and no refaults.
     Calm,
-    /// Reclaim or refaults, but not the thrashing pattern.
+    /// Reclaim, refaults at a thrashing rate, or PSI stalls — but not the
+    /// thrashing pattern.
     Pressure,
     /// The seed's pattern: refaults with paging and swapping, and reclaim
     /// struggling or tasks stalled.
@@ -215,7 +216,13 @@ impl Verdict {
             .filter(|i| i.psi_some_pct.unwrap_or(0.0) >= PSI_SOME_PCT)
             .count();
         let reclaiming = intervals.iter().filter(|i| pos(i.scanned_per_s)).count();
-        let refaulting = intervals.iter().filter(|i| pos(i.refaults_per_s)).count();
+        // A trickle of refaults with no reclaim is ordinary page-cache churn
+        // (a file read again after it aged out), not pressure.
+        let refaulting = intervals
+            .iter()
+            .filter(|i| i.refaults_per_s.unwrap_or(0.0) >= REFAULTS_PER_S)
+            .count();
+        let trickle = intervals.iter().filter(|i| pos(i.refaults_per_s)).count();
         let max = |f: fn(&ThrashInterval) -> Option<f64>| {
             intervals.iter().filter_map(f).fold(0.0f64, f64::max)
         };
@@ -258,11 +265,17 @@ impl Verdict {
             }
             if refaulting > 0 {
                 reasons.push(format!(
-                    "refaults in {refaulting} of {n} intervals (peak {:.0}/s)",
+                    "refaults ≥ {REFAULTS_PER_S}/s in {refaulting} of {n} intervals (peak {:.0}/s)",
                     max(|i| i.refaults_per_s)
                 ));
             }
             Level::Pressure
+        } else if trickle > 0 {
+            reasons.push(format!(
+                "no reclaim, and refaults stayed below {REFAULTS_PER_S}/s (peak {:.0}/s in {trickle} of {n} intervals): ordinary page-cache churn",
+                max(|i| i.refaults_per_s)
+            ));
+            Level::Calm
         } else {
             reasons.push(format!(
                 "no page was scanned for reclaim and no refault happened in {n} intervals"

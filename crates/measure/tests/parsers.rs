@@ -320,6 +320,18 @@ fn thrash_verdicts() {
     assert_eq!(v.level, Level::Thrashing, "{v:?}");
     assert!(v.reasons.iter().any(|r| r.contains("efficiency below 50%")));
 
+    // A trickle of refaults without reclaim is page-cache churn: calm.
+    let churn = [sample(0.0, 0, 0, 0, 0, 0), sample(1.0, 19, 0, 0, 0, 0)];
+    let i = [ThrashInterval::new(&churn[1], &churn[0])];
+    assert_eq!(i[0].refaults_per_s, Some(38.0));
+    let v = Verdict::new(&i);
+    assert_eq!(v.level, Level::Calm, "{v:?}");
+    assert!(v.reasons[0].contains("page-cache churn"), "{v:?}");
+    // At the thrashing rate but without reclaim or swapping: pressure.
+    let fast = [sample(0.0, 0, 0, 0, 0, 0), sample(1.0, 100, 0, 0, 0, 0)];
+    let i = [ThrashInterval::new(&fast[1], &fast[0])];
+    assert_eq!(Verdict::new(&i).level, Level::Pressure);
+
     // A counter reset gives no rate instead of a negative one.
     let i = ThrashInterval::new(&calm[0], &t[1]);
     assert_eq!(i.refaults_per_s, None);
