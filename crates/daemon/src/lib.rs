@@ -235,6 +235,11 @@ pub fn run(config: Config) -> Result<(), DaemonError> {
         lever_targets::resolve(target_arg.as_deref(), &reload_fs).map_err(|e| e.to_string())
     });
     let mut server = server::Server::new(core, listener, system_gid, log.clone(), reload)?;
+    // Start-up code (argument parsing, target loading, journal recovery)
+    // will not run again: let the kernel take its pages back now.
+    if let Err(e) = lever_sys::page_out_own_code() {
+        log.info(&format!("could not release start-up code pages: {e}"));
+    }
     sd_notify("READY=1\nSTATUS=serving");
     eprintln!("lever daemon: ready on {}", config.socket.display());
     server.run()?;

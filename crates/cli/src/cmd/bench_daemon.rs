@@ -151,7 +151,11 @@ pub fn run(global: &Global, args: BenchDaemonArgs) -> anyhow::Result<()> {
         "the disk (no /dev/shm)"
     };
     let socket = dir.path().join("lever.sock");
-    let exe = std::env::current_exe()?;
+    // Run the daemon from its own copy of the executable: pages of one file
+    // mapped by two processes (this bench and the daemon) would otherwise
+    // count in both and could not be released by the daemon alone.
+    let exe = dir.path().join("lever-daemon-under-test");
+    std::fs::copy(std::env::current_exe()?, &exe).context("copying the executable")?;
     // The board is created beforehand, so the daemon's memory reflects
     // serving, not the one-time work of generating a simulated tree.
     let root = dir.path().join("sim");
