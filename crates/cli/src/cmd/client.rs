@@ -63,9 +63,9 @@ pub struct ReleaseArgs {
 /// `lever status` flags.
 #[derive(Debug, Args)]
 pub struct StatusArgs {
-    /// Show every resource, not only those Lever holds or that have votes.
-    #[arg(long, short = 'a')]
-    pub all: bool,
+    /// Show only the resources Lever holds or that have votes.
+    #[arg(long)]
+    pub held: bool,
     #[command(flatten)]
     pub socket: SocketArg,
 }
@@ -231,7 +231,7 @@ pub fn status(global: &Global, args: StatusArgs) -> anyhow::Result<()> {
     let mut t = Table::new(&["OPCODE", "NAME", "CURRENT", "ORIGINAL", "WINNER", "NODE"]);
     let mut shown = 0;
     for r in doc["resources"].as_array().into_iter().flatten() {
-        if !args.all && !r["held"].as_bool().unwrap_or(false) && r["winner"].is_null() {
+        if args.held && !r["held"].as_bool().unwrap_or(false) && r["winner"].is_null() {
             continue;
         }
         shown += 1;
@@ -250,7 +250,7 @@ pub fn status(global: &Global, args: StatusArgs) -> anyhow::Result<()> {
     if shown > 0 {
         t.print()?;
     } else {
-        println!("no resource is held (use --all to list every resource)");
+        println!("no resource is held");
     }
     let requests = doc["requests"].as_array().cloned().unwrap_or_default();
     if !requests.is_empty() {
