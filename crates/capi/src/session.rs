@@ -64,6 +64,16 @@ pub struct Session {
 
 static SESSION: Mutex<Option<Session>> = Mutex::new(None);
 
+/// How long one call may wait for the daemon: `$LEVER_TIMEOUT_MS`, else 5 s.
+fn call_timeout() -> std::time::Duration {
+    let ms = std::env::var("LEVER_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .filter(|&v| v > 0)
+        .unwrap_or(5000);
+    std::time::Duration::from_millis(ms)
+}
+
 impl Session {
     fn new(pid: u32) -> Session {
         Session {
@@ -75,7 +85,11 @@ impl Session {
 
     fn client(&mut self) -> Result<&mut Client, Error> {
         if self.client.is_none() {
-            self.client = Some(Client::connect(&socket_path())?);
+            let mut client = Client::connect(&socket_path())?;
+            // A hung daemon must not hang the application that asked for a
+            // boost: calls give up after LEVER_TIMEOUT_MS (default 5000).
+            client.set_timeout(Some(call_timeout()))?;
+            self.client = Some(client);
         }
         Ok(self.client.as_mut().expect("connected above"))
     }
@@ -213,6 +227,12 @@ impl Session {
     }
 }
 
+/// Whether a call gave up waiting (LEVER_TIMEOUT_MS).
+fn is_timeout(e: &Error) -> bool {
+    matches!(e, Error::Client(ClientError::Io(io))
+        if matches!(io.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut))
+}
+
 /// Whether an error means the connection is dead (worth one reconnect).
 fn is_disconnect(e: &Error) -> bool {
     use std::io::ErrorKind::*;
@@ -241,6 +261,12 @@ pub fn with_session<T>(mut op: impl FnMut(&mut Session) -> Result<T, Error>) -> 
     }
     let session = guard.as_mut().expect("set above");
     match op(session) {
+        Err(e) if is_timeout(&e) => {
+            // A reply may still arrive and would be read as the answer to
+            // the next call: this connection cannot be trusted any more.
+            session.disconnected();
+            Err(e)
+        }
         Err(e) if is_disconnect(&e) => {
             session.disconnected();
             op(session)

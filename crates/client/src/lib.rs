@@ -109,6 +109,16 @@ impl Client {
         Self::connect(&socket_path())
     }
 
+    /// Give up on a call after `timeout` waiting to send or for the reply
+    /// (`None`: wait forever, the default). A call that times out returns
+    /// an I/O error; the connection should then be dropped, since a late
+    /// reply would be taken for the next call's.
+    pub fn set_timeout(&mut self, timeout: Option<std::time::Duration>) -> Result<(), ClientError> {
+        self.stream.set_read_timeout(timeout)?;
+        self.stream.set_write_timeout(timeout)?;
+        Ok(())
+    }
+
     /// Send one request and wait for its reply (a JSON document sent in
     /// several frames is joined).
     pub fn call(&mut self, request: &Request) -> Result<Reply, ClientError> {
