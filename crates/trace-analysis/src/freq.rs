@@ -32,11 +32,7 @@ impl FreqTracker {
     pub fn event(&mut self, e: &Event<'_>) {
         self.end_ts = self.end_ts.max(e.ts_ns);
         if let EventKind::CpuFrequency { state_khz, cpu } = e.kind {
-            let i = cpu as usize;
-            if i >= self.cpus.len() {
-                self.cpus.resize(i + 1, Cpu::default());
-            }
-            let c = &mut self.cpus[i];
+            let c = crate::stats::per_cpu(&mut self.cpus, cpu);
             if let Some((khz, since)) = c.cur {
                 *c.residency.entry(khz).or_default() += e.ts_ns.saturating_sub(since);
                 if khz != state_khz {

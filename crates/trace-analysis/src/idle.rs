@@ -54,11 +54,7 @@ impl IdleTracker {
     }
 
     fn cpu(&mut self, cpu: u32) -> &mut Cpu {
-        let i = cpu as usize;
-        if i >= self.cpus.len() {
-            self.cpus.resize(i + 1, Cpu::default());
-        }
-        &mut self.cpus[i]
+        crate::stats::per_cpu(&mut self.cpus, cpu)
     }
 
     /// Feed one event.

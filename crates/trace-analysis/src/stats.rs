@@ -92,3 +92,14 @@ pub fn pct(part: u64, whole: u64) -> f64 {
         part as f64 * 100.0 / whole as f64
     }
 }
+
+/// The slot for CPU `cpu` in a per-CPU table, growing the table with
+/// defaults when a higher CPU number shows up (traces name CPUs as they
+/// come; the count is not known up front).
+pub fn per_cpu<T: Default + Clone>(table: &mut Vec<T>, cpu: u32) -> &mut T {
+    let i = cpu as usize;
+    if i >= table.len() {
+        table.resize(i + 1, T::default());
+    }
+    &mut table[i]
+}
