@@ -112,6 +112,21 @@ fn priority_from(priority: c_int) -> Result<u8, Error> {
     }
 }
 
+extern "C" fn child_after_fork() {
+    session::reset_after_fork();
+}
+
+/// Register the fork handler once per process (called on first use).
+pub(crate) fn register_at_fork() {
+    // SAFETY: pthread_atfork only stores the function pointers; the child
+    // handler is a plain `extern "C"` function that never unwinds (it only
+    // allocates and stores a pointer).
+    let rc = unsafe { libc::pthread_atfork(None, None, Some(child_after_fork)) };
+    // On failure (ENOMEM) the library still works; only the fork-while-
+    // locked case stays unprotected.
+    let _ = rc;
+}
+
 /// Acquire a perflock, or update the live one behind `handle` (seed 000
 /// §3.4). `duration` in ms, 0 = until [`perf_lock_rel`]; `list` holds
 /// `numArgs` ints, opcode/value pairs. Returns a handle > 0, or -1.

@@ -1,6 +1,10 @@
 //! The process's one connection to the daemon and the table of its locks
 //! (safe Rust).
 //!
+//! A fork while another thread is inside a call does not deadlock the
+//! child: a `pthread_atfork` child handler gives the child a fresh session
+//! (tests/fork.rs).
+//!
 //! A daemon that closed the connection does not kill the program with
 //! SIGPIPE: std's `UnixStream` sends with `MSG_NOSIGNAL`, so the write
 //! fails with EPIPE and the call reconnects (tests/mock_daemon.rs checks
@@ -9,7 +13,8 @@
 use lever_client::{socket_path, Client, ClientError, Code};
 use lever_protocol::Acquire;
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::{Mutex, Once};
 use std::time::{Duration, Instant};
 
 /// Why a call failed; its text becomes `lever_last_error()`.
@@ -62,7 +67,47 @@ pub struct Session {
     locks: HashMap<i32, Lock>,
 }
 
-static SESSION: Mutex<Option<Session>> = Mutex::new(None);
+/// The process's session. A pointer to a leaked, never-freed mutex so that
+/// a forked child can start from a fresh, unlocked one: a thread of the
+/// parent may have held the lock at the moment of `fork()`, and that thread
+/// does not exist in the child to unlock it.
+static SESSION: AtomicPtr<Mutex<Option<Session>>> = AtomicPtr::new(std::ptr::null_mut());
+static AT_FORK: Once = Once::new();
+
+fn session_lock() -> &'static Mutex<Option<Session>> {
+    AT_FORK.call_once(crate::register_at_fork);
+    let current = SESSION.load(Ordering::Acquire);
+    if !current.is_null() {
+        // SAFETY: non-null values of SESSION come from Box::into_raw and
+        // are never freed, so they are valid for 'static.
+        return unsafe { &*current };
+    }
+    let fresh = Box::into_raw(Box::new(Mutex::new(None)));
+    match SESSION.compare_exchange(
+        std::ptr::null_mut(),
+        fresh,
+        Ordering::AcqRel,
+        Ordering::Acquire,
+    ) {
+        // SAFETY: just leaked from a Box, never freed.
+        Ok(_) => unsafe { &*fresh },
+        Err(existing) => {
+            // SAFETY: `fresh` was never shared; reclaim it.
+            drop(unsafe { Box::from_raw(fresh) });
+            // SAFETY: as above, a leaked, never-freed Box.
+            unsafe { &*existing }
+        }
+    }
+}
+
+/// In a forked child (from `pthread_atfork`): replace the session with a
+/// fresh, unlocked one. The parent's mutex is leaked on purpose — it may be
+/// locked by a thread that does not exist here. The child is single-threaded
+/// at this point, and glibc makes `malloc` safe after fork.
+pub fn reset_after_fork() {
+    let fresh = Box::into_raw(Box::new(Mutex::new(None)));
+    SESSION.store(fresh, Ordering::Release);
+}
 
 /// How long one call may wait for the daemon: `$LEVER_TIMEOUT_MS`, else 5 s.
 fn call_timeout() -> std::time::Duration {
@@ -250,7 +295,7 @@ fn is_disconnect(e: &Error) -> bool {
 /// a fork (the parent's connection and locks are not ours), and when the
 /// daemon closed the connection reconnect and retry once.
 pub fn with_session<T>(mut op: impl FnMut(&mut Session) -> Result<T, Error>) -> Result<T, Error> {
-    let mut guard = SESSION
+    let mut guard = session_lock()
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
     let pid = std::process::id();
