@@ -29,6 +29,9 @@ use std::fs;
 use std::io::{self, ErrorKind, Read, Write};
 use std::path::{Path, PathBuf};
 
+mod node;
+pub use node::Node;
+
 /// Errors from reading or writing a kernel node. Every variant names the
 /// kernel path (as the kernel sees it, without the root prefix) it failed on.
 #[derive(Debug, thiserror::Error)]
@@ -241,12 +244,7 @@ impl KernelFs {
                 Err(e) => return Err(err(e)),
             }
         }
-        let mut text = String::from_utf8(bytes)
-            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
-        while text.ends_with('\n') || text.ends_with('\0') {
-            text.pop();
-        }
-        Ok(text)
+        Ok(text_of(bytes))
     }
 
     /// Read a node's raw bytes (for binary nodes such as
@@ -319,15 +317,7 @@ impl KernelFs {
             return Ok(WriteOutcome::Unchanged);
         }
         self.write_raw(kernel_path, value)?;
-        match self.read(kernel_path) {
-            Ok(stored) if stored == value => Ok(WriteOutcome::Written),
-            Ok(stored) => Ok(WriteOutcome::Stored {
-                requested: value.to_string(),
-                stored,
-            }),
-            Err(KernelError::NotAllowed { .. }) => Ok(WriteOutcome::WrittenUnverified),
-            Err(e) => Err(e),
-        }
+        read_back(value, self.read(kernel_path))
     }
 
     /// Write without comparing or reading back: one `write(2)` of the value
@@ -370,6 +360,30 @@ impl KernelFs {
                 .map_err(|e| KernelError::from_io(kernel_path, "create", None, e))?;
         }
         fs::write(&host, content).map_err(|e| KernelError::from_io(kernel_path, "create", None, e))
+    }
+}
+
+/// A node's bytes as text: lossy UTF-8, trailing newlines and NULs removed.
+fn text_of(bytes: Vec<u8>) -> String {
+    let mut text = String::from_utf8(bytes)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    while text.ends_with('\n') || text.ends_with('\0') {
+        text.pop();
+    }
+    text
+}
+
+/// The outcome of a write of `value`, given the read that followed it.
+fn read_back(value: &str, after: Result<String, KernelError>) -> Result<WriteOutcome, KernelError> {
+    match after {
+        Ok(stored) if stored == value => Ok(WriteOutcome::Written),
+        Ok(stored) => Ok(WriteOutcome::Stored {
+            requested: value.to_string(),
+            stored,
+        }),
+        // Write-only nodes cannot be read back.
+        Err(KernelError::NotAllowed { .. }) => Ok(WriteOutcome::WrittenUnverified),
+        Err(e) => Err(e),
     }
 }
 

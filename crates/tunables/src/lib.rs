@@ -26,7 +26,7 @@
 #![warn(missing_docs)]
 
 use lever_engine::{Action, Engine, Plan, ResourceIndex, ResourceKind, ResourceSpec};
-use lever_kernel::{KernelError, KernelFs, WriteOutcome};
+use lever_kernel::{KernelError, KernelFs, Node, WriteOutcome};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::fs::File;
@@ -100,6 +100,8 @@ pub struct Applier {
     /// What each node Lever holds contains now (saves a read per write).
     last: HashMap<ResourceIndex, String>,
     held: HashMap<ResourceIndex, File>,
+    /// Nodes written so far, kept open (see [`lever_kernel::Node`]).
+    nodes: HashMap<ResourceIndex, Node>,
 }
 
 /// The result of one write of a plan.
@@ -121,6 +123,7 @@ impl Applier {
             originals: HashMap::new(),
             last: HashMap::new(),
             held: HashMap::new(),
+            nodes: HashMap::new(),
         }
     }
 
@@ -183,10 +186,12 @@ impl Applier {
             return self.hold(idx, spec, level);
         }
         let value = spec.render(level);
+        let fs = &self.fs;
+        let node = self.nodes.entry(idx).or_insert_with(|| fs.node(&spec.node));
         let known = match self.last.get(&idx) {
             Some(text) => text.clone(),
             None => {
-                let original = self.fs.read(&spec.node)?;
+                let original = node.read()?;
                 log.record(&spec.node, &original)
                     .map_err(|source| KernelError::Io {
                         path: spec.node.clone(),
@@ -197,7 +202,7 @@ impl Applier {
                 original
             }
         };
-        let outcome = self.fs.write_known(&spec.node, &value, Some(&known))?;
+        let outcome = node.write_known(&value, Some(&known))?;
         let now = match &outcome {
             WriteOutcome::Stored { stored, .. } => stored.clone(),
             _ => value,
@@ -250,9 +255,11 @@ impl Applier {
         match self.originals.get(&idx) {
             Some(text) => {
                 let text = text.clone();
+                let fs = &self.fs;
+                let node = self.nodes.entry(idx).or_insert_with(|| fs.node(&spec.node));
                 let result = match self.last.remove(&idx) {
-                    Some(now) => self.fs.write_known(&spec.node, &text, Some(&now)),
-                    None => self.fs.write(&spec.node, &text),
+                    Some(now) => node.write_known(&text, Some(&now)),
+                    None => node.write(&text),
                 };
                 // A node that vanished (CPU unplugged) has nothing left to
                 // restore; forget it too.
