@@ -78,6 +78,68 @@ pub struct Core {
     written: HashMap<ResourceIndex, String>,
     limits: Limits,
     log: Logger,
+    handles: HandleSource,
+}
+
+/// Unguessable handles from the kernel's random pool, fetched 256 at a time
+/// so an acquire does not cost a `getrandom` call.
+struct HandleSource {
+    pool: [u32; 256],
+    next: usize,
+}
+
+impl HandleSource {
+    fn new() -> HandleSource {
+        HandleSource {
+            pool: [0; 256],
+            next: 256,
+        }
+    }
+
+    fn next(&mut self) -> u32 {
+        if self.next == self.pool.len() {
+            self.refill();
+        }
+        let v = self.pool[self.next];
+        // Wipe what was handed out: the pool holds only handles to come.
+        self.pool[self.next] = 0;
+        self.next += 1;
+        v
+    }
+
+    fn refill(&mut self) {
+        let mut bytes = [0u8; 1024];
+        let mut filled = 0;
+        while filled < bytes.len() {
+            match rustix::rand::getrandom(
+                &mut bytes[filled..],
+                rustix::rand::GetRandomFlags::empty(),
+            ) {
+                Ok(n) => filled += n,
+                Err(rustix::io::Errno::INTR) => {}
+                // getrandom only fails on ancient kernels; fall back to the
+                // clock rather than failing requests.
+                Err(_) => {
+                    let t = std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .unwrap_or_default();
+                    let mut x = u64::from(t.subsec_nanos()) ^ t.as_secs() ^ 0x9e37_79b9_7f4a_7c15;
+                    for b in &mut bytes[filled..] {
+                        // xorshift64
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        *b = x as u8;
+                    }
+                    break;
+                }
+            }
+        }
+        for (slot, chunk) in self.pool.iter_mut().zip(bytes.chunks_exact(4)) {
+            *slot = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
+        }
+        self.next = 0;
+    }
 }
 
 fn engine_for(fs: &KernelFs, target: &Target) -> Result<Engine, EngineError> {
@@ -118,6 +180,7 @@ impl Core {
             written: HashMap::new(),
             limits,
             log,
+            handles: HandleSource::new(),
         })
     }
 
@@ -450,18 +513,9 @@ impl Core {
         Ok(())
     }
 
-    fn fresh_handle(&self) -> RequestId {
+    fn fresh_handle(&mut self) -> RequestId {
         loop {
-            let mut b = [0u8; 4];
-            // getrandom only fails on ancient kernels; fall back to the
-            // clock rather than failing the request.
-            if rustix::rand::getrandom(&mut b, rustix::rand::GetRandomFlags::empty()).is_err() {
-                let t = std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .unwrap_or_default();
-                b = (t.subsec_nanos() ^ t.as_secs() as u32).to_le_bytes();
-            }
-            let h = u32::from_le_bytes(b) & 0x7fff_ffff;
+            let h = self.handles.next() & 0x7fff_ffff;
             let id = RequestId(u64::from(h));
             if h != 0 && self.engine.request(id).is_none() {
                 return id;
