@@ -59,6 +59,9 @@ pub struct Config {
     pub limits: Limits,
     /// Drop informational log lines.
     pub quiet: bool,
+    /// Busy-poll window after each burst of events (see
+    /// [`server::Server::set_busy_poll`]); zero always sleeps.
+    pub busy_poll: std::time::Duration,
 }
 
 impl Default for Config {
@@ -72,6 +75,7 @@ impl Default for Config {
             system_group: "lever".into(),
             limits: Limits::default(),
             quiet: false,
+            busy_poll: std::time::Duration::ZERO,
         }
     }
 }
@@ -235,6 +239,7 @@ pub fn run(config: Config) -> Result<(), DaemonError> {
         lever_targets::resolve(target_arg.as_deref(), &reload_fs).map_err(|e| e.to_string())
     });
     let mut server = server::Server::new(core, listener, system_gid, log.clone(), reload)?;
+    server.set_busy_poll(config.busy_poll);
     // Start-up code (argument parsing, target loading, journal recovery)
     // will not run again: let the kernel take its pages back now.
     if let Err(e) = lever_sys::page_out_own_code() {

@@ -65,6 +65,7 @@ pub struct Server<'a> {
     system_gid: Option<u32>,
     log: Logger,
     reload: Box<Reload<'a>>,
+    busy_poll: Duration,
 }
 
 fn pipe_pair() -> io::Result<(OwnedFd, OwnedFd)> {
@@ -114,7 +115,17 @@ impl<'a> Server<'a> {
             system_gid,
             log,
             reload,
+            busy_poll: Duration::ZERO,
         })
+    }
+
+    /// Keep polling (without sleeping) for this long after the last event
+    /// before blocking in `epoll_wait` again. Zero (the default) always
+    /// blocks. A short window spares a burst of requests the wake-up of
+    /// an idle CPU, at the price of that much CPU time after each burst;
+    /// an idle daemon still sleeps.
+    pub fn set_busy_poll(&mut self, window: Duration) {
+        self.busy_poll = window;
     }
 
     fn now(&self) -> Duration {
@@ -124,12 +135,25 @@ impl<'a> Server<'a> {
     /// Serve until SIGTERM/SIGINT; then restore everything and return.
     pub fn run(&mut self) -> io::Result<Stop> {
         let mut events = Vec::with_capacity(256);
+        let mut last_event: Option<Instant> = None;
+        let zero = Timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
         loop {
             events.clear();
-            match epoll::wait(&self.epoll, spare_capacity(&mut events), None) {
+            let polling = last_event.is_some_and(|t| t.elapsed() < self.busy_poll);
+            let timeout = if polling { Some(&zero) } else { None };
+            match epoll::wait(&self.epoll, spare_capacity(&mut events), timeout) {
                 Ok(_) => {}
                 Err(rustix::io::Errno::INTR) => continue,
                 Err(e) => return Err(e.into()),
+            }
+            if events.is_empty() {
+                continue;
+            }
+            if !self.busy_poll.is_zero() {
+                last_event = Some(Instant::now());
             }
             for ev in events.iter() {
                 let token = ev.data.u64();

@@ -40,6 +40,9 @@ pub struct BenchDaemonArgs {
     /// Idle window for the idle-CPU check, in seconds (0 skips it).
     #[arg(long, default_value_t = 10)]
     pub idle_secs: u64,
+    /// Start the daemon with `--busy-poll-us US`.
+    #[arg(long, value_name = "US", default_value_t = 0)]
+    pub busy_poll_us: u64,
     /// Simulated board to run on.
     #[arg(long, default_value = "qcs6490")]
     pub sim: String,
@@ -167,6 +170,8 @@ pub fn run(global: &Global, args: BenchDaemonArgs) -> anyhow::Result<()> {
         .arg(dir.path())
         .arg("--socket")
         .arg(&socket)
+        .arg("--busy-poll-us")
+        .arg(args.busy_poll_us.to_string())
         .stderr(Stdio::piped())
         .spawn()
         .context("starting the daemon")?;

@@ -31,6 +31,11 @@ pub struct DaemonArgs {
     /// Log only warnings, not every change.
     #[arg(long)]
     pub quiet: bool,
+    /// After each burst of requests, keep polling for this many µs before
+    /// sleeping: answers the next request without waking an idle CPU, for
+    /// at most this much CPU time per burst (0 = always sleep).
+    #[arg(long, value_name = "US", default_value_t = 0)]
+    pub busy_poll_us: u64,
 }
 
 /// `lever restore` flags.
@@ -56,6 +61,7 @@ pub fn run_daemon(global: &Global, args: DaemonArgs) -> anyhow::Result<()> {
         system_group: args.system_group,
         limits,
         quiet: args.quiet,
+        busy_poll: std::time::Duration::from_micros(args.busy_poll_us),
     })?;
     Ok(())
 }
