@@ -573,3 +573,92 @@ fn systemd_unit_verifies() {
         .collect();
     assert!(problems.is_empty(), "{msg}");
 }
+
+/// utime + stime of a process in clock ticks (`/proc/PID/stat` fields 14
+/// and 15, counted after the `(comm)` field).
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let f: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..]
+        .split_whitespace()
+        .collect();
+    f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap()
+}
+
+#[test]
+fn busy_poll_serves_bursts_and_still_sleeps_when_idle() {
+    let dir = state_dir();
+    let d = Daemon::start(dir.path(), &["--busy-poll-us", "2000"]);
+    let mut c = d.client();
+    for _ in 0..200 {
+        let h = c
+            .acquire(0, 0, Priority::ThirdPartyLow, &[(0x44008100, 1958400)])
+            .unwrap();
+        assert_eq!(d.node(SILVER_MIN), "1958400");
+        c.release(h).unwrap();
+        assert_eq!(d.node(SILVER_MIN), "300000");
+    }
+    // A timed request still expires on time while the loop polls.
+    c.acquire(0, 50, Priority::ThirdPartyLow, &[(0x44008100, 1958400)])
+        .unwrap();
+    assert!(
+        wait_until(Duration::from_millis(500), || d.node(SILVER_MIN)
+            == "300000")
+        .is_some(),
+        "timed request did not expire"
+    );
+    // Then nothing happens: the window ends and the daemon sleeps. A loop
+    // that kept polling would burn a whole CPU second (100 ticks) here.
+    std::thread::sleep(Duration::from_millis(50));
+    let before = cpu_ticks(d.child.id());
+    std::thread::sleep(Duration::from_secs(1));
+    let used = cpu_ticks(d.child.id()) - before;
+    assert!(
+        used <= 2,
+        "daemon used {used} clock ticks while idle for 1 s"
+    );
+}
+
+#[test]
+fn bench_daemon_reports_lever_and_floor_rows_with_memory() {
+    let out = common::ok(&[
+        "--json",
+        "bench-daemon",
+        "--clients",
+        "1,4",
+        "--operations",
+        "400",
+        "--idle-secs",
+        "1",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    let what: Vec<(&str, u64)> = rows
+        .iter()
+        .map(|r| (r["what"].as_str().unwrap(), r["clients"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(
+        what,
+        [("acquire", 1), ("floor", 1), ("acquire", 4), ("floor", 4)]
+    );
+    for r in rows {
+        assert_eq!(r["operations"].as_u64().unwrap(), 400, "{r}");
+        let p50 = r["p50_us"].as_f64().unwrap();
+        let p99 = r["p99_us"].as_f64().unwrap();
+        assert!(p50 > 0.0 && p50 <= p99 && p99 <= r["max_us"].as_f64().unwrap());
+        assert!(r["acquire_release_per_s"].as_f64().unwrap() > 0.0);
+    }
+    // The workload: newest-wins resources, so every acquire writes a node.
+    let workload: Vec<&str> = v["workload"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    assert!(
+        workload.iter().any(|w| w.starts_with("vm_swappiness")),
+        "{workload:?}"
+    );
+    assert!(v["rss_kb_idle_start"].as_u64().unwrap() > 0);
+    assert!(v["rss_kb_after_load"].as_u64().unwrap() > 0);
+    assert!(v["idle_cpu_ticks"].as_u64().is_some());
+}

@@ -66,6 +66,8 @@ pub struct Server<'a> {
     log: Logger,
     reload: Box<Reload<'a>>,
     busy_poll: Duration,
+    /// Read buffer shared by all connections (not zeroed per read).
+    scratch: Box<[u8]>,
 }
 
 fn pipe_pair() -> io::Result<(OwnedFd, OwnedFd)> {
@@ -116,6 +118,7 @@ impl<'a> Server<'a> {
             log,
             reload,
             busy_poll: Duration::ZERO,
+            scratch: vec![0u8; 16384].into_boxed_slice(),
         })
     }
 
@@ -301,9 +304,9 @@ impl<'a> Server<'a> {
         };
         let mut eof = flags.intersects(epoll::EventFlags::HUP | epoll::EventFlags::ERR);
         if flags.contains(epoll::EventFlags::IN) || flags.contains(epoll::EventFlags::RDHUP) {
-            let mut chunk = [0u8; 16384];
+            let chunk = &mut self.scratch;
             loop {
-                match c.stream.read(&mut chunk) {
+                match c.stream.read(chunk) {
                     Ok(0) => {
                         eof = true;
                         break;

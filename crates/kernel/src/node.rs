@@ -11,8 +11,9 @@
 //! - procfs sysctls read from and write at the offset given, so offset 0 is
 //!   exactly what `cat` and `echo` do on a fresh open.
 //!
-//! On any other file system (a simulated board: plain files) a write first
-//! truncates, as `echo value > node`'s `O_TRUNC` does.
+//! On any other file system (a simulated board: plain files) a write also
+//! cuts off what is left of a longer old value, so the file ends up byte
+//! for byte as `echo value > node` leaves it.
 //!
 //! A node that cannot be opened read-write (a write-only trigger, a
 //! read-only attribute, a missing node) falls back to [`KernelFs`]'s by-path
@@ -160,20 +161,29 @@ impl Node {
     /// Write `value` plus a newline, as `echo value > node` does.
     pub fn write_raw(&mut self, value: &str) -> Result<(), KernelError> {
         let value = value.trim_end_matches('\n');
-        // An unlinked plain file would still take the write, but the node
-        // it stood for is gone (kernfs says so itself, with ENODEV).
-        if self
-            .file()
-            .is_some_and(|o| o.plain && o.file.metadata().map_or(true, |m| m.nlink() == 0))
-        {
-            self.drop_stale();
+        // A plain file's size now (what is left past the new value is cut
+        // after writing), and whether it was unlinked: it would still take
+        // the write, but the node it stood for is gone (kernfs says so
+        // itself, with ENODEV).
+        let mut plain_len = None;
+        if let Some(o) = self.file().filter(|o| o.plain) {
+            match o.file.metadata() {
+                Ok(m) if m.nlink() > 0 => plain_len = Some(m.len()),
+                _ => self.drop_stale(),
+            }
         }
         if let Some(o) = self.file() {
             let mut line = Vec::with_capacity(value.len() + 1);
             line.extend_from_slice(value.as_bytes());
             line.push(b'\n');
-            let result = if o.plain { o.file.set_len(0) } else { Ok(()) }
-                .and_then(|()| o.file.write_all_at(&line, 0));
+            let len = line.len() as u64;
+            let result = o
+                .file
+                .write_all_at(&line, 0)
+                .and_then(|()| match plain_len {
+                    Some(old) if old > len => o.file.set_len(len),
+                    _ => Ok(()),
+                });
             match result {
                 Ok(()) => return Ok(()),
                 Err(e) if is_stale(&e) => self.drop_stale(),

@@ -3,11 +3,17 @@
 //!
 //! It starts `lever daemon --sim BOARD --quiet` in a temporary state
 //! directory, then for each client count runs that many client threads,
-//! each with its own connection, doing acquire + release of a third-party
-//! resource in a loop. The acquire latency is the time from the client call
-//! to the reply, which the daemon sends after the node is written: "client
-//! call to node written". Idle CPU is the daemon's utime + stime (from
-//! `/proc/PID/stat`) over an idle window.
+//! each with its own connection, doing acquire + release in a loop. Each
+//! client asks a newest-wins third-party resource for a value no other
+//! client asks of it, so every acquire and every release changes a node:
+//! the acquire latency, from the client call to the reply the daemon sends
+//! once the node is written and read back, is "client call to node
+//! written". Idle CPU is the daemon's utime + stime (from `/proc/PID/stat`)
+//! over an idle window.
+//!
+//! Next to each Lever row it measures the machine's floor: the same client
+//! threads against a bare epoll echo loop in this process, which does
+//! nothing but send each message back. What Lever adds is the difference.
 
 use crate::args::Global;
 use crate::cmd::util::Progress;
@@ -15,8 +21,13 @@ use crate::output::{print_json, Table};
 use anyhow::{bail, Context};
 use clap::Args;
 use lever_client::{Client, Priority};
+use lever_engine::{Aggregation, Permission, ResourceKind};
+use lever_kernel::KernelFs;
+use rustix::fd::OwnedFd;
 use serde::Serialize;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -33,10 +44,13 @@ pub struct BenchDaemonArgs {
     /// which saturates the CPUs and measures queueing as much as Lever).
     #[arg(long, default_value_t = 0)]
     pub interval_us: u64,
-    /// Measure PING round trips instead of acquire + release: the floor set
-    /// by the socket, the event loop and the scheduler, with no node written.
+    /// Measure PING round trips instead of acquire + release: Lever's event
+    /// loop and protocol with no node written.
     #[arg(long)]
     pub ping: bool,
+    /// Skip the echo-floor rows.
+    #[arg(long)]
+    pub no_floor: bool,
     /// Idle window for the idle-CPU check, in seconds (0 skips it).
     #[arg(long, default_value_t = 10)]
     pub idle_secs: u64,
@@ -50,6 +64,8 @@ pub struct BenchDaemonArgs {
 
 #[derive(Debug, Serialize)]
 struct Row {
+    /// `acquire` (client call -> node written -> reply), `ping` or `floor`.
+    what: &'static str,
     clients: usize,
     interval_us: u64,
     operations: usize,
@@ -57,6 +73,7 @@ struct Row {
     p90_us: f64,
     p99_us: f64,
     max_us: f64,
+    /// Acquire + release pairs (or round trips, for ping and floor) per s.
     acquire_release_per_s: f64,
 }
 
@@ -64,6 +81,8 @@ struct Row {
 struct Report {
     board: String,
     tree_on: String,
+    /// The resources the clients acquire (client i uses entry i % len).
+    workload: Vec<String>,
     rows: Vec<Row>,
     rss_kb_idle_start: u64,
     rss_kb_after_load: u64,
@@ -191,15 +210,180 @@ pub fn run(global: &Global, args: BenchDaemonArgs) -> anyhow::Result<()> {
         }
     });
     let pid = daemon.id();
-    let result = bench(&args, &socket, pid, global, on);
+    let result = workload(&root).and_then(|w| {
+        let floor = dir.path().join("echo.sock");
+        bench(&args, &socket, &floor, &w, pid, global, on)
+    });
     let _ = daemon.kill();
     let _ = daemon.wait();
     result
 }
 
+/// One client's request: a newest-wins resource and a value of its own.
+#[derive(Debug, Clone)]
+struct Ask {
+    opcode: u32,
+    name: String,
+    values: Vec<i64>,
+}
+
+/// The resources the clients acquire: every third-party resource with the
+/// newest-wins policy, where each acquire and each release changes the
+/// node. Client `i` asks `asks[i % len]` for `values[i / len]`, a value no
+/// other client asks of that resource and not the node's original.
+fn workload(root: &Path) -> anyhow::Result<Vec<Ask>> {
+    let fs = KernelFs::new(root);
+    let target = lever_targets::resolve(None, &fs)?;
+    let asks: Vec<Ask> = target
+        .resources
+        .iter()
+        .filter(|r| {
+            r.aggregation == Aggregation::Newest
+                && r.permission == Permission::ThirdParty
+                && r.kind == ResourceKind::Plain
+        })
+        .filter_map(|r| {
+            let original = lever_tunables::read_current(&fs, r).ok()?.level?;
+            let values = (r.low..=r.high)
+                .filter(|&v| v != original)
+                .take(MAX_CLIENTS_PER_RESOURCE)
+                .collect();
+            Some(Ask {
+                opcode: r.opcode.0,
+                name: r.name.clone(),
+                values,
+            })
+        })
+        .collect();
+    if asks.is_empty() {
+        bail!(
+            "target {} has no third-party resource with the newest policy to benchmark with",
+            target.name
+        );
+    }
+    Ok(asks)
+}
+
+/// Distinct values taken per resource (enough for 256 clients over three
+/// resources).
+const MAX_CLIENTS_PER_RESOURCE: usize = 128;
+
+/// Run `n` client threads, each doing `per_client` steps; a step returns its
+/// measured latency. `connect(i)` makes client `i`'s step function.
+fn measure<F, S>(
+    n: usize,
+    per_client: usize,
+    interval: Duration,
+    connect: F,
+) -> anyhow::Result<(Vec<f64>, f64)>
+where
+    F: Fn(usize) -> anyhow::Result<S> + Sync,
+    S: FnMut() -> anyhow::Result<Duration>,
+{
+    let start = Instant::now();
+    let per_thread = std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..n)
+            .map(|i| {
+                let connect = &connect;
+                scope.spawn(move || -> anyhow::Result<Vec<f64>> {
+                    let mut step = connect(i)?;
+                    let mut lat = Vec::with_capacity(per_client);
+                    let begin = Instant::now();
+                    for k in 0..per_client {
+                        if !interval.is_zero() {
+                            let due = begin + interval * k as u32;
+                            let now = Instant::now();
+                            if due > now {
+                                std::thread::sleep(due - now);
+                            }
+                        }
+                        lat.push(step()?.as_secs_f64() * 1e6);
+                    }
+                    Ok(lat)
+                })
+            })
+            .collect();
+        threads
+            .into_iter()
+            .map(|t| {
+                t.join()
+                    .map_err(|_| anyhow::anyhow!("client thread panicked"))?
+            })
+            .collect::<anyhow::Result<Vec<Vec<f64>>>>()
+    })?;
+    let secs = start.elapsed().as_secs_f64();
+    let mut all: Vec<f64> = per_thread.into_iter().flatten().collect();
+    all.sort_by(|a, b| a.total_cmp(b));
+    Ok((all, secs))
+}
+
+/// The machine's floor: one thread, one epoll set, every message sent back
+/// as it came, nothing else. Runs until `stop` becomes readable.
+fn echo_floor(listener: UnixListener, stop: OwnedFd) -> std::io::Result<()> {
+    use rustix::event::epoll;
+    listener.set_nonblocking(true)?;
+    let ep = epoll::create(epoll::CreateFlags::CLOEXEC)?;
+    let ev = epoll::EventFlags::IN;
+    epoll::add(&ep, &listener, epoll::EventData::new_u64(0), ev)?;
+    epoll::add(&ep, &stop, epoll::EventData::new_u64(1), ev)?;
+    let mut conns: Vec<Option<UnixStream>> = Vec::new();
+    let mut events = Vec::with_capacity(256);
+    let mut buf = [0u8; 4096];
+    loop {
+        events.clear();
+        match epoll::wait(&ep, rustix::buffer::spare_capacity(&mut events), None) {
+            Ok(_) | Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+        for e in events.iter() {
+            match e.data.u64() {
+                0 => {
+                    while let Ok((c, _)) = listener.accept() {
+                        c.set_nonblocking(true)?;
+                        let key = conns.len() as u64 + 2;
+                        epoll::add(&ep, &c, epoll::EventData::new_u64(key), ev)?;
+                        conns.push(Some(c));
+                    }
+                }
+                1 => return Ok(()),
+                k => {
+                    let slot = &mut conns[(k - 2) as usize];
+                    let Some(c) = slot else { continue };
+                    match c.read(&mut buf) {
+                        Ok(0) => *slot = None,
+                        Ok(n) => {
+                            if c.write_all(&buf[..n]).is_err() {
+                                *slot = None;
+                            }
+                        }
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                        Err(_) => *slot = None,
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn row(what: &'static str, n: usize, interval_us: u64, lat: &[f64], secs: f64) -> Row {
+    Row {
+        what,
+        clients: n,
+        interval_us,
+        operations: lat.len(),
+        p50_us: percentile(lat, 0.50),
+        p90_us: percentile(lat, 0.90),
+        p99_us: percentile(lat, 0.99),
+        max_us: lat.last().copied().unwrap_or(0.0),
+        acquire_release_per_s: lat.len() as f64 / secs,
+    }
+}
+
 fn bench(
     args: &BenchDaemonArgs,
-    socket: &std::path::Path,
+    socket: &Path,
+    floor_socket: &Path,
+    asks: &[Ask],
     pid: u32,
     global: &Global,
     on: &str,
@@ -207,62 +391,72 @@ fn bench(
     let rss_start = proc_field(pid, "VmRSS:").unwrap_or(0);
     let progress = Progress::new("bench-daemon");
     let mut rows = Vec::new();
-    // Silver min frequency: third-party, snapped to the table.
-    let pair = [(0x44008100u32, 1958400i64)];
-    for &n in &args.clients {
-        let per_client = (args.operations / n.max(1)).max(1);
-        progress.update(0, Some(args.clients.len() as u64), &format!("{n} clients"));
-        let start = Instant::now();
-        let threads: Vec<_> = (0..n)
-            .map(|_| {
-                let socket = socket.to_path_buf();
-                let interval = Duration::from_micros(args.interval_us);
-                let ping = args.ping;
-                std::thread::spawn(move || -> anyhow::Result<Vec<f64>> {
-                    let mut c = Client::connect(&socket)?;
-                    let mut lat = Vec::with_capacity(per_client);
-                    let begin = Instant::now();
-                    for i in 0..per_client {
-                        if !interval.is_zero() {
-                            let due = begin + interval * i as u32;
-                            let now = Instant::now();
-                            if due > now {
-                                std::thread::sleep(due - now);
-                            }
-                        }
-                        let t = Instant::now();
-                        if ping {
-                            c.ping()?;
-                            lat.push(t.elapsed().as_secs_f64() * 1e6);
-                            continue;
-                        }
-                        let h = c.acquire(0, 0, Priority::ThirdPartyLow, &pair)?;
-                        lat.push(t.elapsed().as_secs_f64() * 1e6);
-                        c.release(h)?;
-                    }
-                    Ok(lat)
-                })
-            })
-            .collect();
-        let mut all = Vec::with_capacity(per_client * n);
-        for t in threads {
-            all.extend(
-                t.join()
-                    .map_err(|_| anyhow::anyhow!("client thread panicked"))??,
-            );
+    let floor = if args.no_floor {
+        None
+    } else {
+        let listener = UnixListener::bind(floor_socket)?;
+        let (stop_r, stop_w) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
+        let thread = std::thread::spawn(move || echo_floor(listener, stop_r));
+        Some((thread, stop_w))
+    };
+    let interval = Duration::from_micros(args.interval_us);
+    // Client i asks asks[i % len] for values[i / len].
+    let max_clients = asks.len() * asks.iter().map(|a| a.values.len()).min().unwrap_or(0);
+    for (done, &n) in args.clients.iter().enumerate() {
+        if !args.ping && n > max_clients {
+            bail!("at most {max_clients} clients: the workload has that many distinct requests");
         }
-        let secs = start.elapsed().as_secs_f64();
-        all.sort_by(|a, b| a.total_cmp(b));
-        rows.push(Row {
-            clients: n,
-            interval_us: args.interval_us,
-            operations: all.len(),
-            p50_us: percentile(&all, 0.50),
-            p90_us: percentile(&all, 0.90),
-            p99_us: percentile(&all, 0.99),
-            max_us: all.last().copied().unwrap_or(0.0),
-            acquire_release_per_s: all.len() as f64 / secs,
-        });
+        let per_client = (args.operations / n.max(1)).max(1);
+        progress.update(
+            done as u64,
+            Some(args.clients.len() as u64),
+            &format!("{n} clients"),
+        );
+        let (what, (lat, secs)) = if args.ping {
+            let r = measure(n, per_client, interval, |_| {
+                let mut c = Client::connect(socket)?;
+                Ok(move || {
+                    let t = Instant::now();
+                    c.ping()?;
+                    Ok(t.elapsed())
+                })
+            })?;
+            ("ping", r)
+        } else {
+            let r = measure(n, per_client, interval, |i| {
+                let mut c = Client::connect(socket)?;
+                let ask = &asks[i % asks.len()];
+                let pair = [(ask.opcode, ask.values[i / asks.len()])];
+                Ok(move || {
+                    let t = Instant::now();
+                    let h = c.acquire(0, 0, Priority::ThirdPartyLow, &pair)?;
+                    let took = t.elapsed();
+                    c.release(h)?;
+                    Ok(took)
+                })
+            })?;
+            ("acquire", r)
+        };
+        rows.push(row(what, n, args.interval_us, &lat, secs));
+        if floor.is_some() {
+            let (lat, secs) = measure(n, per_client, interval, |_| {
+                let mut c = UnixStream::connect(floor_socket)?;
+                let mut msg = [0u8; 32];
+                Ok(move || {
+                    let t = Instant::now();
+                    c.write_all(&msg)?;
+                    c.read_exact(&mut msg)?;
+                    Ok(t.elapsed())
+                })
+            })?;
+            rows.push(row("floor", n, args.interval_us, &lat, secs));
+        }
+    }
+    if let Some((thread, stop_w)) = floor {
+        rustix::io::write(&stop_w, b"x")?;
+        thread
+            .join()
+            .map_err(|_| anyhow::anyhow!("echo thread panicked"))??;
     }
     let rss_after = proc_field(pid, "VmRSS:").unwrap_or(0);
     let split = rss_split(pid);
@@ -285,6 +479,10 @@ fn bench(
     let report = Report {
         board: args.sim.clone(),
         tree_on: on.to_string(),
+        workload: asks
+            .iter()
+            .map(|a| format!("{} (0x{:08X})", a.name, a.opcode))
+            .collect(),
         rows,
         rss_kb_idle_start: rss_start,
         rss_kb_after_load: rss_after,
@@ -298,6 +496,7 @@ fn bench(
         return print_json(&report);
     }
     let mut t = Table::new(&[
+        "WHAT",
         "CLIENTS",
         "OPS",
         "P50_US",
@@ -308,6 +507,7 @@ fn bench(
     ]);
     for r in &report.rows {
         t.row(vec![
+            r.what.to_string(),
             r.clients.to_string(),
             r.operations.to_string(),
             format!("{:.1}", r.p50_us),
@@ -317,14 +517,29 @@ fn bench(
             format!("{:.0}", r.acquire_release_per_s),
         ]);
     }
-    let what = if args.ping {
-        "PING -> PONG (no node written)"
+    if args.ping {
+        println!("ping: PING -> PONG through Lever's loop, no node written");
     } else {
-        "client acquire call -> node written -> reply"
-    };
+        println!(
+            "acquire: client call -> node written and read back -> reply; every acquire and release changes a node ({})",
+            report.workload.join(", ")
+        );
+    }
+    if !args.no_floor {
+        println!("floor: the same client threads against a bare epoll echo loop (32-byte messages, no work)");
+    }
     println!(
-        "round trip: {what} (daemon on simulated {}, tree on {on})",
-        report.board
+        "daemon on simulated {}, tree on {on}; {}",
+        report.board,
+        if args.interval_us == 0 {
+            "closed loop: each client sends its next request as soon as it has the reply"
+                .to_string()
+        } else {
+            format!(
+                "each client paced to one request every {} us",
+                args.interval_us
+            )
+        }
     );
     t.print()?;
     println!(
@@ -350,4 +565,41 @@ fn bench(
         None => println!("idle CPU check skipped"),
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_client_asks_a_value_that_changes_the_node() {
+        for board in ["qcs6490", "qcs5430-fp1", "am437x"] {
+            let dir = tempfile::tempdir().unwrap();
+            lever_sim::create(board, dir.path()).unwrap();
+            let asks = workload(dir.path()).unwrap();
+            assert!(!asks.is_empty(), "{board}");
+            let fs = KernelFs::new(dir.path());
+            let target = lever_targets::resolve(None, &fs).unwrap();
+            for a in &asks {
+                let spec = target
+                    .resources
+                    .iter()
+                    .find(|r| r.opcode.0 == a.opcode)
+                    .unwrap();
+                let original = lever_tunables::read_current(&fs, spec)
+                    .unwrap()
+                    .level
+                    .unwrap();
+                assert_eq!(spec.aggregation, Aggregation::Newest);
+                assert!(!a.values.contains(&original), "{board} {}", a.name);
+                let mut v = a.values.clone();
+                v.dedup();
+                assert_eq!(v.len(), a.values.len());
+                assert!(a.values.iter().all(|x| (spec.low..=spec.high).contains(x)));
+            }
+            // Enough distinct requests for the default 256 clients.
+            let depth = asks.iter().map(|a| a.values.len()).min().unwrap();
+            assert!(asks.len() * depth >= 256, "{board}");
+        }
+    }
 }
