@@ -12,7 +12,7 @@
 //! always one line):
 //!
 //! ```text
-//! lever-originals v1 root=/tmp/board
+//! lever-originals v1 root=/tmp/board boot=9c4e0bd2-5a43-4a3a-a0a4-6a0cbb3c1a57
 //! set /sys/devices/system/cpu/cpufreq/policy0/scaling_min_freq 300000
 //! done /sys/devices/system/cpu/cpufreq/policy0/scaling_min_freq
 //! ```
@@ -20,16 +20,20 @@
 //! A truncated last line (crash mid-append) is ignored: its write never
 //! happened, because the node is only written after the fsync returns.
 //!
-//! While the daemon runs, a record stays *armed* after its node is
-//! restored: the next boost of that node, if the node still holds the same
-//! original, needs no new record and no fsync (this keeps a boost's round
-//! trip in microseconds). Only a node whose value changed behind Lever's
-//! back gets a fresh record. The cost: after a crash, a node that was
-//! already restored is written its original once more — harmless, except
-//! when something else changed it while Lever held nothing on it. A clean
-//! stop (SIGTERM) compacts the journal, so that case needs a crash.
-//! `done` lines are written by `lever restore`-style compaction only; the
-//! reader still honours them.
+//! Only the first record of an original is fsynced. After a node is
+//! restored a `done` line is appended, and when it is boosted again with
+//! the same original a new `set` line is appended — both without fsync,
+//! because the durable `set` of that same original is already earlier in
+//! the file. A crash of the daemon alone loses none of them (they are in
+//! the page cache); a crash of the kernel may lose the last ones, but a
+//! kernel crash means a reboot, and a reboot resets every sysfs and procfs
+//! node anyway. So the journal records the boot it was written in
+//! (`/proc/sys/kernel/random/boot_id`), and a journal from an earlier boot
+//! is not replayed: writing its originals back would undo whatever the new
+//! boot configured. Within one boot, a node Lever restored and then left
+//! alone is not written again after a crash, so a change someone else made
+//! to it meanwhile is kept. The file is compacted (rewritten with only the
+//! nodes still held) when it grows past 1 MiB and on a clean stop.
 
 use lever_kernel::KernelFs;
 use lever_tunables::OriginalsLog;
@@ -38,6 +42,10 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 const HEADER: &str = "lever-originals v1";
+/// The kernel's id of the running boot (random, new at every boot).
+pub const BOOT_ID: &str = "/proc/sys/kernel/random/boot_id";
+/// Rewrite the journal when it grows past this.
+const COMPACT_AT: u64 = 1 << 20;
 
 /// An open journal.
 #[derive(Debug)]
@@ -45,8 +53,24 @@ pub struct Journal {
     path: PathBuf,
     file: File,
     root: String,
+    boot: Option<String>,
     /// Durable originals per node.
     armed: std::collections::HashMap<String, String>,
+    /// Nodes whose last record is a `set` (held by Lever now).
+    live: std::collections::HashSet<String>,
+    /// Bytes in the file.
+    len: u64,
+}
+
+/// What a recovery found and did.
+#[derive(Debug, Default)]
+pub struct Recovery {
+    /// The nodes written back (or that failed to be).
+    pub restored: Vec<Recovered>,
+    /// The journal was written in an earlier boot: nothing was written
+    /// back, because the reboot reset every node. Holds that boot's id and
+    /// how many nodes the journal listed.
+    pub earlier_boot: Option<(String, usize)>,
 }
 
 /// One node restored (or not) during recovery.
@@ -68,18 +92,17 @@ impl Journal {
 
     /// Restore everything an earlier run left recorded, then start a fresh
     /// journal for `fs`'s root. Returns what was restored.
-    pub fn recover_and_open(
-        state_dir: &Path,
-        fs: &KernelFs,
-    ) -> io::Result<(Journal, Vec<Recovered>)> {
+    pub fn recover_and_open(state_dir: &Path, fs: &KernelFs) -> io::Result<(Journal, Recovery)> {
         std::fs::create_dir_all(state_dir)?;
         let path = Self::path_in(state_dir);
         let recovered = recover(&path, fs)?;
         let root = fs.root().display().to_string();
+        let boot = boot_id(fs);
+        let header = header(&root, boot.as_deref());
         let tmp = path.with_extension("journal.new");
         {
             let mut f = File::create(&tmp)?;
-            writeln!(f, "{HEADER} root={}", escape(&root))?;
+            f.write_all(header.as_bytes())?;
             f.sync_all()?;
         }
         std::fs::rename(&tmp, &path)?;
@@ -90,7 +113,10 @@ impl Journal {
                 path,
                 file,
                 root,
+                boot,
                 armed: Default::default(),
+                live: Default::default(),
+                len: header.len() as u64,
             },
             recovered,
         ))
@@ -101,24 +127,87 @@ impl Journal {
         &self.path
     }
 
-    fn append(&mut self, line: &str) -> io::Result<()> {
+    /// Append a record; `durable` waits for it to reach the disk.
+    fn append(&mut self, line: &str, durable: bool) -> io::Result<()> {
         self.file.write_all(line.as_bytes())?;
-        self.file.sync_data()
+        self.len += line.len() as u64;
+        if durable {
+            self.file.sync_data()?;
+        }
+        Ok(())
     }
+
+    /// Compact once the file has grown past [`COMPACT_AT`].
+    fn maybe_compact(&mut self) -> io::Result<()> {
+        if self.len > COMPACT_AT {
+            self.rewrite()?;
+        }
+        Ok(())
+    }
+
+    /// Rewrite the journal with only the nodes held now (their durable
+    /// originals), through a new file renamed over the old one.
+    fn rewrite(&mut self) -> io::Result<()> {
+        let mut text = header(&self.root, self.boot.as_deref());
+        let mut live: Vec<&String> = self.live.iter().collect();
+        live.sort();
+        for node in live {
+            if let Some(orig) = self.armed.get(node) {
+                text.push_str(&format!("set {} {}\n", escape(node), escape(orig)));
+            }
+        }
+        let tmp = self.path.with_extension("journal.new");
+        {
+            let mut f = File::create(&tmp)?;
+            f.write_all(text.as_bytes())?;
+            f.sync_all()?;
+        }
+        std::fs::rename(&tmp, &self.path)?;
+        if let Some(dir) = self.path.parent() {
+            sync_dir(dir)?;
+        }
+        self.file = OpenOptions::new().append(true).open(&self.path)?;
+        self.len = text.len() as u64;
+        self.armed.retain(|n, _| self.live.contains(n));
+        Ok(())
+    }
+}
+
+fn header(root: &str, boot: Option<&str>) -> String {
+    match boot {
+        Some(b) => format!("{HEADER} root={} boot={}\n", escape(root), escape(b)),
+        None => format!("{HEADER} root={}\n", escape(root)),
+    }
+}
+
+/// The running boot's id as the tree under `fs` shows it (`None` where the
+/// node does not exist, e.g. most simulated boards).
+fn boot_id(fs: &KernelFs) -> Option<String> {
+    fs.read(BOOT_ID).ok().filter(|b| !b.is_empty())
 }
 
 impl OriginalsLog for Journal {
     fn record(&mut self, node: &str, original: &str) -> io::Result<()> {
-        if self.armed.get(node).map(String::as_str) == Some(original) {
-            return Ok(()); // already durable
+        if self.live.contains(node) {
+            return Ok(());
         }
-        self.append(&format!("set {} {}\n", escape(node), escape(original)))?;
+        // A durable record of this same original is already in the file:
+        // this one need not wait for the disk (see the module docs).
+        let durable = self.armed.get(node).map(String::as_str) != Some(original);
+        self.append(
+            &format!("set {} {}\n", escape(node), escape(original)),
+            durable,
+        )?;
         self.armed.insert(node.to_string(), original.to_string());
+        self.live.insert(node.to_string());
         Ok(())
     }
 
-    fn forget(&mut self, _node: &str) -> io::Result<()> {
-        // Kept armed: see the module docs.
+    fn forget(&mut self, node: &str) -> io::Result<()> {
+        if self.live.remove(node) {
+            self.append(&format!("done {}\n", escape(node)), false)?;
+            self.maybe_compact()?;
+        }
         Ok(())
     }
 }
@@ -126,16 +215,8 @@ impl OriginalsLog for Journal {
 impl Journal {
     /// Mark every node restored and empty the journal (clean stop).
     pub fn compact(&mut self) -> io::Result<()> {
-        let tmp = self.path.with_extension("journal.new");
-        {
-            let mut f = File::create(&tmp)?;
-            writeln!(f, "{HEADER} root={}", escape(&self.root))?;
-            f.sync_all()?;
-        }
-        std::fs::rename(&tmp, &self.path)?;
-        self.file = OpenOptions::new().append(true).open(&self.path)?;
-        self.armed.clear();
-        Ok(())
+        self.live.clear();
+        self.rewrite()
     }
 }
 
@@ -147,26 +228,37 @@ impl Journal {
 }
 
 /// Restore what the journal at `path` holds, without opening a new one
-/// (`lever restore`). The journal is then emptied.
-pub fn recover(path: &Path, fs: &KernelFs) -> io::Result<Vec<Recovered>> {
+/// (`lever restore`). The journal is then emptied. A journal from an
+/// earlier boot is emptied without writing anything back (see the module
+/// docs).
+pub fn recover(path: &Path, fs: &KernelFs) -> io::Result<Recovery> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Recovery::default()),
         Err(e) => return Err(e),
     };
     let mut lines = text.split_inclusive('\n');
-    let header = lines.next().unwrap_or_default();
-    let Some(root) = header
-        .trim_end()
-        .strip_prefix(HEADER)
-        .and_then(|r| r.trim().strip_prefix("root="))
-    else {
-        return Err(io::Error::new(
+    let header_line = lines.next().unwrap_or_default();
+    let not_journal = || {
+        io::Error::new(
             io::ErrorKind::InvalidData,
             format!("{}: line 1: not a lever originals journal", path.display()),
-        ));
+        )
     };
-    let root = unescape(root);
+    let fields = header_line
+        .trim_end()
+        .strip_prefix(HEADER)
+        .ok_or_else(not_journal)?;
+    let (mut root, mut boot) = (None, None);
+    for field in fields.split_whitespace() {
+        match field.split_once('=') {
+            Some(("root", v)) => root = Some(unescape(v)),
+            Some(("boot", v)) => boot = Some(unescape(v)),
+            // Fields a later version may add.
+            _ => {}
+        }
+    }
+    let root = root.ok_or_else(not_journal)?;
     if Path::new(&root) != fs.root() {
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,
@@ -180,7 +272,7 @@ pub fn recover(path: &Path, fs: &KernelFs) -> io::Result<Vec<Recovered>> {
     // Outstanding originals in first-set order; the first original of a
     // node is the true one.
     let mut pending: Vec<(String, String)> = Vec::new();
-    for line in lines {
+    for (i, line) in lines.enumerate() {
         let Some(line) = line.strip_suffix('\n') else {
             break; // torn last record: its node was never written
         };
@@ -199,12 +291,23 @@ pub fn recover(path: &Path, fs: &KernelFs) -> io::Result<Vec<Recovered>> {
             _ => {
                 return Err(io::Error::new(
                     io::ErrorKind::InvalidData,
-                    format!("{}: malformed record {line:?}", path.display()),
+                    format!(
+                        "{}: line {}: malformed record {line:?}",
+                        path.display(),
+                        i + 2
+                    ),
                 ))
             }
         }
     }
-    let mut out = Vec::new();
+    let mut out = Recovery::default();
+    let now = boot_id(fs);
+    if let (Some(then), Some(now)) = (&boot, &now) {
+        if then != now {
+            out.earlier_boot = Some((then.clone(), pending.len()));
+            pending.clear();
+        }
+    }
     // Restore in reverse order of first write: for a min/max pair this
     // undoes the writes in the opposite order they were made, which keeps
     // min <= max at every step.
@@ -214,15 +317,15 @@ pub fn recover(path: &Path, fs: &KernelFs) -> io::Result<Vec<Recovered>> {
             Err(e) if e.is_missing() => Ok(()),
             Err(e) => Err(e.to_string()),
         };
-        out.push(Recovered {
+        out.restored.push(Recovered {
             node,
             original,
             result,
         });
     }
-    if out.iter().all(|r| r.result.is_ok()) {
+    if out.restored.iter().all(|r| r.result.is_ok()) {
         let mut f = File::create(path)?;
-        writeln!(f, "{HEADER} root={}", escape(&root))?;
+        f.write_all(header(&root, now.as_deref()).as_bytes())?;
         f.sync_all()?;
     }
     Ok(out)
@@ -292,20 +395,25 @@ mod tests {
         }
     }
 
-    #[test]
-    fn recovers_outstanding_originals_only() {
+    fn board() -> (tempfile::TempDir, KernelFs, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
         let fs = KernelFs::new(dir.path().join("root"));
         fs.create_node("/sys/a", "999").unwrap();
         fs.create_node("/sys/b", "5").unwrap();
         fs.create_node("/sys/c", "77").unwrap();
         let state = dir.path().join("state");
+        (dir, fs, state)
+    }
+
+    #[test]
+    fn recovers_outstanding_originals_only() {
+        let (_dir, fs, state) = board();
         let (mut j, rec) = Journal::recover_and_open(&state, &fs).unwrap();
-        assert!(rec.is_empty());
+        assert!(rec.restored.is_empty() && rec.earlier_boot.is_none());
         j.record("/sys/a", "1").unwrap();
         j.record("/sys/b", "2 two").unwrap();
-        j.append("done /sys/b\n").unwrap(); // as an older writer would
-                                            // Re-recording an unchanged original costs nothing.
+        j.forget("/sys/b").unwrap();
+        // Recording a node already held costs nothing.
         let len = std::fs::metadata(j.path()).unwrap().len();
         j.record("/sys/a", "1").unwrap();
         assert_eq!(std::fs::metadata(j.path()).unwrap().len(), len);
@@ -320,14 +428,98 @@ mod tests {
             .unwrap();
         drop(j);
         let (_j, rec) = Journal::recover_and_open(&state, &fs).unwrap();
-        let nodes: Vec<&str> = rec.iter().map(|r| r.node.as_str()).collect();
+        let nodes: Vec<&str> = rec.restored.iter().map(|r| r.node.as_str()).collect();
         assert_eq!(nodes, ["/sys/gone", "/sys/c", "/sys/a"]);
-        assert!(rec.iter().all(|r| r.result.is_ok()));
+        assert!(rec.restored.iter().all(|r| r.result.is_ok()));
         assert_eq!(fs.read("/sys/a").unwrap(), "1");
         assert_eq!(fs.read("/sys/b").unwrap(), "5");
         assert_eq!(fs.read("/sys/c").unwrap(), "3");
         // Compacted: a second recovery has nothing to do.
-        assert!(recover(&Journal::path_in(&state), &fs).unwrap().is_empty());
+        assert!(recover(&Journal::path_in(&state), &fs)
+            .unwrap()
+            .restored
+            .is_empty());
+    }
+
+    #[test]
+    fn a_node_changed_by_others_after_lever_let_go_is_kept_after_a_crash() {
+        let (_dir, fs, state) = board();
+        let (mut j, _) = Journal::recover_and_open(&state, &fs).unwrap();
+        // Lever boosts /sys/a (original 999), restores it, lets go.
+        j.record("/sys/a", "999").unwrap();
+        fs.write("/sys/a", "1").unwrap();
+        fs.write("/sys/a", "999").unwrap();
+        j.forget("/sys/a").unwrap();
+        // An administrator changes it; then the daemon is killed.
+        fs.write("/sys/a", "500").unwrap();
+        drop(j);
+        let (_j, rec) = Journal::recover_and_open(&state, &fs).unwrap();
+        assert!(rec.restored.is_empty(), "{:?}", rec.restored);
+        assert_eq!(fs.read("/sys/a").unwrap(), "500");
+    }
+
+    #[test]
+    fn a_second_boost_of_the_same_original_is_recovered_without_a_new_fsync() {
+        let (_dir, fs, state) = board();
+        let (mut j, _) = Journal::recover_and_open(&state, &fs).unwrap();
+        j.record("/sys/a", "999").unwrap();
+        j.forget("/sys/a").unwrap();
+        j.record("/sys/a", "999").unwrap();
+        fs.write("/sys/a", "1").unwrap();
+        drop(j); // crash while boosted
+        let (_j, rec) = Journal::recover_and_open(&state, &fs).unwrap();
+        assert_eq!(rec.restored.len(), 1);
+        assert_eq!(fs.read("/sys/a").unwrap(), "999");
+    }
+
+    #[test]
+    fn a_journal_from_an_earlier_boot_is_not_replayed() {
+        let (_dir, fs, state) = board();
+        fs.create_node(BOOT_ID, "11111111-aaaa\n").unwrap();
+        let (mut j, _) = Journal::recover_and_open(&state, &fs).unwrap();
+        j.record("/sys/a", "999").unwrap();
+        fs.write("/sys/a", "1").unwrap();
+        drop(j);
+        // Reboot: a new boot id; the boot's own configuration set /sys/a.
+        fs.write(BOOT_ID, "22222222-bbbb").unwrap();
+        fs.write("/sys/a", "123").unwrap();
+        let rec = recover(&Journal::path_in(&state), &fs).unwrap();
+        assert!(rec.restored.is_empty());
+        assert_eq!(rec.earlier_boot, Some(("11111111-aaaa".to_string(), 1)));
+        assert_eq!(fs.read("/sys/a").unwrap(), "123");
+        // The journal now belongs to this boot and is empty.
+        let text = std::fs::read_to_string(Journal::path_in(&state)).unwrap();
+        assert!(text.contains("boot=22222222-bbbb"), "{text}");
+        assert_eq!(text.lines().count(), 1, "{text}");
+        // The same boot replays as before.
+        let (mut j, _) = Journal::recover_and_open(&state, &fs).unwrap();
+        j.record("/sys/a", "123").unwrap();
+        fs.write("/sys/a", "1").unwrap();
+        drop(j);
+        let rec = recover(&Journal::path_in(&state), &fs).unwrap();
+        assert_eq!(rec.restored.len(), 1);
+        assert_eq!(fs.read("/sys/a").unwrap(), "123");
+    }
+
+    #[test]
+    fn growth_is_compacted_and_held_nodes_survive_it() {
+        let (_dir, fs, state) = board();
+        let (mut j, _) = Journal::recover_and_open(&state, &fs).unwrap();
+        j.record("/sys/c", "77").unwrap();
+        fs.write("/sys/c", "0").unwrap();
+        // 100,000 boosts append 2.5 MB of records.
+        for _ in 0..100_000 {
+            j.record("/sys/b", "5").unwrap();
+            j.forget("/sys/b").unwrap();
+        }
+        let len = std::fs::metadata(j.path()).unwrap().len();
+        assert!(len <= COMPACT_AT, "{len}");
+        assert_eq!(j.len, len);
+        drop(j);
+        let (_j, rec) = Journal::recover_and_open(&state, &fs).unwrap();
+        let nodes: Vec<&str> = rec.restored.iter().map(|r| r.node.as_str()).collect();
+        assert_eq!(nodes, ["/sys/c"]);
+        assert_eq!(fs.read("/sys/c").unwrap(), "77");
     }
 
     #[test]

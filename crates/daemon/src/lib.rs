@@ -204,7 +204,12 @@ pub fn run(config: Config) -> Result<(), DaemonError> {
                 source,
             }
         })?;
-    for r in &recovered {
+    if let Some((boot, n)) = &recovered.earlier_boot {
+        log.info(&format!(
+            "journal from an earlier boot ({boot}): the reboot reset its {n} node(s); nothing to restore"
+        ));
+    }
+    for r in &recovered.restored {
         match &r.result {
             Ok(()) => log.info(&format!(
                 "recovered {}: restored original {:?} left by an earlier run",
@@ -256,7 +261,7 @@ pub fn run(config: Config) -> Result<(), DaemonError> {
 
 /// `lever restore`: write back every original an earlier run left in the
 /// journal of `state_dir` (for `ExecStopPost=` after a crash).
-pub fn restore(state_dir: &Path, root: &Path) -> Result<Vec<journal::Recovered>, DaemonError> {
+pub fn restore(state_dir: &Path, root: &Path) -> Result<journal::Recovery, DaemonError> {
     let path = journal::Journal::path_in(state_dir);
     let fs = KernelFs::new(root);
     journal::recover(&path, &fs).map_err(|source| DaemonError::Journal { path, source })

@@ -75,22 +75,31 @@ pub fn run_restore(global: &Global, args: RestoreArgs) -> anyhow::Result<()> {
         } else {
             global.root.clone()
         };
-    let restored = lever_daemon::restore(&args.state_dir, &root)?;
+    let recovery = lever_daemon::restore(&args.state_dir, &root)?;
+    let restored = &recovery.restored;
     let failed = restored.iter().filter(|r| r.result.is_err()).count();
     if global.json {
         let rows: Vec<serde_json::Value> = restored
             .iter()
             .map(|r| serde_json::json!({"node": r.node, "original": r.original, "error": r.result.as_ref().err()}))
             .collect();
-        crate::output::print_json(&rows)?;
+        crate::output::print_json(&serde_json::json!({
+            "restored": rows,
+            "earlier_boot": recovery.earlier_boot.as_ref().map(|(boot, n)| serde_json::json!({"boot_id": boot, "nodes": n})),
+        }))?;
     } else {
-        for r in &restored {
+        if let Some((boot, n)) = &recovery.earlier_boot {
+            println!(
+                "the journal is from an earlier boot ({boot}): the reboot already reset its {n} node(s), so nothing was written back"
+            );
+        }
+        for r in restored {
             match &r.result {
                 Ok(()) => println!("restored {} to {:?}", r.node, r.original),
                 Err(e) => println!("FAILED {}: {e}", r.node),
             }
         }
-        if restored.is_empty() {
+        if restored.is_empty() && recovery.earlier_boot.is_none() {
             println!(
                 "nothing to restore: the journal in {} is clean",
                 args.state_dir.display()
