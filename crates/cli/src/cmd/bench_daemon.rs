@@ -26,8 +26,9 @@ use lever_kernel::KernelFs;
 use rustix::fd::OwnedFd;
 use serde::Serialize;
 use std::io::{BufRead, BufReader, Read, Write};
+use std::os::fd::AsFd;
 use std::os::unix::net::{UnixListener, UnixStream};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -51,6 +52,10 @@ pub struct BenchDaemonArgs {
     /// Skip the echo-floor rows.
     #[arg(long)]
     pub no_floor: bool,
+    /// Internal: be the echo-floor process, serving on this socket until
+    /// stdin closes.
+    #[arg(long, value_name = "PATH", hide = true)]
+    pub serve_echo: Option<PathBuf>,
     /// Idle window for the idle-CPU check, in seconds (0 skips it).
     #[arg(long, default_value_t = 10)]
     pub idle_secs: u64,
@@ -158,6 +163,11 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 }
 
 pub fn run(global: &Global, args: BenchDaemonArgs) -> anyhow::Result<()> {
+    if let Some(path) = &args.serve_echo {
+        let listener = UnixListener::bind(path)?;
+        let stdin = std::io::stdin().as_fd().try_clone_to_owned()?;
+        return Ok(echo_floor(listener, stdin)?);
+    }
     // The simulated tree stands in for sysfs, which lives in memory: put
     // it on tmpfs when there is one, so the figures measure Lever rather
     // than a disk file system.
@@ -182,7 +192,7 @@ pub fn run(global: &Global, args: BenchDaemonArgs) -> anyhow::Result<()> {
     // serving, not the one-time work of generating a simulated tree.
     let root = dir.path().join("sim");
     lever_sim::create(&args.sim, &root)?;
-    let mut daemon = Command::new(exe)
+    let mut daemon = Command::new(&exe)
         .args(["daemon", "--quiet", "--max-requests", "100000", "--root"])
         .arg(&root)
         .arg("--state-dir")
@@ -212,7 +222,7 @@ pub fn run(global: &Global, args: BenchDaemonArgs) -> anyhow::Result<()> {
     let pid = daemon.id();
     let result = workload(&root).and_then(|w| {
         let floor = dir.path().join("echo.sock");
-        bench(&args, &socket, &floor, &w, pid, global, on)
+        bench(&args, &socket, (&exe, &floor), &w, pid, global, on)
     });
     let _ = daemon.kill();
     let _ = daemon.wait();
@@ -280,15 +290,22 @@ where
     F: Fn(usize) -> anyhow::Result<S> + Sync,
     S: FnMut() -> anyhow::Result<Duration>,
 {
-    let start = Instant::now();
+    let ready = std::sync::Barrier::new(n + 1);
+    let mut start = Instant::now();
     let per_thread = std::thread::scope(|scope| {
         let threads: Vec<_> = (0..n)
             .map(|i| {
                 let connect = &connect;
+                let ready = &ready;
                 scope.spawn(move || -> anyhow::Result<Vec<f64>> {
-                    let mut step = connect(i)?;
+                    let step = connect(i);
+                    ready.wait();
+                    let mut step = step?;
                     let mut lat = Vec::with_capacity(per_client);
-                    let begin = Instant::now();
+                    // Paced clients are spread evenly over the interval, so
+                    // requests arrive one every interval/n, not in bursts
+                    // of n.
+                    let begin = Instant::now() + interval * i as u32 / n as u32;
                     for k in 0..per_client {
                         if !interval.is_zero() {
                             let due = begin + interval * k as u32;
@@ -303,6 +320,9 @@ where
                 })
             })
             .collect();
+        // Every client is connected: the clock starts now.
+        ready.wait();
+        start = Instant::now();
         threads
             .into_iter()
             .map(|t| {
@@ -318,7 +338,8 @@ where
 }
 
 /// The machine's floor: one thread, one epoll set, every message sent back
-/// as it came, nothing else. Runs until `stop` becomes readable.
+/// as it came, nothing else. Runs until `stop` becomes readable (stdin at
+/// EOF).
 fn echo_floor(listener: UnixListener, stop: OwnedFd) -> std::io::Result<()> {
     use rustix::event::epoll;
     listener.set_nonblocking(true)?;
@@ -382,7 +403,7 @@ fn row(what: &'static str, n: usize, interval_us: u64, lat: &[f64], secs: f64) -
 fn bench(
     args: &BenchDaemonArgs,
     socket: &Path,
-    floor_socket: &Path,
+    (exe, floor_socket): (&Path, &Path),
     asks: &[Ask],
     pid: u32,
     global: &Global,
@@ -391,13 +412,26 @@ fn bench(
     let rss_start = proc_field(pid, "VmRSS:").unwrap_or(0);
     let progress = Progress::new("bench-daemon");
     let mut rows = Vec::new();
-    let floor = if args.no_floor {
+    // The floor runs in a process of its own, as the daemon does: wake-ups
+    // between threads of one process are cheaper than between processes.
+    let mut floor = if args.no_floor {
         None
     } else {
-        let listener = UnixListener::bind(floor_socket)?;
-        let (stop_r, stop_w) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
-        let thread = std::thread::spawn(move || echo_floor(listener, stop_r));
-        Some((thread, stop_w))
+        let child = Command::new(exe)
+            .arg("bench-daemon")
+            .arg("--serve-echo")
+            .arg(floor_socket)
+            .stdin(Stdio::piped())
+            .spawn()
+            .context("starting the echo-floor process")?;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while UnixStream::connect(floor_socket).is_err() {
+            if Instant::now() > deadline {
+                bail!("the echo-floor process did not start listening");
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        Some(child)
     };
     let interval = Duration::from_micros(args.interval_us);
     // Client i asks asks[i % len] for values[i / len].
@@ -439,24 +473,32 @@ fn bench(
         };
         rows.push(row(what, n, args.interval_us, &lat, secs));
         if floor.is_some() {
+            let ping = args.ping;
             let (lat, secs) = measure(n, per_client, interval, |_| {
                 let mut c = UnixStream::connect(floor_socket)?;
                 let mut msg = [0u8; 32];
+                // The same pattern as the Lever rows: two round trips a
+                // step (acquire, release), the first one timed; one for ping.
+                let trips = if ping { 1 } else { 2 };
                 Ok(move || {
                     let t = Instant::now();
-                    c.write_all(&msg)?;
-                    c.read_exact(&mut msg)?;
-                    Ok(t.elapsed())
+                    let mut took = Duration::ZERO;
+                    for trip in 0..trips {
+                        c.write_all(&msg)?;
+                        c.read_exact(&mut msg)?;
+                        if trip == 0 {
+                            took = t.elapsed();
+                        }
+                    }
+                    Ok(took)
                 })
             })?;
             rows.push(row("floor", n, args.interval_us, &lat, secs));
         }
     }
-    if let Some((thread, stop_w)) = floor {
-        rustix::io::write(&stop_w, b"x")?;
-        thread
-            .join()
-            .map_err(|_| anyhow::anyhow!("echo thread panicked"))??;
+    if let Some(mut child) = floor.take() {
+        drop(child.stdin.take()); // EOF: the echo process returns
+        child.wait()?;
     }
     let rss_after = proc_field(pid, "VmRSS:").unwrap_or(0);
     let split = rss_split(pid);
@@ -526,7 +568,7 @@ fn bench(
         );
     }
     if !args.no_floor {
-        println!("floor: the same client threads against a bare epoll echo loop (32-byte messages, no work)");
+        println!("floor: the same client threads and pattern against a bare epoll echo loop in a process of its own (32-byte messages, no work)");
     }
     println!(
         "daemon on simulated {}, tree on {on}; {}",
