@@ -227,24 +227,23 @@ impl Journal {
     }
 }
 
-/// Restore what the journal at `path` holds, without opening a new one
-/// (`lever restore`). The journal is then emptied. A journal from an
-/// earlier boot is emptied without writing anything back (see the module
-/// docs).
-pub fn recover(path: &Path, fs: &KernelFs) -> io::Result<Recovery> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Recovery::default()),
-        Err(e) => return Err(e),
-    };
+/// What a journal file says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Parsed {
+    /// The root prefix it was written for.
+    pub root: String,
+    /// The boot it was written in, when the tree had a boot id.
+    pub boot: Option<String>,
+    /// Nodes still held, with their originals, in first-write order.
+    pub pending: Vec<(String, String)>,
+}
+
+/// Parse a journal's text. A torn last line (a crash mid-append) is
+/// ignored; anything else malformed is an error naming its line.
+pub fn parse(text: &str) -> Result<Parsed, String> {
     let mut lines = text.split_inclusive('\n');
     let header_line = lines.next().unwrap_or_default();
-    let not_journal = || {
-        io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("{}: line 1: not a lever originals journal", path.display()),
-        )
-    };
+    let not_journal = || "line 1: not a lever originals journal".to_string();
     let fields = header_line
         .trim_end()
         .strip_prefix(HEADER)
@@ -259,16 +258,6 @@ pub fn recover(path: &Path, fs: &KernelFs) -> io::Result<Recovery> {
         }
     }
     let root = root.ok_or_else(not_journal)?;
-    if Path::new(&root) != fs.root() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!(
-                "{}: written for root {root}, not {}; restore it with --root {root}",
-                path.display(),
-                fs.root().display()
-            ),
-        ));
-    }
     // Outstanding originals in first-set order; the first original of a
     // node is the true one.
     let mut pending: Vec<(String, String)> = Vec::new();
@@ -288,17 +277,46 @@ pub fn recover(path: &Path, fs: &KernelFs) -> io::Result<Recovery> {
                 let node = unescape(node);
                 pending.retain(|(n, _)| *n != node);
             }
-            _ => {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!(
-                        "{}: line {}: malformed record {line:?}",
-                        path.display(),
-                        i + 2
-                    ),
-                ))
-            }
+            _ => return Err(format!("line {}: malformed record {line:?}", i + 2)),
         }
+    }
+    Ok(Parsed {
+        root,
+        boot,
+        pending,
+    })
+}
+
+/// Restore what the journal at `path` holds, without opening a new one
+/// (`lever restore`). The journal is then emptied. A journal from an
+/// earlier boot is emptied without writing anything back (see the module
+/// docs).
+pub fn recover(path: &Path, fs: &KernelFs) -> io::Result<Recovery> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Recovery::default()),
+        Err(e) => return Err(e),
+    };
+    let parsed = parse(&text).map_err(|e| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{}: {e}", path.display()),
+        )
+    })?;
+    let Parsed {
+        root,
+        boot,
+        mut pending,
+    } = parsed;
+    if Path::new(&root) != fs.root() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "{}: written for root {root}, not {}; restore it with --root {root}",
+                path.display(),
+                fs.root().display()
+            ),
+        ));
     }
     let mut out = Recovery::default();
     let now = boot_id(fs);
@@ -520,6 +538,42 @@ mod tests {
         let nodes: Vec<&str> = rec.restored.iter().map(|r| r.node.as_str()).collect();
         assert_eq!(nodes, ["/sys/c"]);
         assert_eq!(fs.read("/sys/c").unwrap(), "77");
+    }
+
+    #[test]
+    fn parse_names_the_bad_line_and_ignores_a_torn_one() {
+        let ok = "lever-originals v1 root=/r boot=b future=x\nset /a 1\nset /b 2\ndone /a\nset /c";
+        let p = parse(ok).unwrap();
+        assert_eq!(p.root, "/r");
+        assert_eq!(p.boot.as_deref(), Some("b"));
+        assert_eq!(p.pending, [("/b".to_string(), "2".to_string())]);
+        assert_eq!(
+            parse("lever-originals v1 root=/r\nset /a 1\nbogus\n").unwrap_err(),
+            "line 3: malformed record \"bogus\""
+        );
+        assert!(parse("").unwrap_err().starts_with("line 1:"));
+        assert!(parse("lever-originals v1 boot=x\n")
+            .unwrap_err()
+            .starts_with("line 1:"));
+    }
+
+    #[test]
+    fn parse_survives_any_bytes() {
+        // A cheap stand-in for the cargo-fuzz target `journal_parse`:
+        // every prefix and every single-byte change of a valid journal.
+        let good =
+            "lever-originals v1 root=/r\\sx boot=b\nset /a\\s1 \\x01\\e\ndone /a\nset /b 2\n";
+        for cut in 0..=good.len() {
+            let _ = parse(&good[..cut]);
+        }
+        let bytes = good.as_bytes();
+        for i in 0..bytes.len() {
+            for b in [b' ', b'\n', b'\\', b'x', 0u8, 0xff] {
+                let mut v = bytes.to_vec();
+                v[i] = b;
+                let _ = parse(&String::from_utf8_lossy(&v));
+            }
+        }
     }
 
     #[test]
