@@ -21,7 +21,7 @@ mkdir -p fuzz/logs
 run() {
     mkdir -p "fuzz/corpus/$1"
     cargo +nightly fuzz run "$1" "fuzz/corpus/$1" "$(seeds "$1")" -- \
-        -max_total_time="$secs" -print_final_stats=1 > "fuzz/logs/$1.log" 2>&1
+        -max_total_time="$secs" -max_len=4096 -print_final_stats=1 > "fuzz/logs/$1.log" 2>&1
     echo "$1: $(grep -E '^stat::number_of_executed_units' "fuzz/logs/$1.log" | awk '{print $2}') runs, no crash"
 }
 cargo +nightly fuzz build

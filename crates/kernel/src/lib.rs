@@ -295,12 +295,7 @@ impl KernelFs {
     /// Write `value` to a node, but only when it differs from the current
     /// content; then read it back and report whether the kernel kept it.
     pub fn write(&self, kernel_path: &str, value: &str) -> Result<WriteOutcome, KernelError> {
-        let current = match self.read(kernel_path) {
-            Ok(c) => Some(c),
-            // Write-only nodes (e.g. some trigger files) cannot be read first.
-            Err(KernelError::NotAllowed { .. }) => None,
-            Err(e) => return Err(e),
-        };
+        let current = before_write(self.read(kernel_path))?;
         self.write_known(kernel_path, value, current.as_deref())
     }
 
@@ -312,10 +307,9 @@ impl KernelFs {
         value: &str,
         current: Option<&str>,
     ) -> Result<WriteOutcome, KernelError> {
-        let value = value.trim_end_matches('\n');
-        if current == Some(value) {
+        let Some(value) = to_write(value, current) else {
             return Ok(WriteOutcome::Unchanged);
-        }
+        };
         self.write_raw(kernel_path, value)?;
         read_back(value, self.read(kernel_path))
     }
@@ -371,6 +365,23 @@ fn text_of(bytes: Vec<u8>) -> String {
         text.pop();
     }
     text
+}
+
+/// What a node read before a write holds; `None` for a write-only node
+/// (e.g. some trigger files), which cannot be read first.
+fn before_write(read: Result<String, KernelError>) -> Result<Option<String>, KernelError> {
+    match read {
+        Ok(c) => Ok(Some(c)),
+        Err(KernelError::NotAllowed { .. }) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// The value to write (without its trailing newline), or `None` when the
+/// node already holds it.
+fn to_write<'a>(value: &'a str, current: Option<&str>) -> Option<&'a str> {
+    let value = value.trim_end_matches('\n');
+    (current != Some(value)).then_some(value)
 }
 
 /// The outcome of a write of `value`, given the read that followed it.

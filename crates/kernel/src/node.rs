@@ -202,21 +202,16 @@ impl Node {
         value: &str,
         current: Option<&str>,
     ) -> Result<WriteOutcome, KernelError> {
-        let value = value.trim_end_matches('\n');
-        if current == Some(value) {
+        let Some(value) = crate::to_write(value, current) else {
             return Ok(WriteOutcome::Unchanged);
-        }
+        };
         self.write_raw(value)?;
         crate::read_back(value, self.read())
     }
 
     /// [`KernelFs::write`]: read first, then as [`Node::write_known`].
     pub fn write(&mut self, value: &str) -> Result<WriteOutcome, KernelError> {
-        let current = match self.read() {
-            Ok(c) => Some(c),
-            Err(KernelError::NotAllowed { .. }) => None,
-            Err(e) => return Err(e),
-        };
+        let current = crate::before_write(self.read())?;
         self.write_known(value, current.as_deref())
     }
 }
