@@ -257,10 +257,18 @@ impl Applier {
                 let text = text.clone();
                 let fs = &self.fs;
                 let node = self.nodes.entry(idx).or_insert_with(|| fs.node(&spec.node));
-                let result = match self.last.remove(&idx) {
-                    Some(now) => node.write_known(&text, Some(&now)),
+                let last = self.last.remove(&idx);
+                let result = match &last {
+                    Some(now) => node.write_known(&text, Some(now)),
                     None => node.write(&text),
                 };
+                if let (Err(e), Some(now)) = (&result, last) {
+                    if !e.is_missing() {
+                        // Still boosted as far as we know: the next set must
+                        // not mistake that value for the original.
+                        self.last.insert(idx, now);
+                    }
+                }
                 // A node that vanished (CPU unplugged) has nothing left to
                 // restore; forget it too.
                 if result.is_ok() || matches!(result, Err(KernelError::Missing { .. })) {
@@ -317,6 +325,47 @@ mod tests {
         std::fs::write(fs.resolve(node).unwrap(), b"").unwrap();
         let r = read_current(&fs, &spec(node, ResourceKind::HoldFd)).unwrap();
         assert_eq!((r.text.as_str(), r.level), ("", None));
+    }
+
+    #[test]
+    fn a_failed_restore_keeps_the_true_original() {
+        use lever_engine::{Engine, OwnerId, PriorityClass, Request, RequestId};
+        let dir = tempfile::tempdir().unwrap();
+        let fs = KernelFs::new(dir.path());
+        let node = "/proc/sys/vm/swappiness";
+        fs.create_node(node, "60\n").unwrap();
+        let mut s = spec(node, ResourceKind::Plain);
+        s.aggregation = Aggregation::Newest;
+        s.permission = Permission::ThirdParty;
+        let mut engine = Engine::new(vec![s.clone()]).unwrap();
+        let mut applier = Applier::new(fs.clone());
+        let ask = |id: u64, v: i64| Request {
+            id: RequestId(id),
+            owner: OwnerId(1),
+            priority: PriorityClass::ThirdPartyLow,
+            deadline: None,
+            pairs: vec![(s.opcode, v)],
+        };
+        let t = std::time::Duration::ZERO;
+        let plan = engine.acquire(ask(1, 5), t).unwrap();
+        assert!(applier.apply(&engine, &plan)[0].result.is_ok());
+        assert_eq!(fs.read(node).unwrap(), "5");
+        // The node cannot be written for a while (here: it is a directory).
+        let host = fs.resolve(node).unwrap();
+        std::fs::remove_file(&host).unwrap();
+        std::fs::create_dir(&host).unwrap();
+        let plan = engine.release(RequestId(1)).unwrap();
+        assert!(applier.apply(&engine, &plan)[0].result.is_err());
+        std::fs::remove_dir(&host).unwrap();
+        fs.create_node(node, "5\n").unwrap();
+        // A new boost, then its release: the original comes back, not the
+        // value the failed restore left behind.
+        let plan = engine.acquire(ask(2, 7), t).unwrap();
+        assert!(applier.apply(&engine, &plan)[0].result.is_ok());
+        assert_eq!(applier.originals().get(&0).map(String::as_str), Some("60"));
+        let plan = engine.release(RequestId(2)).unwrap();
+        assert!(applier.apply(&engine, &plan)[0].result.is_ok());
+        assert_eq!(fs.read(node).unwrap(), "60");
     }
 
     #[test]
