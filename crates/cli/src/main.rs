@@ -4,7 +4,7 @@
 
 mod args;
 mod cmd;
-mod output;
+mod render;
 
 use clap::Parser;
 use std::process::ExitCode;

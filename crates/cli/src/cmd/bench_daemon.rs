@@ -17,7 +17,7 @@
 
 use crate::args::Global;
 use crate::cmd::util::Progress;
-use crate::output::{print_json, Table};
+use crate::render::{print_json, Table};
 use anyhow::{bail, Context};
 use clap::Args;
 use lever_client::{Client, Priority};

@@ -16,7 +16,7 @@ use lever_kernel::KernelFs;
 use serde::Serialize;
 
 use crate::args::Global;
-use crate::output::{print_json, Table};
+use crate::render::{print_json, Table};
 
 /// `lever boot [--serial LOG] [--journal FILE] [--systemd-time FILE] ...`.
 #[derive(Debug, Args)]

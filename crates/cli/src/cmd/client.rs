@@ -2,7 +2,7 @@
 //! `perflock` (the seed's `perflock_native_test --acq` form).
 
 use crate::args::Global;
-use crate::output::{print_json, Table};
+use crate::render::{print_json, Table};
 use anyhow::{bail, Context};
 use clap::Args;
 use lever_client::Client;

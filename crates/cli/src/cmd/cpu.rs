@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::args::Global;
 use crate::cmd::util::run_command;
-use crate::output::{print_json, Table};
+use crate::render::{print_json, Table};
 
 /// `lever cpu [ipc -- CMD]`.
 #[derive(Debug, Args)]

@@ -83,7 +83,7 @@ pub fn run_restore(global: &Global, args: RestoreArgs) -> anyhow::Result<()> {
             .iter()
             .map(|r| serde_json::json!({"node": r.node, "original": r.original, "error": r.result.as_ref().err()}))
             .collect();
-        crate::output::print_json(&serde_json::json!({
+        crate::render::print_json(&serde_json::json!({
             "restored": rows,
             "earlier_boot": recovery.earlier_boot.as_ref().map(|(boot, n)| serde_json::json!({"boot_id": boot, "nodes": n})),
         }))?;

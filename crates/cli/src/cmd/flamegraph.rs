@@ -2,7 +2,7 @@
 //! `perf.data` file, or by profiling a command with `perf record -g`.
 
 use crate::args::Global;
-use crate::output::{print_json, Table};
+use crate::render::{print_json, Table};
 use anyhow::{bail, Context};
 use clap::Args;
 use lever_flamegraph::{collapse_perf_script, read_folded, render_svg, Profile};

@@ -3,7 +3,7 @@
 
 use crate::args::Global;
 use crate::cmd::util::run_command;
-use crate::output::{print_json, Table};
+use crate::render::{print_json, Table};
 use anyhow::bail;
 use clap::Args;
 use lever_kernel::KernelFs;

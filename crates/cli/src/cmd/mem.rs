@@ -4,7 +4,7 @@
 
 use crate::args::Global;
 use crate::cmd::util::{spawn, Progress};
-use crate::output::{print_json, Table};
+use crate::render::{print_json, Table};
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand, ValueEnum};
 use lever_kernel::KernelFs;

@@ -1,7 +1,7 @@
 //! `lever resources`: a target's tunables with their current values.
 
 use crate::args::{Global, ResourcesArgs};
-use crate::output::{print_json, Table};
+use crate::render::{print_json, Table};
 use lever_engine::{ResourceKind, ResourceSpec};
 use lever_kernel::{KernelError, KernelFs};
 use serde::Serialize;

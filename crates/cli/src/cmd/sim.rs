@@ -1,7 +1,7 @@
 //! `lever sim`: simulated boards.
 
 use crate::args::{Global, SimCommand};
-use crate::output::{print_json, Table};
+use crate::render::{print_json, Table};
 use serde::Serialize;
 
 #[derive(Serialize)]

@@ -1,7 +1,7 @@
 //! `lever target`: built-in targets and checking target files.
 
 use crate::args::{Global, TargetCommand};
-use crate::output::{print_json, Table};
+use crate::render::{print_json, Table};
 use lever_kernel::KernelFs;
 use serde::Serialize;
 

@@ -1,4 +1,4 @@
-//! Output: aligned text tables for people, JSON for programs.
+//! Aligned text tables for people, JSON for programs.
 
 use serde::Serialize;
 use std::io::{self, Write};

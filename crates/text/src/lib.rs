@@ -1,0 +1,279 @@
+//! Text primitives every Lever reader shares, so that a number means the
+//! same thing wherever it is typed or read:
+//!
+//! - [`parse_int`]: integers as sysfs, procfs, target files and command
+//!   lines write them (`123`, `-1`, `+7`, `0x1F`).
+//! - [`parse_duration`] and [`parse_size`]: values with units (`500ms`,
+//!   `10s`, `1.5s`, `64k`, `2M`); a bare number keeps the unit the flag
+//!   always had, so old command lines still work.
+//! - [`ParseError`]: "this file, this line, this text is not what was
+//!   expected", the one error every parser of kernel text returns.
+//!
+//! ```
+//! use lever_text::{parse_duration, parse_int, parse_size, TimeUnit};
+//! use std::time::Duration;
+//! assert_eq!(parse_int("0x44008100"), Some(0x4400_8100));
+//! assert_eq!(parse_int(" -1\n"), Some(-1));
+//! assert_eq!(parse_duration("500ms", TimeUnit::Seconds).unwrap(), Duration::from_millis(500));
+//! assert_eq!(parse_duration("2", TimeUnit::Seconds).unwrap(), Duration::from_secs(2));
+//! assert_eq!(parse_duration("2", TimeUnit::Millis).unwrap(), Duration::from_millis(2));
+//! assert_eq!(parse_size("64k", 1).unwrap(), 65536);
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+use std::time::Duration;
+
+/// A line of a text file (a kernel node, a log, a capture) that does not
+/// have the shape its format promises. Shown as
+/// `/proc/vmstat:12: cannot parse "pgfault x": expected "NAME VALUE"`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{path}:{line}: cannot parse {content:?}: expected {expected}")]
+pub struct ParseError {
+    /// The file (a kernel path as the kernel names it, or a user's file).
+    pub path: String,
+    /// 1-based line number.
+    pub line: usize,
+    /// The offending text.
+    pub content: String,
+    /// What the format has there.
+    pub expected: &'static str,
+}
+
+impl ParseError {
+    /// An error for `content` at `path:line`.
+    pub fn new(path: &str, line: usize, content: &str, expected: &'static str) -> Self {
+        ParseError {
+            path: path.to_string(),
+            line,
+            content: content.to_string(),
+            expected,
+        }
+    }
+}
+
+/// Parse an integer as the kernel and our files write it: optional
+/// surrounding whitespace, an optional sign, then decimal digits or
+/// `0x`/`0X` and hex digits. `None` for anything else (including an
+/// overflow of `i64`, `--5`, `0x-5` and the empty string).
+pub fn parse_int(text: &str) -> Option<i64> {
+    let t = text.trim();
+    let (neg, digits) = match t.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, t.strip_prefix('+').unwrap_or(t)),
+    };
+    if digits.starts_with(['+', '-']) {
+        return None;
+    }
+    let magnitude: u64 = match digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
+        Some(hex) if hex.starts_with(['+', '-']) => return None,
+        Some(hex) => u64::from_str_radix(hex, 16).ok()?,
+        None => digits.parse().ok()?,
+    };
+    if neg {
+        0i64.checked_sub_unsigned(magnitude)
+    } else {
+        i64::try_from(magnitude).ok()
+    }
+}
+
+/// The unit a bare number stands for in [`parse_duration`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeUnit {
+    /// Nanoseconds (`ns`).
+    Nanos,
+    /// Microseconds (`us`).
+    Micros,
+    /// Milliseconds (`ms`).
+    Millis,
+    /// Seconds (`s`).
+    Seconds,
+}
+
+impl TimeUnit {
+    fn nanos(self) -> f64 {
+        match self {
+            TimeUnit::Nanos => 1.0,
+            TimeUnit::Micros => 1e3,
+            TimeUnit::Millis => 1e6,
+            TimeUnit::Seconds => 1e9,
+        }
+    }
+}
+
+/// A value with a unit that could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{text:?}: {reason}")]
+pub struct UnitError {
+    /// What was given.
+    pub text: String,
+    /// Why it is not a value (names the accepted units).
+    pub reason: String,
+}
+
+fn unit_err(text: &str, reason: impl Into<String>) -> UnitError {
+    UnitError {
+        text: text.to_string(),
+        reason: reason.into(),
+    }
+}
+
+/// Split `1.5ms` into `(1.5, "ms")`; the number must be finite and ≥ 0.
+fn split_number(text: &str) -> Result<(f64, &str), UnitError> {
+    let t = text.trim();
+    let end = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(end);
+    let value: f64 = num
+        .parse()
+        .map_err(|_| unit_err(text, "expected a number, optionally followed by a unit"))?;
+    Ok((value, unit.trim()))
+}
+
+/// Parse a duration: a non-negative number with an optional unit (`ns`,
+/// `us`/`µs`, `ms`, `s`, `m`, `h`); a bare number is in `bare`, so a flag
+/// that always took milliseconds still does.
+pub fn parse_duration(text: &str, bare: TimeUnit) -> Result<Duration, UnitError> {
+    const UNITS: &str = "use ns, us, ms, s, m or h, e.g. 500ms or 10s";
+    let (value, unit) = split_number(text)?;
+    let scale = match unit {
+        "" => bare.nanos(),
+        "ns" => 1.0,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "s" | "sec" => 1e9,
+        "m" | "min" => 60e9,
+        "h" => 3600e9,
+        other => return Err(unit_err(text, format!("unknown unit {other:?}: {UNITS}"))),
+    };
+    let nanos = value * scale;
+    if !nanos.is_finite() || nanos > u64::MAX as f64 {
+        return Err(unit_err(text, "too long"));
+    }
+    Ok(Duration::from_nanos(nanos.round() as u64))
+}
+
+/// Parse a size in bytes: a non-negative number with an optional binary
+/// suffix (`k`/`K`/`KiB`/`kB` = 1024, `M`/`MiB`/`MB`, `G`/`GiB`/`GB`; the
+/// kernel's `kB` is 1024 too). A bare number is multiplied by `bare`
+/// (1 for bytes, 1024 for a flag that always took KiB).
+pub fn parse_size(text: &str, bare: u64) -> Result<u64, UnitError> {
+    let (value, unit) = split_number(text)?;
+    let scale = match unit {
+        "" => bare as f64,
+        "b" | "B" => 1.0,
+        "k" | "K" | "KiB" | "kB" | "KB" => 1024.0,
+        "m" | "M" | "MiB" | "MB" => 1024.0 * 1024.0,
+        "g" | "G" | "GiB" | "GB" => 1024.0 * 1024.0 * 1024.0,
+        other => {
+            return Err(unit_err(
+                text,
+                format!("unknown unit {other:?}: use k, M or G (1024-based), e.g. 64k"),
+            ))
+        }
+    };
+    let bytes = value * scale;
+    if !bytes.is_finite() || bytes > u64::MAX as f64 {
+        return Err(unit_err(text, "too large"));
+    }
+    Ok(bytes.round() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn integers_as_the_kernel_writes_them() {
+        assert_eq!(parse_int("123"), Some(123));
+        assert_eq!(parse_int("+7"), Some(7));
+        assert_eq!(parse_int("-1"), Some(-1));
+        assert_eq!(parse_int("0x1F"), Some(31));
+        assert_eq!(parse_int("0X1f"), Some(31));
+        assert_eq!(parse_int("-0x10"), Some(-16));
+        assert_eq!(parse_int("  42\n"), Some(42));
+        assert_eq!(parse_int("-9223372036854775808"), Some(i64::MIN));
+        for bad in [
+            "",
+            "-",
+            "0x",
+            "--5",
+            "+-5",
+            "0x-5",
+            "0x+5",
+            "1e3",
+            "12 34",
+            "abc",
+            "9223372036854775808",
+        ] {
+            assert_eq!(parse_int(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn durations_with_and_without_units() {
+        let ms = Duration::from_millis;
+        assert_eq!(parse_duration("10s", TimeUnit::Millis).unwrap(), ms(10_000));
+        assert_eq!(
+            parse_duration("10000", TimeUnit::Millis).unwrap(),
+            ms(10_000)
+        );
+        assert_eq!(parse_duration("1.5s", TimeUnit::Millis).unwrap(), ms(1500));
+        assert_eq!(
+            parse_duration("250us", TimeUnit::Seconds).unwrap(),
+            Duration::from_micros(250)
+        );
+        assert_eq!(
+            parse_duration("2m", TimeUnit::Seconds).unwrap(),
+            Duration::from_secs(120)
+        );
+        assert_eq!(parse_duration("0.5", TimeUnit::Seconds).unwrap(), ms(500));
+        let e = parse_duration("10x", TimeUnit::Seconds).unwrap_err();
+        assert!(e.to_string().contains("unknown unit \"x\""), "{e}");
+        for bad in ["", "s", "-1s", "1..2s", "1e9"] {
+            assert!(parse_duration(bad, TimeUnit::Seconds).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("4096", 1).unwrap(), 4096);
+        assert_eq!(parse_size("4", 1024).unwrap(), 4096);
+        assert_eq!(parse_size("64k", 1).unwrap(), 65536);
+        assert_eq!(parse_size("2M", 1).unwrap(), 2 << 20);
+        assert_eq!(parse_size("1GiB", 1).unwrap(), 1 << 30);
+        assert_eq!(parse_size("512B", 1024).unwrap(), 512);
+        assert!(parse_size("3q", 1).is_err());
+    }
+
+    #[test]
+    fn parse_error_names_file_and_line() {
+        let e = ParseError::new("/proc/vmstat", 12, "pgfault x", "`NAME VALUE`");
+        assert_eq!(
+            e.to_string(),
+            "/proc/vmstat:12: cannot parse \"pgfault x\": expected `NAME VALUE`"
+        );
+    }
+
+    proptest! {
+        #[test]
+        fn every_i64_round_trips(v: i64) {
+            prop_assert_eq!(parse_int(&v.to_string()), Some(v));
+            if v >= 0 {
+                prop_assert_eq!(parse_int(&format!("0x{v:x}")), Some(v));
+            }
+        }
+
+        #[test]
+        fn never_panics(s in "\\PC{0,24}") {
+            let _ = parse_int(&s);
+            let _ = parse_duration(&s, TimeUnit::Millis);
+            let _ = parse_size(&s, 1);
+        }
+    }
+}
