@@ -113,7 +113,7 @@ fn dt_memory_bytes(root: &Path) -> u64 {
 fn frequency_tables_are_ascending_and_current_is_inside() {
     for (name, tree) in all_boards() {
         let fs = tree.fs();
-        let pols = policies(&fs);
+        let pols = policies(fs);
         assert!(!pols.is_empty(), "{name}");
         for p in pols {
             let freqs = fs
@@ -155,7 +155,7 @@ fn cpufreq_stats_match_the_table_and_uptime() {
             .unwrap()
             .parse()
             .unwrap();
-        for p in policies(&fs) {
+        for p in policies(fs) {
             let freqs = fs
                 .read_i64_list(&format!("{p}/scaling_available_frequencies"))
                 .unwrap();
@@ -417,7 +417,7 @@ fn am437x_is_a_small_board_without_modern_features() {
         .read("/proc/cpuinfo")
         .unwrap()
         .contains("Hardware\t: Generic AM43"));
-    let m = meminfo(&fs);
+    let m = meminfo(fs);
     assert_eq!(m["HighTotal"] + m["LowTotal"], m["MemTotal"]);
 }
 
@@ -453,7 +453,7 @@ fn memory_adds_up() {
         let want = expected_dt.iter().find(|e| e.0 == name).unwrap().1;
         assert_eq!(dt_total, want, "{name}: DT memory");
 
-        let io = iomem(&fs);
+        let io = iomem(fs);
         let ram = sum_named(&io, "System RAM");
         let carveouts = sum_named(&io, "reserved");
         assert_eq!(
@@ -478,7 +478,7 @@ fn memory_adds_up() {
             .iter()
             .any(|l| l.2 == "System RAM" && l.0 <= code.0 && code.1 <= l.1));
 
-        let m = meminfo(&fs);
+        let m = meminfo(fs);
         assert!(
             m["MemTotal"] * 1024 < ram,
             "{name}: MemTotal below System RAM"
@@ -514,7 +514,7 @@ fn memory_adds_up() {
             "{name}: meminfo parts exceed MemTotal"
         );
 
-        let v = vmstat(&fs);
+        let v = vmstat(fs);
         assert_eq!(v["nr_free_pages"], m["MemFree"] / 4, "{name}");
         assert_eq!(
             v["nr_kernel_misc_reclaimable"] * 4 + m["SReclaimable"],
@@ -528,7 +528,7 @@ fn memory_adds_up() {
     }
     let tree = board("qcs6490");
     let fs = tree.fs();
-    let total_gb = meminfo(&fs)["MemTotal"] as f64 * 1024.0 / 1e9;
+    let total_gb = meminfo(fs)["MemTotal"] as f64 * 1024.0 / 1e9;
     assert!((5.3..6.0).contains(&total_gb), "MemTotal {total_gb} GB");
 }
 
