@@ -7,7 +7,7 @@
 //! | PBL + XBL, Core UEFI, kernel loader, total before kernel | serial console log (`UEFI Start [ms]`, `UEFI Total : N ms`, `Exit EBS [ms]`) | [`serial`] |
 //! | kernel, (initrd,) userspace | `systemd-analyze time` | [`systemd`] |
 //! | slowest units | `systemd-analyze blame` | [`systemd`] |
-//! | kernel init → use case ready | `journalctl --output=short-monotonic` with start/end markers | [`journal`], [`markers`] |
+//! | kernel init → use case ready | `journalctl --output=short-monotonic` with start/end markers | [`journalctl`], [`stage_markers`] |
 //!
 //! [`stages::build`] puts them together into the §8.3 stage table and the
 //! total. Everything here is pure text parsing: the only I/O is reading
@@ -30,11 +30,13 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod journal;
-pub mod markers;
+pub mod journalctl;
 pub mod serial;
+pub mod stage_markers;
 pub mod stages;
 pub mod systemd;
+
+pub use stage_markers::{Marker, Markers};
 
 use std::path::Path;
 

@@ -18,9 +18,9 @@
 
 use serde::Serialize;
 
-use crate::journal::Found;
-use crate::markers::Markers;
+use crate::journalctl::Found;
 use crate::serial::SerialTimes;
+use crate::stage_markers::Markers;
 use crate::systemd::SystemdTime;
 
 /// What a row is.

@@ -1,15 +1,12 @@
 //! The seed's worked examples, to the unit, and real systemd output.
 
-use std::path::PathBuf;
-
-use lever_boot::markers::{self, Markers};
+use lever_boot::stage_markers::{self, Markers};
 use lever_boot::stages::{self, RowKind, Sources};
-use lever_boot::{format_ms, format_s, journal, serial, systemd};
+use lever_boot::{format_ms, format_s, journalctl, serial, systemd};
 
+/// A fixture's name and text, read the way `lever boot` reads logs (lossy).
 fn fixture(name: &str) -> (String, String) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name);
+    let path = lever_testkit::fixture_path(env!("CARGO_MANIFEST_DIR"), name);
     let text = lever_boot::read_file(&path).unwrap();
     (name.to_string(), text)
 }
@@ -58,7 +55,7 @@ fn seed_8_3_table(journal_file: &str, time_file: &str) -> stages::StageTable {
     let t = systemd::parse_time(&f, &text).unwrap();
     let m = Markers::default();
     let (f, text) = fixture(journal_file);
-    let found = journal::find(&f, &text, &[&m.start, &m.end]).unwrap();
+    let found = journalctl::find(&f, &text, &[&m.start, &m.end]).unwrap();
     stages::build(Sources {
         serial: Some(&s),
         time: Some(&t),
@@ -147,12 +144,12 @@ fn real_workstation_systemd_output() {
 #[test]
 fn marker_file_fixture_and_its_broken_twin() {
     let (f, text) = fixture("qcs6490-recorder-markers.yaml");
-    let m = markers::parse(&f, &text).unwrap();
+    let m = stage_markers::parse(&f, &text).unwrap();
     assert_eq!(m.start, Markers::default().start);
     assert_eq!(m.end, Markers::default().end);
     let (f, text) = fixture("bad-markers.yaml");
     assert_eq!(
-        markers::parse(&f, &text).unwrap_err().to_string(),
+        stage_markers::parse(&f, &text).unwrap_err().to_string(),
         "bad-markers.yaml:7:3: unknown key `matches` in `end`; expected one of: name, match"
     );
 }
@@ -162,7 +159,7 @@ fn missing_marker_is_a_note_not_a_number() {
     let (f, text) = fixture("seed000-8.3-journal.txt");
     let m = Markers::default();
     let only_start: String = text.lines().take(2).map(|l| format!("{l}\n")).collect();
-    let found = journal::find(&f, &only_start, &[&m.start, &m.end]).unwrap();
+    let found = journalctl::find(&f, &only_start, &[&m.start, &m.end]).unwrap();
     assert!(found[1].is_none());
     let table = stages::build(Sources {
         serial: None,

@@ -325,50 +325,46 @@ mod tests {
 
     #[test]
     fn a_file_tree_is_not_countable() {
-        let dir = tempfile::tempdir().unwrap();
-        let err = Session::open(&KernelFs::new(dir.path())).unwrap_err();
+        let tree = lever_testkit::FakeTree::new();
+        let err = Session::open(tree.fs()).unwrap_err();
         assert!(matches!(err, NotCountable::NotTheRunningKernel { .. }));
         assert!(err.to_string().contains("not a kernel"));
     }
 
     #[test]
     fn explanations_name_the_machine() {
-        let dir = tempfile::tempdir().unwrap();
-        let fs = KernelFs::new(dir.path());
-        fs.create_node(&format!("{EVENT_SOURCES}/software/type"), "1\n")
-            .unwrap();
-        fs.create_node(&format!("{EVENT_SOURCES}/tracepoint/type"), "2\n")
-            .unwrap();
-        fs.create_node("/proc/sys/kernel/perf_event_paranoid", "2\n")
-            .unwrap();
+        let tree = lever_testkit::FakeTree::with(&[
+            (&format!("{EVENT_SOURCES}/software/type"), "1\n"),
+            (&format!("{EVENT_SOURCES}/tracepoint/type"), "2\n"),
+            ("/proc/sys/kernel/perf_event_paranoid", "2\n"),
+        ]);
+        let fs = tree.fs();
         let enoent = io::Error::from_raw_os_error(2);
-        let text = explain(&enoent, &fs);
+        let text = explain(&enoent, fs);
         assert!(text.contains("lists only software, tracepoint"), "{text}");
         assert!(text.contains("no hardware counter"), "{text}");
         let eacces = io::Error::from_raw_os_error(13);
-        assert!(explain(&eacces, &fs).contains("perf_event_paranoid is 2"));
+        assert!(explain(&eacces, fs).contains("perf_event_paranoid is 2"));
     }
 
     #[test]
     fn chain_events_found_per_pmu() {
-        let dir = tempfile::tempdir().unwrap();
-        let fs = KernelFs::new(dir.path());
+        let tree = lever_testkit::FakeTree::new();
         for pmu in ["armv8_cortex_a55", "armv8_cortex_a78"] {
-            fs.create_node(
+            tree.node(
                 &format!("{EVENT_SOURCES}/{pmu}/events/l2d_cache_lmiss_rd"),
                 "event=0x4009\n",
-            )
-            .unwrap();
+            );
         }
-        fs.create_node(&format!("{EVENT_SOURCES}/software/type"), "1\n")
-            .unwrap();
+        tree.node(&format!("{EVENT_SOURCES}/software/type"), "1\n");
+        let fs = tree.fs();
         assert_eq!(
-            pmus_with_event(&fs, "l2d_cache_lmiss_rd"),
+            pmus_with_event(fs, "l2d_cache_lmiss_rd"),
             vec![
                 format!("{EVENT_SOURCES}/armv8_cortex_a55"),
                 format!("{EVENT_SOURCES}/armv8_cortex_a78")
             ]
         );
-        assert!(pmus_with_event(&fs, "ll_cache_miss_rd").is_empty());
+        assert!(pmus_with_event(fs, "ll_cache_miss_rd").is_empty());
     }
 }

@@ -27,7 +27,7 @@
 use lever_kernel::{paths, KernelFs};
 use serde::Serialize;
 
-use crate::{opt_u64, topology, CpuError};
+use crate::{opt_u64, topology, CpuError, ParseError};
 
 /// Time at one frequency.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -86,11 +86,8 @@ pub fn parse_time_in_state(path: &str, text: &str) -> Result<Vec<(u64, u64)>, Cp
             (Some(f), Some(t), None) => f.parse::<u64>().ok().zip(t.parse::<u64>().ok()),
             _ => None,
         };
-        let (khz, ticks) = parsed.ok_or_else(|| CpuError::Format {
-            path: path.to_string(),
-            line: i + 1,
-            content: line.to_string(),
-            expected: "`<kHz> <10 ms units>`",
+        let (khz, ticks) = parsed.ok_or_else(|| {
+            CpuError::from(ParseError::new(path, i + 1, line, "`<kHz> <10 ms units>`"))
         })?;
         out.push((khz, ticks.saturating_mul(10)));
     }
@@ -116,11 +113,8 @@ pub fn residency(pairs: &[(u64, u64)]) -> Vec<FreqResidency> {
 
 /// Parse `trans_table`.
 pub fn parse_trans_table(path: &str, text: &str) -> Result<TransTable, CpuError> {
-    let bad = |line: usize, content: &str, expected| CpuError::Format {
-        path: path.to_string(),
-        line,
-        content: content.to_string(),
-        expected,
+    let bad = |line: usize, content: &str, expected| {
+        CpuError::from(ParseError::new(path, line, content, expected))
     };
     let mut freqs: Option<Vec<u64>> = None;
     let mut counts = Vec::new();

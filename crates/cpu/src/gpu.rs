@@ -13,7 +13,7 @@
 use lever_kernel::{paths, KernelFs};
 use serde::Serialize;
 
-use crate::{opt_text, opt_u64, CpuError};
+use crate::{opt_text, opt_u64, CpuError, ParseError};
 
 /// The KGSL (Adreno) GPU.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -71,11 +71,13 @@ fn freq_list(fs: &KernelFs, path: &str) -> Result<Vec<u64>, CpuError> {
     // `812000000 700000000 608000000 `
     text.split_whitespace()
         .map(|w| {
-            w.parse::<u64>().map_err(|_| CpuError::Format {
-                path: path.to_string(),
-                line: 1,
-                content: text.clone(),
-                expected: "frequencies in Hz separated by spaces",
+            w.parse::<u64>().map_err(|_| {
+                CpuError::from(ParseError::new(
+                    path,
+                    1,
+                    &text,
+                    "frequencies in Hz separated by spaces",
+                ))
             })
         })
         .collect()
@@ -90,14 +92,12 @@ pub fn read(fs: &KernelFs) -> Result<Gpu, CpuError> {
         let busy_path = format!("{dir}/gpu_busy_percentage");
         let busy_percent = match opt_text(fs, &busy_path)? {
             None => None,
-            Some(t) => Some(t.trim_end_matches('%').trim().parse::<u64>().map_err(|_| {
-                CpuError::Format {
-                    path: busy_path.clone(),
-                    line: 1,
-                    content: t.clone(),
-                    expected: "`<n> %`",
-                }
-            })?),
+            Some(t) => Some(
+                t.trim_end_matches('%')
+                    .trim()
+                    .parse::<u64>()
+                    .map_err(|_| CpuError::from(ParseError::new(&busy_path, 1, &t, "`<n> %`")))?,
+            ),
         };
         Some(Kgsl {
             model: opt_text(fs, &format!("{dir}/gpu_model"))?,

@@ -53,6 +53,7 @@ pub mod ipc;
 pub mod topology;
 
 use lever_kernel::KernelError;
+use lever_text::ParseError;
 
 /// Errors from reading CPU nodes. Every variant names the kernel path.
 #[derive(Debug, thiserror::Error)]
@@ -60,18 +61,10 @@ pub enum CpuError {
     /// A node could not be read.
     #[error(transparent)]
     Kernel(#[from] KernelError),
-    /// A node's content is not in the kernel's format.
-    #[error("{path}:{line}: cannot parse {content:?}: expected {expected}")]
-    Format {
-        /// Kernel path of the node.
-        path: String,
-        /// 1-based line in the node.
-        line: usize,
-        /// The offending text.
-        content: String,
-        /// What the kernel prints there.
-        expected: &'static str,
-    },
+    /// A node's content is not in the kernel's format (`path:line`, the
+    /// text, what the kernel prints there).
+    #[error(transparent)]
+    Parse(#[from] ParseError),
 }
 
 /// Read an optional integer node: `Ok(None)` when the kernel has no such node.
@@ -82,12 +75,7 @@ pub(crate) fn opt_u64(fs: &lever_kernel::KernelFs, path: &str) -> Result<Option<
             .trim()
             .parse::<u64>()
             .map(Some)
-            .map_err(|_| CpuError::Format {
-                path: path.to_string(),
-                line: 1,
-                content: text,
-                expected: "an unsigned integer",
-            }),
+            .map_err(|_| CpuError::from(ParseError::new(path, 1, &text, "an unsigned integer"))),
     }
 }
 
@@ -108,6 +96,20 @@ pub use lever_kernel::format_cpu_list;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bad_line_is_the_shared_parse_error() {
+        let e =
+            cpufreq::parse_time_in_state("/sys/x/time_in_state", "300000 5\nfast 7\n").unwrap_err();
+        assert!(
+            matches!(&e, CpuError::Parse(ParseError { line: 2, .. })),
+            "{e:?}"
+        );
+        assert_eq!(
+            e.to_string(),
+            "/sys/x/time_in_state:2: cannot parse \"fast 7\": expected `<kHz> <10 ms units>`"
+        );
+    }
 
     #[test]
     fn cpu_list_round_trips() {

@@ -21,7 +21,7 @@
 use lever_kernel::{paths, KernelFs};
 use serde::Serialize;
 
-use crate::{format_cpu_list, opt_text, opt_u64, CpuError};
+use crate::{format_cpu_list, opt_text, opt_u64, CpuError, ParseError};
 
 /// One cache leaf of one CPU (`cpuN/cache/indexK`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -180,11 +180,13 @@ pub fn policies(fs: &KernelFs) -> Result<Policies, CpuError> {
         let cpus = text
             .split_whitespace()
             .map(|w| {
-                w.parse::<u32>().map_err(|_| CpuError::Format {
-                    path: format!("{dir}/related_cpus"),
-                    line: 1,
-                    content: text.clone(),
-                    expected: "CPU numbers separated by spaces",
+                w.parse::<u32>().map_err(|_| {
+                    CpuError::from(ParseError::new(
+                        &format!("{dir}/related_cpus"),
+                        1,
+                        &text,
+                        "CPU numbers separated by spaces",
+                    ))
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -204,12 +206,12 @@ pub fn online_cpus(fs: &KernelFs) -> Result<Vec<u32>, CpuError> {
     let path = format!("{}/online", paths::CPU);
     if let Some(text) = fs.read_optional(&path)? {
         // `online`: `0-7` or `0-3,5`.
-        return lever_kernel::parse_cpu_list(&text).ok_or(CpuError::Format {
-            path,
-            line: 1,
-            content: text,
-            expected: "a CPU list such as 0-7",
-        });
+        return lever_kernel::parse_cpu_list(&text).ok_or(CpuError::from(ParseError::new(
+            &path,
+            1,
+            &text,
+            "a CPU list such as 0-7",
+        )));
     }
     let mut cpus: Vec<u32> = fs
         .list_dir(paths::CPU)?
@@ -223,12 +225,7 @@ pub fn online_cpus(fs: &KernelFs) -> Result<Vec<u32>, CpuError> {
 /// Parse a cache `size` node: `32K` (what the kernel prints), `2M`, or bytes.
 fn parse_size_kb(path: &str, text: &str) -> Result<u64, CpuError> {
     let t = text.trim();
-    let bad = || CpuError::Format {
-        path: path.to_string(),
-        line: 1,
-        content: text.to_string(),
-        expected: "a size such as 32K",
-    };
+    let bad = || CpuError::from(ParseError::new(path, 1, text, "a size such as 32K"));
     if let Some(k) = t.strip_suffix('K') {
         k.parse().map_err(|_| bad())
     } else if let Some(m) = t.strip_suffix('M') {

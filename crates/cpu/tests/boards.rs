@@ -1,15 +1,15 @@
 //! The readers on every simulated board and on files copied off a real VM.
 
-use std::path::PathBuf;
-
 use lever_cpu::{cpufreq, cpuidle, gpu, topology};
 use lever_kernel::KernelFs;
+use lever_testkit::FakeTree;
 
-fn board(name: &str) -> (tempfile::TempDir, KernelFs) {
-    let dir = tempfile::tempdir().unwrap();
-    let created = lever_sim::create(name, dir.path()).unwrap();
-    let fs = KernelFs::new(&created.root);
-    (dir, fs)
+/// A simulated board created in a fresh fake tree.
+fn board(name: &str) -> FakeTree {
+    let tree = FakeTree::new();
+    let created = lever_sim::create(name, tree.root()).unwrap();
+    assert_eq!(created.root, tree.root());
+    tree
 }
 
 /// Name, CPUs, capacity, max kHz.
@@ -17,8 +17,9 @@ type Summary = (String, Vec<u32>, Option<u64>, Option<u64>);
 
 #[test]
 fn qcs6490_matches_seed_1_1() {
-    let (_d, fs) = board("qcs6490");
-    let t = topology::read(&fs).unwrap();
+    let tree = board("qcs6490");
+    let fs = tree.fs();
+    let t = topology::read(fs).unwrap();
     assert_eq!(t.online, (0..8).collect::<Vec<_>>());
     let summary: Vec<Summary> = t
         .clusters
@@ -61,7 +62,7 @@ fn qcs6490_matches_seed_1_1() {
     let g = t.clusters[2].freq.as_ref().unwrap();
     assert_eq!(g.governor.as_deref(), Some("schedutil"));
 
-    let (stats, note) = cpufreq::read(&fs).unwrap();
+    let (stats, note) = cpufreq::read(fs).unwrap();
     assert_eq!(note, None);
     assert_eq!(stats.len(), 3);
     for p in &stats {
@@ -75,7 +76,7 @@ fn qcs6490_matches_seed_1_1() {
         );
     }
 
-    let idle = cpuidle::read(&fs, &t.online).unwrap();
+    let idle = cpuidle::read(fs, &t.online).unwrap();
     assert_eq!(idle.cpus.len(), 8);
     let names: Vec<&str> = idle.cpus[7]
         .states
@@ -88,7 +89,7 @@ fn qcs6490_matches_seed_1_1() {
         .iter()
         .all(|c| c.states.iter().all(|s| !s.disabled)));
 
-    let g = gpu::read(&fs).unwrap();
+    let g = gpu::read(fs).unwrap();
     let k = g.kgsl.unwrap();
     assert_eq!(k.max_hz, Some(812_000_000)); // seed §1.1: Adreno 643, 812 MHz
     assert_eq!(g.devfreq.len(), 1);
@@ -97,8 +98,9 @@ fn qcs6490_matches_seed_1_1() {
 
 #[test]
 fn qcs5430_fp1_has_two_clusters() {
-    let (_d, fs) = board("qcs5430-fp1");
-    let t = topology::read(&fs).unwrap();
+    let tree = board("qcs5430-fp1");
+    let fs = tree.fs();
+    let t = topology::read(fs).unwrap();
     let cpus: Vec<Vec<u32>> = t.clusters.iter().map(|c| c.cpus.clone()).collect();
     // Seed 000 §1.1, QCS5430 FP1: 4 Silver (1.8 GHz) + 2 Gold (2.1 GHz).
     assert_eq!(cpus, vec![vec![0, 1, 2, 3], vec![4, 5]]);
@@ -109,26 +111,27 @@ fn qcs5430_fp1_has_two_clusters() {
         .collect();
     assert_eq!(max, vec![Some(1_804_800), Some(2_112_000)]);
     assert_eq!(
-        gpu::read(&fs).unwrap().kgsl.unwrap().max_hz,
+        gpu::read(fs).unwrap().kgsl.unwrap().max_hz,
         Some(315_000_000)
     );
 }
 
 #[test]
 fn am437x_has_no_l3_and_no_gpu() {
-    let (_d, fs) = board("am437x");
-    let t = topology::read(&fs).unwrap();
+    let tree = board("am437x");
+    let fs = tree.fs();
+    let t = topology::read(fs).unwrap();
     assert_eq!(t.clusters.len(), 1);
     let names: Vec<String> = t.clusters[0].caches.iter().map(|c| c.name()).collect();
     assert_eq!(names, ["L1D", "L1I", "L2"]);
-    let g = gpu::read(&fs).unwrap();
+    let g = gpu::read(fs).unwrap();
     assert!(g.kgsl.is_none());
     assert!(g.note.unwrap().contains("no GPU frequency nodes"));
 }
 
 #[test]
 fn real_vm_files() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/vm-6.18.44-fc-v657");
+    let root = lever_testkit::fixture_path(env!("CARGO_MANIFEST_DIR"), "vm-6.18.44-fc-v657");
     let fs = KernelFs::new(root);
     let t = topology::read(&fs).unwrap();
     assert_eq!(t.online, vec![0, 1]);

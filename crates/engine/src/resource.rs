@@ -27,14 +27,12 @@ impl From<Opcode> for String {
 
 impl std::str::FromStr for Opcode {
     type Err = String;
-    /// Accepts `0x44008100`, `44008100h`-free hex with `0x` prefix, or decimal.
+    /// Accepts hex with a `0x` prefix (`0x44008100`) or decimal, as
+    /// [`lever_text::parse_int`] reads integers everywhere.
     fn from_str(s: &str) -> Result<Self, String> {
         let s = s.trim();
-        let parsed = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-            Some(hex) => u32::from_str_radix(hex, 16).ok(),
-            None => s.parse::<u32>().ok(),
-        };
-        parsed
+        lever_text::parse_int(s)
+            .and_then(|v| u32::try_from(v).ok())
             .map(Opcode)
             .ok_or_else(|| format!("{s:?} is not a 32-bit opcode (use hex like 0x44008100)"))
     }
@@ -202,7 +200,9 @@ impl ResourceSpec {
         }
     }
 
-    /// Parse node text (or a user's value such as `performance`) as a level.
+    /// Parse node text (or a user's value such as `performance`) as a level:
+    /// an enum's value name, or an integer as [`lever_text::parse_int`]
+    /// reads it (`1017600`, `-1`, `+5`, `0x1F`).
     pub fn parse_level(&self, text: &str) -> Option<i64> {
         let t = text.trim();
         match &self.kind {
@@ -211,14 +211,10 @@ impl ResourceSpec {
                 .position(|v| v == t)
                 .map(|i| i as i64)
                 .or_else(|| {
-                    t.parse()
-                        .ok()
-                        .filter(|&i: &i64| (i as usize) < values.len())
+                    lever_text::parse_int(t)
+                        .filter(|&i| usize::try_from(i).is_ok_and(|i| i < values.len()))
                 }),
-            _ => t
-                .strip_prefix("0x")
-                .map(|h| i64::from_str_radix(h, 16).ok())
-                .unwrap_or_else(|| t.parse().ok()),
+            _ => lever_text::parse_int(t),
         }
     }
 }
@@ -260,11 +256,26 @@ mod tests {
     }
 
     #[test]
+    fn levels_are_integers_as_everywhere() {
+        let r = freq(Aggregation::Max);
+        assert_eq!(r.parse_level("1017600\n"), Some(1017600));
+        assert_eq!(r.parse_level("0x1f"), Some(31));
+        // Accepted since the engine reads integers through lever-text.
+        assert_eq!(r.parse_level("+5"), Some(5));
+        assert_eq!(r.parse_level("0X1f"), Some(31));
+        assert_eq!(r.parse_level("-0x10"), Some(-16));
+        assert_eq!(r.parse_level("1e3"), None);
+        assert_eq!(r.parse_level("--1"), None);
+    }
+
+    #[test]
     fn opcode_parse_and_display() {
         assert_eq!("0x44008100".parse::<Opcode>().unwrap(), Opcode(0x44008100));
         assert_eq!(Opcode(0x4400C100).to_string(), "0x4400C100");
         assert!("0x1_0000_0000".parse::<Opcode>().is_err());
         assert!("zz".parse::<Opcode>().is_err());
+        assert_eq!("0X44008100".parse::<Opcode>().unwrap(), Opcode(0x44008100));
+        assert!("-1".parse::<Opcode>().is_err());
     }
 
     #[test]
@@ -277,6 +288,9 @@ mod tests {
         assert_eq!(r.parse_level("performance"), Some(2));
         assert_eq!(r.parse_level("1"), Some(1));
         assert_eq!(r.parse_level("ondemand"), None);
+        assert_eq!(r.parse_level("+2"), Some(2));
+        assert_eq!(r.parse_level("3"), None);
+        assert_eq!(r.parse_level("-1"), None);
         assert_eq!(r.render(1), "schedutil");
     }
 }

@@ -399,13 +399,7 @@ fn read_back(value: &str, after: Result<String, KernelError>) -> Result<WriteOut
 }
 
 fn parse_i64(path: &str, text: &str) -> Result<i64, KernelError> {
-    let t = text.trim();
-    let parsed = if let Some(hex) = t.strip_prefix("0x") {
-        i64::from_str_radix(hex, 16).ok()
-    } else {
-        t.parse::<i64>().ok()
-    };
-    parsed.ok_or_else(|| KernelError::Parse {
+    lever_text::parse_int(text).ok_or_else(|| KernelError::Parse {
         path: path.to_string(),
         content: text.to_string(),
         expected: "an integer",
@@ -500,6 +494,25 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let fs = KernelFs::new(dir.path());
         (dir, fs)
+    }
+
+    #[test]
+    fn integers_read_as_lever_text_reads_them() {
+        let (_d, fs) = tree();
+        for (text, want) in [("42\n", 42), ("-1\n", -1), ("0x1F\n", 31)] {
+            fs.create_node("/proc/sys/x", text).unwrap();
+            assert_eq!(fs.read_i64("/proc/sys/x").unwrap(), want, "{text:?}");
+        }
+        // Accepted since the kernel crate reads integers through lever-text.
+        fs.create_node("/proc/sys/x", "+5\n").unwrap();
+        assert_eq!(fs.read_i64("/proc/sys/x").unwrap(), 5);
+        fs.create_node("/proc/sys/x", "0X1f\n").unwrap();
+        assert_eq!(fs.read_i64("/proc/sys/x").unwrap(), 31);
+        fs.create_node("/proc/sys/x", "0X10 -0x2 +3\n").unwrap();
+        assert_eq!(fs.read_i64_list("/proc/sys/x").unwrap(), vec![16, -2, 3]);
+        fs.create_node("/proc/sys/x", "fast\n").unwrap();
+        let e = fs.read_i64("/proc/sys/x").unwrap_err();
+        assert!(matches!(e, KernelError::Parse { .. }), "{e:?}");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The error type of this crate.
 
 use lever_kernel::KernelError;
+use lever_text::ParseError;
 
 /// Errors from collecting or parsing a measurement. Every variant names the
 /// kernel path (or file) it is about.
@@ -9,18 +10,10 @@ pub enum MeasureError {
     /// Reading a kernel node failed (missing, not allowed, I/O).
     #[error(transparent)]
     Kernel(#[from] KernelError),
-    /// A line of a kernel text file did not have the expected shape.
-    #[error("{path}:{line}: cannot parse {content:?}: expected {expected}")]
-    Parse {
-        /// Kernel path (or file) of the text.
-        path: String,
-        /// 1-based line number.
-        line: usize,
-        /// The offending line.
-        content: String,
-        /// What the line should look like.
-        expected: &'static str,
-    },
+    /// A line of a kernel text file did not have the expected shape
+    /// (`path:line`, the line, what it should look like).
+    #[error(transparent)]
+    Parse(#[from] ParseError),
     /// A binary node (device tree property) had an unexpected length.
     #[error("{path}: {len} bytes is not a whole number of {cells}-cell entries")]
     BadCells {
@@ -62,10 +55,5 @@ pub(crate) fn parse_err(
     content: &str,
     expected: &'static str,
 ) -> MeasureError {
-    MeasureError::Parse {
-        path: path.to_string(),
-        line,
-        content: content.to_string(),
-        expected,
-    }
+    ParseError::new(path, line, content, expected).into()
 }

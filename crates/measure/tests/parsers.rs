@@ -172,11 +172,17 @@ fn pressure_and_errors() {
     assert!(e.to_string().starts_with("/proc/pressure/memory:1:"), "{e}");
 
     let e = Meminfo::parse("/proc/meminfo", "MemTotal: 1 kB\nbogus\n").unwrap_err();
-    assert!(matches!(e, MeasureError::Parse { line: 2, .. }), "{e:?}");
+    assert!(
+        matches!(
+            e,
+            MeasureError::Parse(lever_text::ParseError { line: 2, .. })
+        ),
+        "{e:?}"
+    );
     let e = Vmstat::parse("/proc/vmstat", "pgpgin\n").unwrap_err();
     assert!(e.to_string().contains("/proc/vmstat:1"), "{e}");
     let e = Iomem::parse("/proc/iomem", "zzzz-1 : System RAM\n").unwrap_err();
-    assert!(matches!(e, MeasureError::Parse { .. }));
+    assert!(matches!(e, MeasureError::Parse(_)));
     let e = Diskstats::parse("/proc/diskstats", "8 0 sda 1 2 3\n").unwrap_err();
     assert!(e.to_string().contains("/proc/diskstats:1"), "{e}");
 }

@@ -6,21 +6,19 @@ use std::path::Path;
 
 use lever_kernel::KernelFs;
 use lever_sim::{create, SimError};
+use lever_testkit::FakeTree;
 
-fn board(name: &str) -> (tempfile::TempDir, KernelFs) {
-    let dir = tempfile::tempdir().unwrap();
-    create(name, dir.path()).unwrap();
-    let fs = KernelFs::new(dir.path());
-    (dir, fs)
+/// A simulated board created in a fresh fake tree.
+fn board(name: &str) -> FakeTree {
+    let tree = FakeTree::new();
+    create(name, tree.root()).unwrap();
+    tree
 }
 
-fn all_boards() -> Vec<(&'static str, tempfile::TempDir, KernelFs)> {
+fn all_boards() -> Vec<(&'static str, FakeTree)> {
     lever_sim::boards()
         .into_iter()
-        .map(|b| {
-            let (dir, fs) = board(b.name);
-            (b.name, dir, fs)
-        })
+        .map(|b| (b.name, board(b.name)))
         .collect()
 }
 
@@ -113,8 +111,9 @@ fn dt_memory_bytes(root: &Path) -> u64 {
 
 #[test]
 fn frequency_tables_are_ascending_and_current_is_inside() {
-    for (name, _dir, fs) in all_boards() {
-        let pols = policies(&fs);
+    for (name, tree) in all_boards() {
+        let fs = tree.fs();
+        let pols = policies(fs);
         assert!(!pols.is_empty(), "{name}");
         for p in pols {
             let freqs = fs
@@ -146,7 +145,8 @@ fn frequency_tables_are_ascending_and_current_is_inside() {
 
 #[test]
 fn cpufreq_stats_match_the_table_and_uptime() {
-    for (name, _dir, fs) in all_boards() {
+    for (name, tree) in all_boards() {
+        let fs = tree.fs();
         let uptime: f64 = fs
             .read("/proc/uptime")
             .unwrap()
@@ -155,7 +155,7 @@ fn cpufreq_stats_match_the_table_and_uptime() {
             .unwrap()
             .parse()
             .unwrap();
-        for p in policies(&fs) {
+        for p in policies(fs) {
             let freqs = fs
                 .read_i64_list(&format!("{p}/scaling_available_frequencies"))
                 .unwrap();
@@ -209,7 +209,8 @@ fn cpufreq_stats_match_the_table_and_uptime() {
 
 #[test]
 fn qcs6490_matches_the_seed() {
-    let (_dir, fs) = board("qcs6490");
+    let tree = board("qcs6490");
+    let fs = tree.fs();
     let cpu = "/sys/devices/system/cpu";
     assert_eq!(fs.read(&format!("{cpu}/online")).unwrap(), "0-7");
     for (policy, cpus, max) in [
@@ -318,7 +319,8 @@ fn qcs6490_matches_the_seed() {
 
 #[test]
 fn qcs5430_fp1_has_no_prime_core() {
-    let (_dir, fs) = board("qcs5430-fp1");
+    let tree = board("qcs5430-fp1");
+    let fs = tree.fs();
     let cpu = "/sys/devices/system/cpu";
     assert_eq!(fs.read(&format!("{cpu}/online")).unwrap(), "0-5");
     assert!(!fs.exists(&format!("{cpu}/cpufreq/policy7")));
@@ -363,7 +365,8 @@ fn qcs5430_fp1_has_no_prime_core() {
 
 #[test]
 fn am437x_is_a_small_board_without_modern_features() {
-    let (_dir, fs) = board("am437x");
+    let tree = board("am437x");
+    let fs = tree.fs();
     let cpu = "/sys/devices/system/cpu";
     assert_eq!(fs.read(&format!("{cpu}/online")).unwrap(), "0");
     assert_eq!(
@@ -414,14 +417,15 @@ fn am437x_is_a_small_board_without_modern_features() {
         .read("/proc/cpuinfo")
         .unwrap()
         .contains("Hardware\t: Generic AM43"));
-    let m = meminfo(&fs);
+    let m = meminfo(fs);
     assert_eq!(m["HighTotal"] + m["LowTotal"], m["MemTotal"]);
 }
 
 #[test]
 fn uclamp_and_sysctls_on_qcom_boards() {
     for name in ["qcs6490", "qcs5430-fp1"] {
-        let (_dir, fs) = board(name);
+        let tree = board(name);
+        let fs = tree.fs();
         let k = |f: &str| fs.read_i64(&format!("/proc/sys/kernel/{f}")).unwrap();
         assert_eq!(k("sched_util_clamp_min"), 1024);
         assert_eq!(k("sched_util_clamp_max"), 1024);
@@ -443,12 +447,13 @@ fn memory_adds_up() {
         ("qcs5430-fp1", 4 << 30),
         ("am437x", 1 << 30),
     ];
-    for (name, dir, fs) in all_boards() {
-        let dt_total = dt_memory_bytes(dir.path());
+    for (name, tree) in all_boards() {
+        let fs = tree.fs();
+        let dt_total = dt_memory_bytes(tree.root());
         let want = expected_dt.iter().find(|e| e.0 == name).unwrap().1;
         assert_eq!(dt_total, want, "{name}: DT memory");
 
-        let io = iomem(&fs);
+        let io = iomem(fs);
         let ram = sum_named(&io, "System RAM");
         let carveouts = sum_named(&io, "reserved");
         assert_eq!(
@@ -473,7 +478,7 @@ fn memory_adds_up() {
             .iter()
             .any(|l| l.2 == "System RAM" && l.0 <= code.0 && code.1 <= l.1));
 
-        let m = meminfo(&fs);
+        let m = meminfo(fs);
         assert!(
             m["MemTotal"] * 1024 < ram,
             "{name}: MemTotal below System RAM"
@@ -509,38 +514,28 @@ fn memory_adds_up() {
             "{name}: meminfo parts exceed MemTotal"
         );
 
-        let v = vmstat(&fs);
+        let v = vmstat(fs);
         assert_eq!(v["nr_free_pages"], m["MemFree"] / 4, "{name}");
         assert_eq!(
             v["nr_kernel_misc_reclaimable"] * 4 + m["SReclaimable"],
             m["KReclaimable"],
             "{name}"
         );
-        for key in [
-            "workingset_refault_anon",
-            "workingset_refault_file",
-            "workingset_activate_anon",
-            "workingset_activate_file",
-            "pgpgin",
-            "pgpgout",
-            "pswpin",
-            "pswpout",
-            "pgsteal_kswapd",
-            "pgsteal_direct",
-            "pgscan_kswapd",
-            "pgscan_direct",
-        ] {
+        // Every counter `lever mem thrash` samples.
+        for key in lever_measure::thrash::COUNTERS {
             assert!(v.contains_key(key), "{name}: vmstat lacks {key}");
         }
     }
-    let (_dir, fs) = board("qcs6490");
-    let total_gb = meminfo(&fs)["MemTotal"] as f64 * 1024.0 / 1e9;
+    let tree = board("qcs6490");
+    let fs = tree.fs();
+    let total_gb = meminfo(fs)["MemTotal"] as f64 * 1024.0 / 1e9;
     assert!((5.3..6.0).contains(&total_gb), "MemTotal {total_gb} GB");
 }
 
 #[test]
 fn procfs_files_have_kernel_shapes() {
-    for (name, _dir, fs) in all_boards() {
+    for (name, tree) in all_boards() {
+        let fs = tree.fs();
         let nr = fs.read("/sys/devices/system/cpu/possible").unwrap();
         let cpus = lever_kernel::parse_cpu_list(&nr).unwrap();
         let stat = fs.read("/proc/stat").unwrap();

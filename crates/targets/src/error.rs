@@ -1,6 +1,7 @@
 //! Errors, each pointing at a file, line, column and field.
 
 use lever_kernel::KernelError;
+use lever_yaml::Pos;
 
 /// Everything that can go wrong loading, parsing or binding a target.
 ///
@@ -88,6 +89,32 @@ impl TargetError {
         match self {
             TargetError::Field { field, .. } => Some(field),
             _ => None,
+        }
+    }
+}
+
+/// Builds [`TargetError::Field`]s that point into one target file; shared
+/// by the decoder and binding.
+pub(crate) struct InFile<'a> {
+    /// The file's name in messages.
+    pub file: &'a str,
+}
+
+impl InFile<'_> {
+    /// An error at `pos` about `field`.
+    pub fn err(
+        &self,
+        pos: Pos,
+        field: impl Into<String>,
+        message: impl Into<String>,
+    ) -> TargetError {
+        TargetError::Field {
+            file: self.file.to_string(),
+            line: pos.line,
+            col: pos.col,
+            field: field.into(),
+            message: message.into(),
+            kernel: None,
         }
     }
 }

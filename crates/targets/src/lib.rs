@@ -63,16 +63,20 @@
 mod bind;
 mod decode;
 mod error;
+mod expand;
+mod model;
 pub mod opcode;
-mod yaml;
+mod placeholder;
 
 pub use bind::{Origin, Target};
-pub use decode::{Bound, Cluster, Clusters, Per, Steps, TargetFile, Template, TemplateKind};
 pub use error::TargetError;
-pub use yaml::Pos;
+pub use lever_yaml::Pos;
+pub use model::{Bound, Cluster, Clusters, Per, Steps, TargetFile, Template, TemplateKind};
 
+use error::InFile;
 use lever_engine::resource::ResourceSpec;
 use lever_kernel::{paths, KernelFs};
+use lever_yaml::ErrorKind;
 use std::path::Path;
 
 /// The built-in target files, embedded at build time.
@@ -99,13 +103,25 @@ pub fn parse(source: &str, text: &str) -> Result<TargetFile, TargetError> {
 }
 
 fn parse_labeled(source: &str, file: &str, text: &str) -> Result<TargetFile, TargetError> {
-    let doc = yaml::parse(text).map_err(|e| TargetError::Syntax {
+    let doc = lever_yaml::parse(text).map_err(|e| TargetError::Syntax {
         file: file.to_string(),
         line: e.pos.line,
         col: e.pos.col,
-        message: e.message,
+        message: match e.kind {
+            ErrorKind::Alias => {
+                "YAML aliases (`*name`) are not supported in target files; write the value out"
+                    .to_string()
+            }
+            ErrorKind::Empty => {
+                "the file is empty: expected a mapping with `target:` and `resources:`".to_string()
+            }
+            ErrorKind::SecondDocument => {
+                "a target file holds one YAML document; found a second one".to_string()
+            }
+            other => other.to_string(),
+        },
     })?;
-    decode::decode(&decode::Dec { file }, source, &doc)
+    decode::decode(&InFile { file }, source, &doc)
 }
 
 /// Load a built-in target by name; its source is `builtin:NAME` and errors

@@ -63,8 +63,9 @@ const SEED_OPCODES: &[(u32, &str)] = &[
 
 #[test]
 fn qcs6490_has_the_seed_opcodes_on_the_seed_nodes() {
-    let (_d, fs) = common::qcs6490();
-    let target = load_builtin("qcs6490").unwrap().bind(&fs).unwrap();
+    let tree = common::qcs6490();
+    let fs = tree.fs();
+    let target = load_builtin("qcs6490").unwrap().bind(fs).unwrap();
     for (op, node) in SEED_OPCODES {
         let r = target
             .by_opcode(Opcode(*op))
@@ -95,8 +96,9 @@ fn qcs6490_has_the_seed_opcodes_on_the_seed_nodes() {
 
 #[test]
 fn qcs6490_binds_every_resource_with_bounds_and_steps() {
-    let (_d, fs) = common::qcs6490();
-    let target = load_builtin("qcs6490").unwrap().bind(&fs).unwrap();
+    let tree = common::qcs6490();
+    let fs = tree.fs();
+    let target = load_builtin("qcs6490").unwrap().bind(fs).unwrap();
     assert_eq!(target.name, "qcs6490");
     assert_eq!(target.source, "builtin:qcs6490");
     assert_eq!(target.resources.len(), target.origins.len());
@@ -214,8 +216,9 @@ fn qcs6490_binds_every_resource_with_bounds_and_steps() {
 
 #[test]
 fn qcs5430_has_no_prime_cluster() {
-    let (_d, fs) = common::qcs5430();
-    let target = load_builtin("qcs5430-fp1").unwrap().bind(&fs).unwrap();
+    let tree = common::qcs5430();
+    let fs = tree.fs();
+    let target = load_builtin("qcs5430-fp1").unwrap().bind(fs).unwrap();
     assert!(target.by_opcode(Opcode(0x44008200)).is_none());
     assert_eq!(
         target.by_opcode(Opcode(0x4400C000)).unwrap().node,
@@ -229,8 +232,9 @@ fn qcs5430_has_no_prime_cluster() {
 
 #[test]
 fn qcs6490_on_a_tree_without_prime_says_which_node_is_missing() {
-    let (_d, fs) = common::qcs5430();
-    let err = load_builtin("qcs6490").unwrap().bind(&fs).unwrap_err();
+    let tree = common::qcs5430();
+    let fs = tree.fs();
+    let err = load_builtin("qcs6490").unwrap().bind(fs).unwrap_err();
     let text = builtin_text("qcs6490").unwrap();
     let (line, _) = common::line_col(
         text,
@@ -252,19 +256,21 @@ fn qcs6490_on_a_tree_without_prime_says_which_node_is_missing() {
 
 #[test]
 fn generic_on_an_empty_tree_is_empty() {
-    let (_d, fs) = common::empty();
-    let target = load_builtin("generic").unwrap().bind(&fs).unwrap();
+    let tree = lever_testkit::FakeTree::new();
+    let fs = tree.fs();
+    let target = load_builtin("generic").unwrap().bind(fs).unwrap();
     assert!(target.resources.is_empty());
     assert!(target.clusters.is_empty());
 }
 
 #[test]
 fn generic_discovers_policies_as_clusters() {
-    let (_d, fs) = common::empty();
-    common::policy(&fs, 0, "0 1", common::SILVER_KHZ);
-    common::policy(&fs, 2, "2 3", common::GOLD_KHZ);
-    common::node(&fs, "/proc/sys/vm/swappiness", "60\n");
-    let target = load_builtin("generic").unwrap().bind(&fs).unwrap();
+    let tree = lever_testkit::FakeTree::new();
+    let fs = tree.fs();
+    common::policy(&tree, 0, "0 1", common::SILVER_KHZ);
+    common::policy(&tree, 2, "2 3", common::GOLD_KHZ);
+    tree.node("/proc/sys/vm/swappiness", "60\n");
+    let target = load_builtin("generic").unwrap().bind(fs).unwrap();
     let names: Vec<&str> = target.resources.iter().map(|r| r.name.as_str()).collect();
     assert_eq!(
         names,
@@ -301,7 +307,8 @@ fn generic_discovers_policies_as_clusters() {
 
 #[test]
 fn generic_drops_half_pairs_and_keeps_resources_without_steps() {
-    let (_d, fs) = common::empty();
+    let tree = lever_testkit::FakeTree::new();
+    let fs = tree.fs();
     // intel_pstate: no scaling_available_frequencies.
     for f in [
         "cpuinfo_min_freq",
@@ -309,22 +316,20 @@ fn generic_drops_half_pairs_and_keeps_resources_without_steps() {
         "scaling_min_freq",
         "scaling_max_freq",
     ] {
-        common::node(
-            &fs,
+        tree.node(
             &format!("/sys/devices/system/cpu/cpufreq/policy0/{f}"),
             "800000\n",
         );
     }
-    common::node(
-        &fs,
+    tree.node(
         "/sys/devices/system/cpu/cpufreq/policy0/related_cpus",
         "0\n",
     );
     // uclamp min without max: the pair cannot keep min <= max, both go.
-    common::node(&fs, "/proc/sys/kernel/sched_util_clamp_min", "1024\n");
-    common::node(&fs, "/sys/devices/system/cpu/present", "0-1\n");
-    common::node(&fs, "/sys/devices/system/cpu/cpu1/online", "1\n");
-    let target = load_builtin("generic").unwrap().bind(&fs).unwrap();
+    tree.node("/proc/sys/kernel/sched_util_clamp_min", "1024\n");
+    tree.node("/sys/devices/system/cpu/present", "0-1\n");
+    tree.node("/sys/devices/system/cpu/cpu1/online", "1\n");
+    let target = load_builtin("generic").unwrap().bind(fs).unwrap();
     let names: Vec<&str> = target.resources.iter().map(|r| r.name.as_str()).collect();
     assert_eq!(
         names,
@@ -339,8 +344,9 @@ fn generic_drops_half_pairs_and_keeps_resources_without_steps() {
 
 #[test]
 fn generic_binds_on_a_full_board_tree() {
-    let (_d, fs) = common::qcs6490();
-    let target = load_builtin("generic").unwrap().bind(&fs).unwrap();
+    let tree = common::qcs6490();
+    let fs = tree.fs();
+    let target = load_builtin("generic").unwrap().bind(fs).unwrap();
     assert_eq!(target.resources.len(), 58);
     // Same opcodes as the board target except the cluster ids, which follow
     // policy order here (policy0 = 0) and the seed's numbering there.

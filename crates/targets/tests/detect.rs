@@ -6,24 +6,26 @@ use lever_targets::{builtin_for_compatible, detect, resolve, TargetError};
 
 #[test]
 fn detects_board_targets_from_the_device_tree() {
-    let (_d, fs) = common::qcs6490();
-    assert_eq!(detect(&fs).unwrap().name, "qcs6490");
-    let (_d, fs) = common::qcs5430();
+    let tree = common::qcs6490();
+    let fs = tree.fs();
+    assert_eq!(detect(fs).unwrap().name, "qcs6490");
+    let tree = common::qcs5430();
+    let fs = tree.fs();
     // Lists qcom,qcm6490 too, but the more specific qcom,qcs5430 comes first.
-    assert_eq!(detect(&fs).unwrap().name, "qcs5430-fp1");
+    assert_eq!(detect(fs).unwrap().name, "qcs5430-fp1");
 }
 
 #[test]
 fn no_device_tree_or_unknown_board_means_generic() {
-    let (_d, fs) = common::empty();
-    assert_eq!(detect(&fs).unwrap().name, "generic");
-    common::node(
-        &fs,
+    let tree = lever_testkit::FakeTree::new();
+    let fs = tree.fs();
+    assert_eq!(detect(fs).unwrap().name, "generic");
+    tree.node(
         "/proc/device-tree/compatible",
         "ti,am437x-gp-evm\0ti,am4372\0ti,am43\0",
     );
-    common::node(&fs, "/proc/sys/vm/swappiness", "60\n");
-    let t = detect(&fs).unwrap();
+    tree.node("/proc/sys/vm/swappiness", "60\n");
+    let t = detect(fs).unwrap();
     assert_eq!(t.name, "generic");
     assert_eq!(t.resources.len(), 1);
 }
@@ -47,9 +49,10 @@ fn compatible_matching_prefers_the_most_specific_entry() {
 
 #[test]
 fn resolve_by_name_path_or_detection() {
-    let (_d, fs) = common::qcs6490();
-    assert_eq!(resolve(None, &fs).unwrap().name, "qcs6490");
-    assert_eq!(resolve(Some("generic"), &fs).unwrap().name, "generic");
+    let tree = common::qcs6490();
+    let fs = tree.fs();
+    assert_eq!(resolve(None, fs).unwrap().name, "qcs6490");
+    assert_eq!(resolve(Some("generic"), fs).unwrap().name, "generic");
 
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("mine.yaml");
@@ -58,14 +61,14 @@ fn resolve_by_name_path_or_detection() {
         "target: mine\nresources:\n  - name: swappiness\n    opcode: 0x48800000\n    node: /proc/sys/vm/swappiness\n    unit: count\n    low: 0\n    high: 200\n    aggregation: newest\n    permission: third-party\n",
     )
     .unwrap();
-    let t = resolve(Some(path.to_str().unwrap()), &fs).unwrap();
+    let t = resolve(Some(path.to_str().unwrap()), fs).unwrap();
     assert_eq!(t.name, "mine");
     assert_eq!(t.source, path.display().to_string());
     assert_eq!(t.origins[0].to_string(), format!("{}:3", path.display()));
 
-    let err = resolve(Some("qcs9999"), &fs).unwrap_err();
+    let err = resolve(Some("qcs9999"), fs).unwrap_err();
     assert!(matches!(err, TargetError::Unknown { .. }), "{err}");
-    let err = resolve(Some("/nonexistent/t.yaml"), &fs).unwrap_err();
+    let err = resolve(Some("/nonexistent/t.yaml"), fs).unwrap_err();
     assert!(
         err.to_string()
             .starts_with("/nonexistent/t.yaml: cannot read target file: "),

@@ -16,12 +16,13 @@ fn first_yaml_block(text: &str) -> &str {
 fn documented_example_binds() {
     let file = lever_targets::parse("example.yaml", first_yaml_block(DOC)).unwrap();
     assert_eq!(file.compatible, ["vendor,myboard", "vendor,mysoc"]);
-    let (_d, fs) = common::empty();
-    common::policy(&fs, 0, "0 1 2 3", common::SILVER_KHZ);
-    common::policy(&fs, 4, "4 5 6 7", common::GOLD_KHZ);
-    common::cpus(&fs, 8, 3);
-    common::common(&fs);
-    let t = file.bind(&fs).unwrap();
+    let tree = lever_testkit::FakeTree::new();
+    let fs = tree.fs();
+    common::policy(&tree, 0, "0 1 2 3", common::SILVER_KHZ);
+    common::policy(&tree, 4, "4 5 6 7", common::GOLD_KHZ);
+    common::cpus(&tree, 8, 3);
+    common::common(&tree);
+    let t = file.bind(fs).unwrap();
     // 2x2 frequencies + 2 governors + 1 pwrlevel + 8x3 cpuidle + PM QoS
     assert_eq!(t.resources.len(), 32);
     assert_eq!(

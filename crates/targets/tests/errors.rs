@@ -311,12 +311,12 @@ fn literal_bounds_out_of_order() {
 }
 
 /// A tree where everything BASE needs exists.
-fn base_tree() -> (tempfile::TempDir, lever_kernel::KernelFs) {
-    let (d, fs) = common::empty();
-    common::policy(&fs, 0, "0 1", common::SILVER_KHZ);
-    common::policy(&fs, 2, "2 3", common::GOLD_KHZ);
-    common::node(&fs, "/proc/sys/vm/swappiness", "60\n");
-    (d, fs)
+fn base_tree() -> lever_testkit::FakeTree {
+    let tree = lever_testkit::FakeTree::new();
+    common::policy(&tree, 0, "0 1", common::SILVER_KHZ);
+    common::policy(&tree, 2, "2 3", common::GOLD_KHZ);
+    tree.node("/proc/sys/vm/swappiness", "60\n");
+    tree
 }
 
 fn bind_error(text: &str, fs: &lever_kernel::KernelFs) -> String {
@@ -326,20 +326,21 @@ fn bind_error(text: &str, fs: &lever_kernel::KernelFs) -> String {
 
 #[test]
 fn base_binds() {
-    let (_d, fs) = base_tree();
-    let t = parse("bad.yaml", BASE).unwrap().bind(&fs).unwrap();
+    let tree = base_tree();
+    let fs = tree.fs();
+    let t = parse("bad.yaml", BASE).unwrap().bind(fs).unwrap();
     assert_eq!(t.resources.len(), 5);
 }
 
 #[test]
 fn bound_node_unreadable_or_missing_at_bind() {
-    let (_d, fs) = base_tree();
-    common::node(
-        &fs,
+    let tree = base_tree();
+    let fs = tree.fs();
+    tree.node(
         "/sys/devices/system/cpu/cpufreq/policy2/cpuinfo_min_freq",
         "fast\n",
     );
-    let msg = bind_error(BASE, &fs);
+    let msg = bind_error(BASE, fs);
     assert_eq!(
         msg,
         "bad.yaml:13:10: field `resources[0].low`: bound node \
@@ -347,13 +348,14 @@ fn bound_node_unreadable_or_missing_at_bind() {
          /sys/devices/system/cpu/cpufreq/policy2/cpuinfo_min_freq: cannot parse \"fast\" as an integer"
     );
 
-    let (_d, fs) = base_tree();
+    let tree = base_tree();
+    let fs = tree.fs();
     std::fs::remove_file(
         fs.resolve("/sys/devices/system/cpu/cpufreq/policy0/cpuinfo_max_freq")
             .unwrap(),
     )
     .unwrap();
-    let msg = bind_error(BASE, &fs);
+    let msg = bind_error(BASE, fs);
     assert_starts(
         &msg,
         "bad.yaml:14:11: field `resources[0].high`: bound node \
@@ -363,13 +365,13 @@ fn bound_node_unreadable_or_missing_at_bind() {
 
 #[test]
 fn bound_nodes_out_of_order_at_bind() {
-    let (_d, fs) = base_tree();
-    common::node(
-        &fs,
+    let tree = base_tree();
+    let fs = tree.fs();
+    tree.node(
         "/sys/devices/system/cpu/cpufreq/policy0/cpuinfo_min_freq",
         "2000000\n",
     );
-    let msg = bind_error(BASE, &fs);
+    let msg = bind_error(BASE, fs);
     assert_eq!(
         msg,
         "bad.yaml:13:10: field `resources[0].low`: low bound 2000000 is above high bound 1958400 \
@@ -380,14 +382,15 @@ fn bound_nodes_out_of_order_at_bind() {
 
 #[test]
 fn missing_node_at_bind_names_the_expanded_path() {
-    let (_d, fs) = base_tree();
+    let tree = base_tree();
+    let fs = tree.fs();
     std::fs::remove_file(
         fs.resolve("/sys/devices/system/cpu/cpufreq/policy2/scaling_min_freq")
             .unwrap(),
     )
     .unwrap();
     let text = BASE;
-    let err = parse("bad.yaml", text).unwrap().bind(&fs).unwrap_err();
+    let err = parse("bad.yaml", text).unwrap().bind(fs).unwrap_err();
     assert_eq!(err.location(), Some(("bad.yaml", 9, 11)));
     assert_eq!(err.field(), Some("resources[0].node"));
     assert_starts(
@@ -400,25 +403,26 @@ fn missing_node_at_bind_names_the_expanded_path() {
         "    kind: pair-min\n",
         "    kind: pair-min\n    optional: true\n",
     );
-    let t = parse("bad.yaml", &optional).unwrap().bind(&fs).unwrap();
+    let t = parse("bad.yaml", &optional).unwrap().bind(fs).unwrap();
     let names: Vec<&str> = t.resources.iter().map(|r| r.name.as_str()).collect();
     assert_eq!(names, ["min_freq.little", "max_freq.little", "swappiness"]);
 }
 
 #[test]
 fn steps_node_missing_or_empty_at_bind() {
-    let (_d, fs) = base_tree();
+    let tree = base_tree();
+    let fs = tree.fs();
     let text = edit(
         "    high: 3000000\n",
         "    high: 3000000\n    steps: /sys/devices/system/cpu/cpufreq/policy{policy}/freqs\n",
     );
     assert_starts(
-        &bind_error(&text, &fs),
+        &bind_error(&text, fs),
         "bad.yaml:26:12: field `resources[1].steps`: steps node /sys/devices/system/cpu/cpufreq/policy0/freqs (for `max_freq.little`) does not exist",
     );
-    common::node(&fs, "/sys/devices/system/cpu/cpufreq/policy0/freqs", "\n");
+    tree.node("/sys/devices/system/cpu/cpufreq/policy0/freqs", "\n");
     assert_eq!(
-        bind_error(&text, &fs),
+        bind_error(&text, fs),
         "bad.yaml:26:12: field `resources[1].steps`: steps node /sys/devices/system/cpu/cpufreq/policy0/freqs (for `max_freq.little`) is empty"
     );
 }

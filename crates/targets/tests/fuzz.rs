@@ -18,8 +18,9 @@ fn check_located(text: &str, err: &TargetError) {
 fn parse_and_bind(text: &str) {
     match parse("fuzz.yaml", text) {
         Ok(file) => {
-            let (_d, fs) = common::empty();
-            if let Err(e) = file.bind(&fs) {
+            let tree = lever_testkit::FakeTree::new();
+            let fs = tree.fs();
+            if let Err(e) = file.bind(fs) {
                 check_located(text, &e);
             }
         }

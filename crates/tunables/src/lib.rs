@@ -296,6 +296,7 @@ impl Applier {
 mod tests {
     use super::*;
     use lever_engine::{Aggregation, Opcode, Permission};
+    use lever_testkit::FakeTree;
 
     fn spec(node: &str, kind: ResourceKind) -> ResourceSpec {
         ResourceSpec {
@@ -315,25 +316,23 @@ mod tests {
 
     #[test]
     fn reads_hold_fd_as_binary_s32() {
-        let dir = tempfile::tempdir().unwrap();
-        let fs = KernelFs::new(dir.path());
         let node = lever_kernel::paths::CPU_DMA_LATENCY;
-        std::fs::create_dir_all(dir.path().join("dev")).unwrap();
-        std::fs::write(fs.resolve(node).unwrap(), 2_000_000_000i32.to_ne_bytes()).unwrap();
-        let r = read_current(&fs, &spec(node, ResourceKind::HoldFd)).unwrap();
+        let tree = FakeTree::with(&[(node, "")]);
+        let fs = tree.fs();
+        std::fs::write(tree.host_path(node), 2_000_000_000i32.to_ne_bytes()).unwrap();
+        let r = read_current(fs, &spec(node, ResourceKind::HoldFd)).unwrap();
         assert_eq!(r.level, Some(2_000_000_000));
-        std::fs::write(fs.resolve(node).unwrap(), b"").unwrap();
-        let r = read_current(&fs, &spec(node, ResourceKind::HoldFd)).unwrap();
+        tree.node(node, "");
+        let r = read_current(fs, &spec(node, ResourceKind::HoldFd)).unwrap();
         assert_eq!((r.text.as_str(), r.level), ("", None));
     }
 
     #[test]
     fn a_failed_restore_keeps_the_true_original() {
         use lever_engine::{Engine, OwnerId, PriorityClass, Request, RequestId};
-        let dir = tempfile::tempdir().unwrap();
-        let fs = KernelFs::new(dir.path());
         let node = "/proc/sys/vm/swappiness";
-        fs.create_node(node, "60\n").unwrap();
+        let tree = FakeTree::with(&[(node, "60\n")]);
+        let fs = tree.fs();
         let mut s = spec(node, ResourceKind::Plain);
         s.aggregation = Aggregation::Newest;
         s.permission = Permission::ThirdParty;
@@ -351,13 +350,13 @@ mod tests {
         assert!(applier.apply(&engine, &plan)[0].result.is_ok());
         assert_eq!(fs.read(node).unwrap(), "5");
         // The node cannot be written for a while (here: it is a directory).
-        let host = fs.resolve(node).unwrap();
-        std::fs::remove_file(&host).unwrap();
+        let host = tree.host_path(node);
+        tree.remove(node);
         std::fs::create_dir(&host).unwrap();
         let plan = engine.release(RequestId(1)).unwrap();
         assert!(applier.apply(&engine, &plan)[0].result.is_err());
         std::fs::remove_dir(&host).unwrap();
-        fs.create_node(node, "5\n").unwrap();
+        tree.node(node, "5\n");
         // A new boost, then its release: the original comes back, not the
         // value the failed restore left behind.
         let plan = engine.acquire(ask(2, 7), t).unwrap();
@@ -370,9 +369,9 @@ mod tests {
 
     #[test]
     fn missing_node_is_an_error_naming_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let fs = KernelFs::new(dir.path());
-        let err = read_current(&fs, &spec("/proc/sys/kernel/x", ResourceKind::Plain)).unwrap_err();
+        let tree = FakeTree::new();
+        let err =
+            read_current(tree.fs(), &spec("/proc/sys/kernel/x", ResourceKind::Plain)).unwrap_err();
         assert!(err.is_missing());
         assert_eq!(err.path(), "/proc/sys/kernel/x");
     }

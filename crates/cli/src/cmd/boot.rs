@@ -6,9 +6,9 @@ use std::process::Command;
 
 use anyhow::Context;
 use clap::Args;
-use lever_boot::journal::{self, Found};
-use lever_boot::markers::{self, Markers};
+use lever_boot::journalctl::{self as journal, Found};
 use lever_boot::serial::{self, SerialTimes};
+use lever_boot::stage_markers::{self as markers, Markers};
 use lever_boot::stages::{self, RowKind, Sources, StageTable};
 use lever_boot::systemd::{self, BlameEntry, SystemdTime};
 use lever_boot::{format_ms, format_s, read_file};

@@ -1,4 +1,5 @@
-//! Fake kernel trees for the tests: real file contents, in a tempdir.
+//! Fake kernel trees for the tests: real file contents, in a
+//! [`lever_testkit::FakeTree`].
 //!
 //! Frequencies are the upstream `sc7280.dtsi` OPP tables (the SoC QCS6490
 //! is built on) as `scaling_available_frequencies` prints them; the GPU
@@ -6,21 +7,7 @@
 //! prints it (fastest first). Unlike a real board every node is writable.
 #![allow(dead_code)]
 
-use lever_kernel::KernelFs;
-use tempfile::TempDir;
-
-/// A fresh, empty kernel tree.
-pub fn empty() -> (TempDir, KernelFs) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let fs = KernelFs::new(dir.path());
-    (dir, fs)
-}
-
-/// Create a node, panicking on failure (fixtures only).
-pub fn node(fs: &KernelFs, path: &str, content: &str) {
-    fs.create_node(path, content)
-        .unwrap_or_else(|e| panic!("fixture {path}: {e}"));
-}
+use lever_testkit::FakeTree;
 
 /// Silver (policy0) table of sc7280, kHz.
 pub const SILVER_KHZ: &str = "300000 403200 499200 576000 691200 806400 940800 1017600 1113600 1209600 1324800 1516800 1651200 1804800 1958400 ";
@@ -32,43 +19,36 @@ pub const PRIME_KHZ: &str = "806400 940800 1228800 1344000 1516800 1651200 19008
 pub const GPU_HZ: &str = "812000000 700000000 608000000 550000000 450000000 315000000 ";
 
 /// One cpufreq policy with the nodes the built-in targets use.
-pub fn policy(fs: &KernelFs, policy: u32, cpus: &str, table_khz: &str) {
+pub fn policy(tree: &FakeTree, policy: u32, cpus: &str, table_khz: &str) {
     let dir = format!("/sys/devices/system/cpu/cpufreq/policy{policy}");
     let freqs: Vec<&str> = table_khz.split_whitespace().collect();
     let (min, max) = (freqs[0], freqs[freqs.len() - 1]);
-    node(fs, &format!("{dir}/related_cpus"), &format!("{cpus}\n"));
-    node(fs, &format!("{dir}/affected_cpus"), &format!("{cpus}\n"));
-    node(fs, &format!("{dir}/cpuinfo_min_freq"), &format!("{min}\n"));
-    node(fs, &format!("{dir}/cpuinfo_max_freq"), &format!("{max}\n"));
-    node(fs, &format!("{dir}/scaling_min_freq"), &format!("{min}\n"));
-    node(fs, &format!("{dir}/scaling_max_freq"), &format!("{max}\n"));
-    node(
-        fs,
+    tree.node(&format!("{dir}/related_cpus"), &format!("{cpus}\n"));
+    tree.node(&format!("{dir}/affected_cpus"), &format!("{cpus}\n"));
+    tree.node(&format!("{dir}/cpuinfo_min_freq"), &format!("{min}\n"));
+    tree.node(&format!("{dir}/cpuinfo_max_freq"), &format!("{max}\n"));
+    tree.node(&format!("{dir}/scaling_min_freq"), &format!("{min}\n"));
+    tree.node(&format!("{dir}/scaling_max_freq"), &format!("{max}\n"));
+    tree.node(
         &format!("{dir}/scaling_available_frequencies"),
         &format!("{table_khz}\n"),
     );
-    node(fs, &format!("{dir}/scaling_governor"), "schedutil\n");
-    node(fs, &format!("{dir}/schedutil/rate_limit_us"), "1000\n");
+    tree.node(&format!("{dir}/scaling_governor"), "schedutil\n");
+    tree.node(&format!("{dir}/schedutil/rate_limit_us"), "1000\n");
 }
 
 /// Per-CPU hotplug and cpuidle nodes; cpu0 has no `online` (not hotpluggable).
-pub fn cpus(fs: &KernelFs, count: u32, idle_states: u32) {
-    node(
-        fs,
+pub fn cpus(tree: &FakeTree, count: u32, idle_states: u32) {
+    tree.node(
         "/sys/devices/system/cpu/present",
         &format!("0-{}\n", count - 1),
     );
     for cpu in 0..count {
         if cpu != 0 {
-            node(
-                fs,
-                &format!("/sys/devices/system/cpu/cpu{cpu}/online"),
-                "1\n",
-            );
+            tree.node(&format!("/sys/devices/system/cpu/cpu{cpu}/online"), "1\n");
         }
         for state in 0..idle_states {
-            node(
-                fs,
+            tree.node(
                 &format!("/sys/devices/system/cpu/cpu{cpu}/cpuidle/state{state}/disable"),
                 "0\n",
             );
@@ -77,7 +57,7 @@ pub fn cpus(fs: &KernelFs, count: u32, idle_states: u32) {
 }
 
 /// The sysctls, KGSL, PM QoS nodes shared by the Qualcomm targets.
-pub fn common(fs: &KernelFs) {
+pub fn common(tree: &FakeTree) {
     for (path, value) in [
         ("/proc/sys/kernel/sched_util_clamp_min", "1024"),
         ("/proc/sys/kernel/sched_util_clamp_max", "1024"),
@@ -99,41 +79,39 @@ pub fn common(fs: &KernelFs) {
         ("/sys/class/kgsl/kgsl-3d0/max_pwrlevel", "0"),
         ("/sys/class/kgsl/kgsl-3d0/num_pwrlevels", "6"),
     ] {
-        node(fs, path, &format!("{value}\n"));
+        tree.node(path, &format!("{value}\n"));
     }
     // A character device on a board; a regular file in a fake tree.
-    node(fs, "/dev/cpu_dma_latency", "");
+    tree.node("/dev/cpu_dma_latency", "");
 }
 
 /// A QCS6490 RB3gen2-like tree (compatible strings of the upstream DT).
-pub fn qcs6490() -> (TempDir, KernelFs) {
-    let (dir, fs) = empty();
-    policy(&fs, 0, "0 1 2 3", SILVER_KHZ);
-    policy(&fs, 4, "4 5 6", GOLD_KHZ);
-    policy(&fs, 7, "7", PRIME_KHZ);
-    cpus(&fs, 8, 3);
-    common(&fs);
-    node(
-        &fs,
+pub fn qcs6490() -> FakeTree {
+    let tree = FakeTree::new();
+    policy(&tree, 0, "0 1 2 3", SILVER_KHZ);
+    policy(&tree, 4, "4 5 6", GOLD_KHZ);
+    policy(&tree, 7, "7", PRIME_KHZ);
+    cpus(&tree, 8, 3);
+    common(&tree);
+    tree.node(
         "/proc/device-tree/compatible",
         "qcom,qcs6490-rb3gen2\0qcom,qcm6490\0",
     );
-    (dir, fs)
+    tree
 }
 
 /// A QCS5430 FP1-like tree: no Prime cluster, 6 CPUs.
-pub fn qcs5430() -> (TempDir, KernelFs) {
-    let (dir, fs) = empty();
-    policy(&fs, 0, "0 1 2 3", SILVER_KHZ);
-    policy(&fs, 4, "4 5", GOLD_KHZ);
-    cpus(&fs, 6, 3);
-    common(&fs);
-    node(
-        &fs,
+pub fn qcs5430() -> FakeTree {
+    let tree = FakeTree::new();
+    policy(&tree, 0, "0 1 2 3", SILVER_KHZ);
+    policy(&tree, 4, "4 5", GOLD_KHZ);
+    cpus(&tree, 6, 3);
+    common(&tree);
+    tree.node(
         "/proc/device-tree/compatible",
         "qcom,qcs5430-rb3gen2\0qcom,qcs5430\0qcom,qcm6490\0",
     );
-    (dir, fs)
+    tree
 }
 
 /// 1-based line and column of the first occurrence of `needle` in `text`.

@@ -1,26 +1,12 @@
-//! A small YAML tree that remembers where everything came from.
-//!
-//! yaml-rust2's own `Yaml` type drops positions, so target files are read
-//! with its event parser and folded into this tree: every scalar, sequence
-//! and mapping — and every mapping *key* — keeps the 1-based line and column
-//! it started at. Mappings keep all their entries in file order (duplicates
-//! included), so the decoder can report a duplicate key instead of silently
-//! keeping the last one.
-//!
-//! Deliberately unsupported, with an error rather than a guess: aliases
-//! (`*name`), more than one document per file, and an empty file.
+//! Folding yaml-rust2's marked events into a [`Node`] tree.
 
+use crate::{Error, ErrorKind, Node, Pos, Value};
 use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
 use yaml_rust2::scanner::{Marker, TScalarStyle};
 
-/// A 1-based line and column in a target file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Pos {
-    /// Line, starting at 1.
-    pub line: usize,
-    /// Column, starting at 1.
-    pub col: usize,
-}
+/// Deepest nesting accepted. Configuration files need 3 or 4 levels; the
+/// limit keeps a hostile file from exhausting memory or stack.
+pub const MAX_DEPTH: usize = 64;
 
 impl Pos {
     fn of(m: Marker) -> Pos {
@@ -30,51 +16,6 @@ impl Pos {
             col: m.col() + 1,
         }
     }
-}
-
-/// One node of the tree.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Node {
-    pub pos: Pos,
-    pub value: Value,
-}
-
-/// What a node holds.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Value {
-    /// A scalar; `plain` is false for quoted and block scalars, whose text is
-    /// always a string (`"1"` is not the integer 1, `""` is not null).
-    Scalar {
-        text: String,
-        plain: bool,
-    },
-    Seq(Vec<Node>),
-    Map(Vec<(Node, Node)>),
-}
-
-impl Node {
-    /// True for `~`, `null`, `Null`, `NULL` and an empty plain scalar.
-    pub fn is_null(&self) -> bool {
-        matches!(&self.value, Value::Scalar { text, plain: true }
-            if matches!(text.as_str(), "" | "~" | "null" | "Null" | "NULL"))
-    }
-
-    /// A short name of the node's type, for "expected X, found Y" messages.
-    pub fn type_name(&self) -> &'static str {
-        match &self.value {
-            _ if self.is_null() => "nothing (null)",
-            Value::Scalar { .. } => "a scalar",
-            Value::Seq(_) => "a list",
-            Value::Map(_) => "a mapping",
-        }
-    }
-}
-
-/// A YAML syntax problem, or a construct target files do not allow.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct SyntaxError {
-    pub pos: Pos,
-    pub message: String,
 }
 
 enum Open {
@@ -91,16 +32,13 @@ struct Builder {
     stack: Vec<Open>,
     docs: Vec<(Pos, Node)>,
     doc_start: Pos,
-    error: Option<SyntaxError>,
+    error: Option<Error>,
 }
 
 impl Builder {
-    fn fail(&mut self, pos: Pos, message: &str) {
+    fn fail(&mut self, pos: Pos, kind: ErrorKind) {
         if self.error.is_none() {
-            self.error = Some(SyntaxError {
-                pos,
-                message: message.to_string(),
-            });
+            self.error = Some(Error { pos, kind });
         }
     }
 
@@ -114,7 +52,7 @@ impl Builder {
                     // A block mapping's start event points at its first
                     // value; the first key is where a reader looks. A flow
                     // mapping keeps its brace, which comes first.
-                    if entries.is_empty() && (node.pos.line, node.pos.col) < (pos.line, pos.col) {
+                    if entries.is_empty() && node.pos < *pos {
                         *pos = node.pos;
                     }
                     *key = Some(node);
@@ -169,39 +107,29 @@ impl MarkedEventReceiver for Builder {
                     });
                 }
             }
-            Event::Alias(_) => self.fail(
-                pos,
-                "YAML aliases (`*name`) are not supported in target files; write the value out",
-            ),
+            Event::Alias(_) => self.fail(pos, ErrorKind::Alias),
             Event::Nothing | Event::StreamStart | Event::StreamEnd | Event::DocumentEnd => {}
         }
     }
 }
-
-/// Deepest nesting accepted. Target files need 3 levels; the limit keeps a
-/// hostile file from exhausting memory or stack.
-const MAX_DEPTH: usize = 64;
 
 /// Parse `text` into one marked document tree.
 ///
 /// Events are pulled one at a time (`Parser::next_token`) rather than with
 /// `Parser::load`, which recurses once per nesting level: a file of a
 /// hundred thousand `- ` would overflow the stack before any limit applied.
-pub(crate) fn parse(text: &str) -> Result<Node, SyntaxError> {
+pub fn parse(text: &str) -> Result<Node, Error> {
     let mut builder = Builder::default();
     let mut parser = Parser::new_from_str(text);
     loop {
-        let (event, mark) = parser.next_token().map_err(|e| SyntaxError {
+        let (event, mark) = parser.next_token().map_err(|e| Error {
             pos: Pos::of(*e.marker()),
-            message: e.info().to_string(),
+            kind: ErrorKind::Syntax(e.info().to_string()),
         })?;
         let end = event == Event::StreamEnd;
         builder.on_event(event, mark);
-        if builder.error.is_none() && builder.stack.len() > MAX_DEPTH {
-            builder.fail(
-                Pos::of(mark),
-                &format!("nesting deeper than {MAX_DEPTH} levels"),
-            );
+        if builder.stack.len() > MAX_DEPTH {
+            builder.fail(Pos::of(mark), ErrorKind::TooDeep);
         }
         if end || builder.error.is_some() {
             break;
@@ -212,16 +140,15 @@ pub(crate) fn parse(text: &str) -> Result<Node, SyntaxError> {
     }
     let mut docs = builder.docs.into_iter();
     let Some((_, doc)) = docs.next() else {
-        return Err(SyntaxError {
+        return Err(Error {
             pos: Pos { line: 1, col: 1 },
-            message: "the file is empty: expected a mapping with `target:` and `resources:`"
-                .to_string(),
+            kind: ErrorKind::Empty,
         });
     };
     if let Some((pos, _)) = docs.next() {
-        return Err(SyntaxError {
+        return Err(Error {
             pos,
-            message: "a target file holds one YAML document; found a second one".to_string(),
+            kind: ErrorKind::SecondDocument,
         });
     }
     Ok(doc)
@@ -232,68 +159,106 @@ mod tests {
     use super::*;
 
     fn scalar(n: &Node) -> (&str, Pos) {
+        (n.as_str().expect("a scalar"), n.pos)
+    }
+
+    fn at(line: usize, col: usize) -> Pos {
+        Pos { line, col }
+    }
+
+    fn map(n: &Node) -> &[(Node, Node)] {
         match &n.value {
-            Value::Scalar { text, .. } => (text, n.pos),
-            other => panic!("not a scalar: {other:?}"),
+            Value::Map(entries) => entries,
+            other => panic!("not a mapping: {other:?}"),
+        }
+    }
+
+    fn seq(n: &Node) -> &[Node] {
+        match &n.value {
+            Value::Seq(items) => items,
+            other => panic!("not a list: {other:?}"),
         }
     }
 
     #[test]
     fn keys_and_values_keep_positions() {
         let doc = parse("target: x\nresources:\n  - name: a\n    low: 5\n    d:\n").unwrap();
-        let Value::Map(top) = &doc.value else {
-            panic!()
-        };
-        assert_eq!(doc.pos, Pos { line: 1, col: 1 });
-        assert_eq!(scalar(&top[0].1), ("x", Pos { line: 1, col: 9 }));
-        let Value::Seq(items) = &top[1].1.value else {
-            panic!()
-        };
-        let Value::Map(res) = &items[0].value else {
-            panic!()
-        };
-        assert_eq!(items[0].pos, Pos { line: 3, col: 5 });
-        assert_eq!(scalar(&res[1].0), ("low", Pos { line: 4, col: 5 }));
-        assert_eq!(scalar(&res[1].1), ("5", Pos { line: 4, col: 10 }));
+        let top = map(&doc);
+        assert_eq!(doc.pos, at(1, 1));
+        assert_eq!(scalar(&top[0].1), ("x", at(1, 9)));
+        let items = seq(&top[1].1);
+        let res = map(&items[0]);
+        assert_eq!(items[0].pos, at(3, 5));
+        assert_eq!(scalar(&res[1].0), ("low", at(4, 5)));
+        assert_eq!(scalar(&res[1].1), ("5", at(4, 10)));
         // An empty value is reported at its key.
         assert!(res[2].1.is_null());
-        assert_eq!(res[2].1.pos, Pos { line: 5, col: 5 });
+        assert_eq!(res[2].1.pos, at(5, 5));
+    }
+
+    #[test]
+    fn flow_collections_start_at_their_bracket() {
+        let doc = parse("a: { b: 1, c: [x, y] }\n").unwrap();
+        let inner = &map(&doc)[0].1;
+        assert_eq!(inner.pos, at(1, 4));
+        let list = &map(inner)[1].1;
+        assert_eq!(list.pos, at(1, 15));
+        assert_eq!(scalar(&seq(list)[1]), ("y", at(1, 19)));
     }
 
     #[test]
     fn duplicate_keys_are_kept() {
         let doc = parse("a: 1\na: 2\n").unwrap();
-        let Value::Map(top) = &doc.value else {
-            panic!()
-        };
-        assert_eq!(top.len(), 2);
+        assert_eq!(map(&doc).len(), 2);
     }
 
     #[test]
     fn syntax_errors_have_positions() {
         let e = parse("a: 1\n b: [\n").unwrap_err();
-        assert_eq!(e.pos, Pos { line: 2, col: 3 });
+        assert_eq!(e.pos, at(2, 3));
+        assert!(matches!(e.kind, ErrorKind::Syntax(_)), "{e:?}");
         let e = parse("a: &x 1\nb: *x\n").unwrap_err();
-        assert_eq!(e.pos, Pos { line: 2, col: 4 });
-        assert!(parse("# nothing\n").is_err());
+        assert_eq!((e.pos, e.kind), (at(2, 4), ErrorKind::Alias));
+        let e = parse("# nothing\n").unwrap_err();
+        assert_eq!((e.pos, e.kind), (at(1, 1), ErrorKind::Empty));
+        assert_eq!(parse("").unwrap_err().kind, ErrorKind::Empty);
         let e = parse("a: 1\n---\nb: 2\n").unwrap_err();
-        assert_eq!(e.pos.line, 2);
+        assert_eq!((e.pos.line, e.kind), (2, ErrorKind::SecondDocument));
         // Deep nesting is refused, without recursion.
         let deep = "- ".repeat(200_000) + "x\n";
-        assert!(parse(&deep).unwrap_err().message.contains("nesting deeper"));
+        let e = parse(&deep).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::TooDeep);
+        assert!(
+            e.to_string().contains("nesting deeper than 64 levels"),
+            "{e}"
+        );
         let deep = "[".repeat(100) + &"]".repeat(100);
-        assert!(parse(&deep).is_err());
+        assert_eq!(parse(&deep).unwrap_err().kind, ErrorKind::TooDeep);
     }
 
     #[test]
-    fn quoted_scalars_are_not_plain() {
-        let doc = parse("a: \"1\"\n").unwrap();
-        let Value::Map(top) = &doc.value else {
-            panic!()
-        };
+    fn an_anchor_without_an_alias_is_only_a_label() {
+        let doc = parse("a: &x 1\n").unwrap();
+        assert_eq!(scalar(&map(&doc)[0].1), ("1", at(1, 7)));
+    }
+
+    #[test]
+    fn types_of_scalars() {
+        let doc = parse("a: \"1\"\nb: 1\nc: ~\nd: ''\ne: |\n  text\n").unwrap();
+        let top = map(&doc);
         assert!(matches!(
             &top[0].1.value,
             Value::Scalar { plain: false, .. }
         ));
+        assert!(matches!(&top[1].1.value, Value::Scalar { plain: true, .. }));
+        assert!(top[2].1.is_null());
+        assert_eq!(top[2].1.type_name(), "nothing (null)");
+        // A quoted empty string is a string, not null.
+        assert!(!top[3].1.is_null());
+        assert_eq!(top[3].1.type_name(), "a scalar");
+        assert_eq!(top[4].1.as_str(), Some("text\n"));
+        assert_eq!(doc.type_name(), "a mapping");
+        assert_eq!(doc.as_str(), None);
+        assert_eq!(parse("- 1\n").unwrap().type_name(), "a list");
     }
 }

@@ -20,7 +20,7 @@
 
 use serde::Serialize;
 
-use crate::markers::Marker;
+use crate::stage_markers::Marker;
 use crate::{decimal_us, BootError};
 
 /// Where a marker was found.
