@@ -9,7 +9,8 @@ use lever_kernel::KernelFs;
 use lever_measure::sampling::run_command;
 
 use crate::args::Global;
-use crate::render::cpu::{Inventory, IpcOutput};
+use crate::render::cpu::ipc::IpcOutput;
+use crate::render::cpu::Inventory;
 use crate::render::{self, emit};
 
 /// `lever cpu [ipc -- CMD]`.
@@ -73,7 +74,7 @@ fn ipc(global: &Global, fs: &KernelFs, cmd: &[String]) -> anyhow::Result<()> {
         elapsed_s: Some(outcome.elapsed.as_secs_f64()),
         report: Some(report),
     };
-    emit(global.json, &out, render::cpu::ipc)
+    emit(global.json, &out, render::cpu::ipc::report)
 }
 
 fn not_countable(global: &Global, cmd: &[String], e: &NotCountable) -> anyhow::Result<()> {
@@ -85,5 +86,5 @@ fn not_countable(global: &Global, cmd: &[String], e: &NotCountable) -> anyhow::R
         elapsed_s: None,
         report: None,
     };
-    emit(global.json, &out, render::cpu::ipc)
+    emit(global.json, &out, render::cpu::ipc::report)
 }

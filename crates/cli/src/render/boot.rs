@@ -26,56 +26,68 @@ pub struct BootReport {
 
 /// Stage table, userspace target, blame top, what was not measured.
 pub fn report(r: &BootReport) -> String {
-    let mut out = String::new();
-    if r.stages.rows.is_empty() {
-        out.push_str("Boot stages: none measured (no serial log, systemd-analyze output or journal markers)\n");
-    } else {
-        out.push_str("Boot stages (seed 000 §7.2, §8.3)\n");
-        let mut t = Table::new(&["STAGE", "SOURCE", "FROM", "SECONDS", "MS"]);
-        for row in &r.stages.rows {
-            let stage = match row.kind {
-                RowKind::Mark => format!("{} (at)", row.stage),
-                _ => row.stage.clone(),
-            };
-            t.row(vec![
-                stage,
-                if row.source.is_empty() {
-                    "-".into()
-                } else {
-                    row.source.clone()
-                },
-                row.calculation.clone(),
-                format_s(row.us),
-                format_ms(row.us),
-            ]);
-        }
-        out.push_str(&t.render());
-    }
+    let mut out = stages(r);
     if let Some((target, us)) = r.systemd_time.as_ref().and_then(|t| t.target.as_ref()) {
-        out.push_str(&format!(
-            "{target} reached after {} s in userspace\n",
-            format_s(*us)
-        ));
+        out += &format!("{target} reached after {} s in userspace\n", format_s(*us));
     }
     if r.journal_start.is_some() || r.journal_end.is_some() {
-        out.push_str(&format!("markers: {}\n", r.markers.source));
+        out += &format!("markers: {}\n", r.markers.source);
     }
-    if !r.blame.is_empty() {
-        out.push_str(&format!(
-            "\nsystemd-analyze blame (top {})\n",
-            r.blame.len()
-        ));
-        let mut t = Table::new(&["SECONDS", "UNIT"]);
-        for b in &r.blame {
-            t.row(vec![format_s(b.us), b.unit.clone()]);
-        }
-        out.push_str(&t.render());
+    out += &blame(&r.blame);
+    out += &notes(&r.notes);
+    out
+}
+
+/// Seed 000 §7.2, §8.3: one row per stage, with where it came from.
+fn stages(r: &BootReport) -> String {
+    if r.stages.rows.is_empty() {
+        return "Boot stages: none measured (no serial log, systemd-analyze output or journal markers)\n".into();
     }
-    if !r.notes.is_empty() {
-        out.push_str("\nnot measured:\n");
-        for n in &r.notes {
-            out.push_str(&format!("  - {n}\n"));
-        }
+    let mut t = Table::new(&["STAGE", "SOURCE", "FROM", "SECONDS", "MS"]);
+    for row in &r.stages.rows {
+        let stage = match row.kind {
+            RowKind::Mark => format!("{} (at)", row.stage),
+            _ => row.stage.clone(),
+        };
+        t.row(vec![
+            stage,
+            if row.source.is_empty() {
+                "-".into()
+            } else {
+                row.source.clone()
+            },
+            row.calculation.clone(),
+            format_s(row.us),
+            format_ms(row.us),
+        ]);
+    }
+    format!("Boot stages (seed 000 §7.2, §8.3)\n{}", t.render())
+}
+
+/// The slowest units of `systemd-analyze blame`.
+fn blame(blame: &[BlameEntry]) -> String {
+    if blame.is_empty() {
+        return String::new();
+    }
+    let mut t = Table::new(&["SECONDS", "UNIT"]);
+    for b in blame {
+        t.row(vec![format_s(b.us), b.unit.clone()]);
+    }
+    format!(
+        "\nsystemd-analyze blame (top {})\n{}",
+        blame.len(),
+        t.render()
+    )
+}
+
+/// What could not be measured, and why.
+fn notes(notes: &[String]) -> String {
+    if notes.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\nnot measured:\n");
+    for n in notes {
+        out += &format!("  - {n}\n");
     }
     out
 }
