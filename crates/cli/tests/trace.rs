@@ -48,38 +48,32 @@ fn analyze_report_of_every_fixture_is_golden() {
 
 #[test]
 fn analyze_every_section_is_golden() {
+    const SECTIONS: [&str; 6] = [
+        "--sched",
+        "--freq",
+        "--idle",
+        "--markers",
+        "--funcgraph",
+        "--latency",
+    ];
     let f = fixture("sched_irq_power_markers.txt");
+    let extra = [
+        "--kpi",
+        "record=Connect..FirstVidFrame",
+        "--frames",
+        "frame@60hz",
+        "--top",
+        "5",
+    ];
     analyze_golden(
         "trace-analyze-all-sections.txt",
-        &[
-            &f,
-            "--sched",
-            "--freq",
-            "--idle",
-            "--markers",
-            "--funcgraph",
-            "--latency",
-            "--kpi",
-            "record=Connect..FirstVidFrame",
-            "--frames",
-            "frame@60hz",
-            "--top",
-            "5",
-        ],
+        &[&[f.as_str()], &SECTIONS[..], &extra[..]].concat(),
     );
     // Sections asked for by name say when the trace has nothing for them.
     let f = fixture("preemptoff.txt");
     analyze_golden(
         "trace-analyze-nothing-found.txt",
-        &[
-            &f,
-            "--sched",
-            "--freq",
-            "--idle",
-            "--markers",
-            "--funcgraph",
-            "--latency",
-        ],
+        &[&[f.as_str()], &SECTIONS[..]].concat(),
     );
 }
 

@@ -9,7 +9,10 @@ pub mod io;
 pub mod mem;
 pub mod num;
 mod progress;
+pub mod resources;
+pub mod sim;
 mod table;
+pub mod target;
 pub mod trace;
 
 pub use progress::Progress;
