@@ -2,14 +2,15 @@
 //! an engine, and the seed's perflock example runs end to end on the tree.
 use lever_engine::*;
 use lever_kernel::KernelFs;
+use lever_testkit::FakeTree;
 use lever_tunables::{read_current, Applier};
 use std::time::Duration;
 
-fn board(name: &str) -> (tempfile::TempDir, KernelFs) {
-    let dir = tempfile::tempdir().unwrap();
-    lever_sim::create(name, dir.path()).unwrap();
-    let fs = KernelFs::new(dir.path());
-    (dir, fs)
+fn board(name: &str) -> (FakeTree, KernelFs) {
+    let tree = FakeTree::new();
+    lever_sim::create(name, tree.root()).unwrap();
+    let fs = tree.fs().clone();
+    (tree, fs)
 }
 
 fn engine_for(fs: &KernelFs) -> Engine {

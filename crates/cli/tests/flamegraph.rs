@@ -2,6 +2,7 @@
 mod common;
 
 use common::LEVER;
+use std::path::Path;
 use std::process::Command;
 
 const FIXTURE: &str = concat!(
@@ -41,6 +42,37 @@ fn perf_script_file_to_svg_and_json() {
         .unwrap();
     let w: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(w["weight"], v["weight"]);
+}
+
+/// The text and JSON reports on the fixture, run where the input and the
+/// SVG have short relative names so the output is the same everywhere.
+#[test]
+fn report_is_golden() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(FIXTURE, dir.path().join("in.perf-script")).unwrap();
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    for (name, extra) in [
+        ("flamegraph-python-json.txt", &["--top", "10"][..]),
+        ("flamegraph-python-json.json", &["--top", "3", "--json"][..]),
+    ] {
+        let out = Command::new(LEVER)
+            .current_dir(dir.path())
+            .args(["flamegraph", "-i", "in.perf-script", "-o", "out.svg"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        lever_testkit::golden(&golden.join(name), &String::from_utf8(out.stdout).unwrap());
+    }
+    let out = Command::new(LEVER)
+        .args(["flamegraph", "-i", "/nonexistent/p.script"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read /nonexistent/p.script"));
 }
 
 #[test]

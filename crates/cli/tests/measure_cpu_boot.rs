@@ -2,7 +2,8 @@
 //! output on every simulated board, the real machine, the seed's boot
 //! examples and error messages.
 
-use std::path::{Path, PathBuf};
+use lever_testkit::{fixture_path, FakeTree};
+use std::path::Path;
 use std::process::{Command, Output};
 
 fn lever(args: &[&str]) -> Output {
@@ -27,11 +28,8 @@ fn ok(args: &[&str]) -> String {
 }
 
 fn boot_fixture(name: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../boot/tests/fixtures")
-        .join(name)
-        .display()
-        .to_string()
+    let boot = concat!(env!("CARGO_MANIFEST_DIR"), "/../boot");
+    fixture_path(boot, name).display().to_string()
 }
 
 /// Compare with `tests/golden/<name>`; `LEVER_UPDATE_GOLDEN=1` rewrites it.
@@ -39,17 +37,12 @@ fn golden(name: &str, actual: &str) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/golden")
         .join(name);
-    if std::env::var_os("LEVER_UPDATE_GOLDEN").is_some() {
-        std::fs::write(&path, actual).unwrap();
-    }
-    let expected = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e} (run with LEVER_UPDATE_GOLDEN=1)", path.display()));
-    assert_eq!(actual, expected, "{} differs", path.display());
+    lever_testkit::golden(&path, actual);
 }
 
 fn cpu_golden(board: &str) {
-    let dir = tempfile::tempdir().unwrap();
-    let created = lever_sim::create(board, dir.path()).unwrap();
+    let tree = FakeTree::new();
+    let created = lever_sim::create(board, tree.root()).unwrap();
     let root = created.root.display().to_string();
     golden(&format!("cpu-{board}.txt"), &ok(&["--root", &root, "cpu"]));
     let json = ok(&["--root", &root, "cpu", "--json"]);
@@ -144,8 +137,8 @@ fn ipc_of_true_counts_or_says_why() {
 
 #[test]
 fn ipc_on_a_file_tree_is_not_countable() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().display().to_string();
+    let tree = FakeTree::new();
+    let root = tree.root().display().to_string();
     let out = ok(&["--root", &root, "cpu", "ipc", "--", "true"]);
     assert!(out.contains("is a file tree, not a kernel"), "{out}");
 }

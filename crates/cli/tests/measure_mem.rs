@@ -8,32 +8,22 @@
 mod common;
 
 use common::{lever, ok};
+use lever_testkit::FakeTree;
 use std::path::{Path, PathBuf};
 
-fn board(name: &str) -> (tempfile::TempDir, String) {
-    let dir = tempfile::tempdir().unwrap();
-    lever_sim::create(name, dir.path()).unwrap();
-    let root = dir.path().to_str().unwrap().to_string();
-    (dir, root)
+/// A simulated board in a fake tree, and its root as a `--root` argument.
+fn board(name: &str) -> (FakeTree, String) {
+    let tree = FakeTree::new();
+    lever_sim::create(name, tree.root()).unwrap();
+    let root = tree.root().to_str().unwrap().to_string();
+    (tree, root)
 }
 
 fn golden(name: &str, actual: &str) {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../measure/tests/golden")
         .join(name);
-    if std::env::var_os("LEVER_UPDATE_GOLDEN").is_some() {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, actual).unwrap();
-        return;
-    }
-    let expected = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e} (LEVER_UPDATE_GOLDEN=1 creates it)", path.display()));
-    assert_eq!(
-        actual,
-        expected,
-        "{} differs; LEVER_UPDATE_GOLDEN=1 rewrites it",
-        path.display()
-    );
+    lever_testkit::golden(&path, actual);
 }
 
 #[test]
@@ -55,8 +45,8 @@ fn mem_map_golden_on_qcs6490() {
 fn mem_map_total_ram_fallback_and_saved_dmesg() {
     let (dir, root) = board("qcs6490");
     // Without the device tree, the saved dmesg line gives total RAM.
-    std::fs::remove_dir_all(dir.path().join("sys/firmware/devicetree")).unwrap();
-    let log = dir.path().join("dmesg.txt");
+    std::fs::remove_dir_all(dir.root().join("sys/firmware/devicetree")).unwrap();
+    let log = dir.root().join("dmesg.txt");
     std::fs::write(
         &log,
         "[    0.000000] Memory: 3061872K/4134912K available (28800K kernel code, 2090K rwdata, 10688K rodata, 3072K init, 969K bss, 679824K reserved, 393216K cma-reserved)\n",
@@ -166,7 +156,7 @@ fn mem_procs_on_this_machine() {
 #[test]
 fn mem_thrash_on_sim_writes_series() {
     let (d, root) = board("qcs6490");
-    let out_dir = d.path().join("out");
+    let out_dir = d.root().join("out");
     let out = ok(&[
         "--root",
         &root,

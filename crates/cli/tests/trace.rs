@@ -1,6 +1,7 @@
 //! `lever trace` end to end on the real fixture captures.
 
-use std::path::PathBuf;
+use lever_testkit::{fixture_path, FakeTree};
+use std::path::Path;
 use std::process::Command;
 
 fn lever(args: &[&str]) -> std::process::Output {
@@ -10,12 +11,91 @@ fn lever(args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// The path of a capture in `crates/trace/tests/fixtures`.
 fn fixture(name: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../trace/tests/fixtures")
-        .join(name)
-        .to_string_lossy()
-        .into_owned()
+    let trace = concat!(env!("CARGO_MANIFEST_DIR"), "/../trace");
+    fixture_path(trace, name).to_string_lossy().into_owned()
+}
+
+/// `lever trace analyze ARGS` compared with `tests/golden/NAME`.
+fn analyze_golden(name: &str, args: &[&str]) {
+    let out = lever(&[&["trace", "analyze"], args].concat());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name);
+    lever_testkit::golden(&path, &String::from_utf8(out.stdout).unwrap());
+}
+
+#[test]
+fn analyze_report_of_every_fixture_is_golden() {
+    for capture in [
+        "sched_irq_power_markers",
+        "sched_noirqinfo",
+        "sched_tgid",
+        "function_graph",
+        "preemptoff",
+        "trace_cmd_disagreement",
+    ] {
+        let f = fixture(&format!("{capture}.txt"));
+        analyze_golden(&format!("trace-analyze-{capture}.txt"), &[&f]);
+    }
+}
+
+#[test]
+fn analyze_every_section_is_golden() {
+    const SECTIONS: [&str; 6] = [
+        "--sched",
+        "--freq",
+        "--idle",
+        "--markers",
+        "--funcgraph",
+        "--latency",
+    ];
+    let f = fixture("sched_irq_power_markers.txt");
+    let extra = [
+        "--kpi",
+        "record=Connect..FirstVidFrame",
+        "--frames",
+        "frame@60hz",
+        "--top",
+        "5",
+    ];
+    analyze_golden(
+        "trace-analyze-all-sections.txt",
+        &[&[f.as_str()], &SECTIONS[..], &extra[..]].concat(),
+    );
+    // Sections asked for by name say when the trace has nothing for them.
+    let f = fixture("preemptoff.txt");
+    analyze_golden(
+        "trace-analyze-nothing-found.txt",
+        &[&[f.as_str()], &SECTIONS[..]].concat(),
+    );
+}
+
+#[test]
+fn errors_name_the_file() {
+    let out = lever(&["trace", "analyze", "/nonexistent/t.txt"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot open /nonexistent/t.txt"), "{err}");
+    let out = lever(&[
+        "trace",
+        "export",
+        &fixture("sched_tgid.txt"),
+        "-o",
+        "/nonexistent/dir/t.json",
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot create /nonexistent/dir/t.json"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -75,8 +155,8 @@ fn export_is_valid_chrome_json() {
 
 #[test]
 fn record_without_tracefs_says_why() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().to_str().unwrap();
+    let tree = FakeTree::new();
+    let root = tree.root().to_str().unwrap();
     let r = lever(&[
         "--root",
         root,
@@ -89,4 +169,28 @@ fn record_without_tracefs_says_why() {
     ]);
     assert!(!r.status.success());
     assert!(String::from_utf8_lossy(&r.stderr).contains("tracefs is not available here"));
+    // Durations take units; a bare number is seconds, as it always was.
+    for d in ["0", "500ms", "0.5s"] {
+        let r = lever(&[
+            "--root",
+            root,
+            "trace",
+            "record",
+            "--duration",
+            d,
+            "-o",
+            "/dev/null",
+        ]);
+        assert!(String::from_utf8_lossy(&r.stderr).contains("tracefs is not available here"));
+    }
+    let r = lever(&[
+        "trace",
+        "record",
+        "--duration",
+        "5parsecs",
+        "-o",
+        "/dev/null",
+    ]);
+    assert!(!r.status.success());
+    assert!(String::from_utf8_lossy(&r.stderr).contains("unknown unit"));
 }

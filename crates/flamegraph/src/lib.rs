@@ -12,6 +12,9 @@
 //! `cycles` it is cycles. A profile recorded at a fixed frequency therefore
 //! shows time, not just sample counts.
 //!
+//! [`perf`] gets the `perf script` text (from a file, a `perf.data`, or by
+//! recording a command) and writes the SVG and folded stacks to files.
+//!
 //! ```
 //! let script = "\
 //! app 100 1.000: 1 cpu-clock:
@@ -32,6 +35,8 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod perf;
+
 use inferno::collapse::Collapse;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -51,6 +56,34 @@ pub enum FlameError {
         /// The line.
         text: String,
     },
+    /// A file could not be read or written.
+    #[error("cannot {op} {}", path.display())]
+    File {
+        /// `read` or `write`.
+        op: &'static str,
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// `perf` could not be started to read a perf.data file.
+    #[error("cannot run `perf script` (install linux-perf)")]
+    NoPerfScript(#[source] std::io::Error),
+    /// `perf` could not be started to record a command.
+    #[error("not available here because `perf` is not installed (apt-get install linux-perf); or give -i FILE")]
+    NoPerf(#[source] std::io::Error),
+    /// `perf script` failed.
+    #[error("perf script -i {} failed: {stderr}", path.display())]
+    PerfScript {
+        /// The perf.data file.
+        path: std::path::PathBuf,
+        /// What perf said.
+        stderr: String,
+    },
+    /// `perf record` failed and wrote no profile.
+    #[error("perf record failed ({0}); check /proc/sys/kernel/perf_event_paranoid or run as root")]
+    PerfRecord(std::process::ExitStatus),
     /// The input had no samples at all.
     #[error("no samples in the input (was the profile recorded with -g, and did the command run long enough?)")]
     Empty,

@@ -6,7 +6,8 @@
 //! (so every path goes through one root prefix: `/` on a device, a simulated
 //! board in tests) and return raw samples; **models** (`MemoryMap::new`,
 //! `Procrank::new`, `ThrashInterval::new`, `IoReport::new`) turn samples
-//! into figures with no I/O; the CLI renders them.
+//! into figures with no I/O; the CLI renders them. [`sampling`] runs the
+//! user's command and samples while it runs.
 //!
 //! What a machine lacks is an [`Avail::Unavailable`] with the reason, never
 //! an invented number.
@@ -42,6 +43,7 @@ pub mod iomem;
 pub mod meminfo;
 pub mod memmap;
 pub mod pressure;
+pub mod sampling;
 pub mod smaps;
 pub mod svg;
 pub mod thrash;

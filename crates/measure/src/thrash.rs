@@ -17,6 +17,7 @@ use crate::vmstat::Vmstat;
 use lever_kernel::KernelFs;
 use serde::Serialize;
 use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 
 /// The vmstat counters sampled, in CSV column order.
 pub const COUNTERS: [&str; 12] = [
@@ -136,6 +137,11 @@ impl ThrashInterval {
     pub fn rate(&self, name: &str) -> Option<f64> {
         let i = COUNTERS.iter().position(|c| *c == name)?;
         self.rates[i]
+    }
+
+    /// Working-set activations (anon + file) per second.
+    pub fn activations_per_s(&self) -> Option<f64> {
+        Some(self.rate("workingset_activate_anon")? + self.rate("workingset_activate_file")?)
     }
 }
 
@@ -337,9 +343,7 @@ pub fn to_svg(intervals: &[ThrashInterval]) -> String {
         y_label: "events per second".into(),
         series: vec![
             series("refaults/s", &|i| i.refaults_per_s),
-            series("activations/s", &|i| {
-                Some(i.rate("workingset_activate_anon")? + i.rate("workingset_activate_file")?)
-            }),
+            series("activations/s", &|i| i.activations_per_s()),
             series("pswpin/s", &|i| i.rate("pswpin")),
             series("pswpout/s", &|i| i.rate("pswpout")),
             series("pgscan/s", &|i| i.scanned_per_s),
@@ -347,4 +351,31 @@ pub fn to_svg(intervals: &[ThrashInterval]) -> String {
         ],
     };
     plot.render()
+}
+
+/// The names [`write_series`] writes, in its order.
+pub const SERIES_FILES: [&str; 3] = ["thrash.csv", "thrash.json", "thrash.svg"];
+
+/// Write the series into `dir` (created if missing) as `thrash.csv`
+/// ([`to_csv`]), `thrash.json` (the intervals, pretty-printed) and
+/// `thrash.svg` ([`to_svg`]); returns the paths written. Errors name the
+/// file.
+pub fn write_series(
+    dir: &Path,
+    intervals: &[ThrashInterval],
+) -> Result<Vec<PathBuf>, MeasureError> {
+    let file_err = |path: &Path, source: std::io::Error| MeasureError::File {
+        path: path.display().to_string(),
+        source,
+    };
+    std::fs::create_dir_all(dir).map_err(|e| file_err(dir, e))?;
+    let json = serde_json::to_string_pretty(intervals).map_err(|e| file_err(dir, e.into()))? + "\n";
+    let contents = [to_csv(intervals), json, to_svg(intervals)];
+    let mut written = Vec::new();
+    for (name, text) in SERIES_FILES.iter().zip(contents) {
+        let path = dir.join(name);
+        std::fs::write(&path, text).map_err(|e| file_err(&path, e))?;
+        written.push(path);
+    }
+    Ok(written)
 }

@@ -1,31 +1,29 @@
-//! Shared helpers for the integration tests (included with `mod common;`).
+//! Shared helpers for the integration tests (included with `mod common;`):
+//! thin wrappers over `lever_testkit` for this crate's fixtures.
 #![allow(dead_code)]
 
 use lever_kernel::KernelFs;
-use std::path::PathBuf;
+use lever_testkit::FakeTree;
 
-/// A fixture's text.
+/// A fixture's text (`tests/fixtures/NAME`).
 pub fn fixture(name: &str) -> String {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name);
-    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+    lever_testkit::fixture(env!("CARGO_MANIFEST_DIR"), name)
 }
 
-/// A fake tree in a tempdir with the given kernel files.
-pub fn tree(files: &[(&str, String)]) -> (tempfile::TempDir, KernelFs) {
-    let dir = tempfile::tempdir().unwrap();
-    let fs = KernelFs::new(dir.path());
+/// A fake tree with the given kernel files, and its reader.
+pub fn tree(files: &[(&str, String)]) -> (FakeTree, KernelFs) {
+    let tree = FakeTree::new();
     for (path, text) in files {
-        fs.create_node(path, text).unwrap();
+        tree.node(path, text);
     }
-    (dir, fs)
+    let fs = tree.fs().clone();
+    (tree, fs)
 }
 
-/// A simulated board in a tempdir.
-pub fn sim(board: &str) -> (tempfile::TempDir, KernelFs) {
-    let dir = tempfile::tempdir().unwrap();
-    lever_sim::create(board, dir.path()).unwrap();
-    let fs = KernelFs::new(dir.path());
-    (dir, fs)
+/// A simulated board in a fake tree, and its reader.
+pub fn sim(board: &str) -> (FakeTree, KernelFs) {
+    let tree = FakeTree::new();
+    lever_sim::create(board, tree.root()).unwrap();
+    let fs = tree.fs().clone();
+    (tree, fs)
 }

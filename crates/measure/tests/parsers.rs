@@ -138,13 +138,12 @@ fn device_tree_cells() {
     ));
 
     // Without #address-cells/#size-cells in the root, 2/2 is assumed.
-    let dir = tempfile::tempdir().unwrap();
-    let fs = lever_kernel::KernelFs::new(dir.path());
-    fs.create_node("/proc/device-tree/compatible", "x").unwrap();
-    let reg_path = fs.resolve("/proc/device-tree/memory@80000000/reg").unwrap();
+    let t = lever_testkit::FakeTree::with(&[("/proc/device-tree/compatible", "x")]);
+    // `reg` is binary (big-endian cells), so it is written as bytes.
+    let reg_path = t.host_path("/proc/device-tree/memory@80000000/reg");
     std::fs::create_dir_all(reg_path.parent().unwrap()).unwrap();
     std::fs::write(&reg_path, &reg).unwrap();
-    let dt = DtMemory::read(&fs).unwrap().unwrap();
+    let dt = DtMemory::read(t.fs()).unwrap().unwrap();
     assert!(!dt.cells_from_root);
     assert_eq!(dt.total_bytes(), 6 << 30);
 }

@@ -6,6 +6,8 @@
 //!   machine's own tunables.
 //! - [`fixture`]: a crate's `tests/fixtures/NAME`, read or a panic naming
 //!   the path.
+//! - [`golden`]: compare output with a golden file (`LEVER_UPDATE_GOLDEN=1`
+//!   rewrites it).
 //! - [`snapshot`] and [`changed`]: every file under a root with its bytes,
 //!   and what differs between two snapshots, for exact restore checks.
 //!
@@ -146,4 +148,25 @@ pub fn changed(
             )
         })
         .collect()
+}
+
+/// Compare `actual` with the golden file at `path`; with
+/// `LEVER_UPDATE_GOLDEN=1` in the environment, (re)write the file instead,
+/// so an intended change is one run and a reviewed diff.
+pub fn golden(path: &Path, actual: &str) {
+    if std::env::var_os("LEVER_UPDATE_GOLDEN").is_some() {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        }
+        std::fs::write(path, actual).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        return;
+    }
+    let expected = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e} (LEVER_UPDATE_GOLDEN=1 creates it)", path.display()));
+    assert_eq!(
+        actual,
+        expected,
+        "{} differs; LEVER_UPDATE_GOLDEN=1 rewrites it",
+        path.display()
+    );
 }

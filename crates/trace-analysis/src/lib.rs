@@ -41,6 +41,7 @@ pub mod stats;
 use lever_trace::{for_each_line, Line, Summary};
 use serde::Serialize;
 use std::io::{self, Read};
+use std::path::{Path, PathBuf};
 
 pub use markers::{FrameSpec, KpiSpec};
 
@@ -158,6 +159,45 @@ pub fn analyze<R: Read>(input: R, opts: &Options, progress: impl FnMut(u64)) -> 
         funcgraph: fg.map(|t| t.finish(opts.top.max(1), opts.outlier_factor)),
         latency,
         latency_reports,
+    })
+}
+
+/// Exporting to a file failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    /// The output file could not be created.
+    #[error("cannot create {}", path.display())]
+    Create {
+        /// The output file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: io::Error,
+    },
+    /// Reading the trace or writing the JSON failed.
+    #[error("exporting to {}", path.display())]
+    Write {
+        /// The output file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// [`export_chrome`] into the file `output` (created or truncated).
+pub fn export_chrome_file<R: Read>(
+    input: R,
+    output: &Path,
+    progress: impl FnMut(u64),
+) -> Result<(u64, Summary), ExportError> {
+    let file = std::fs::File::create(output).map_err(|source| ExportError::Create {
+        path: output.to_path_buf(),
+        source,
+    })?;
+    export_chrome(input, io::BufWriter::new(file), progress).map_err(|source| ExportError::Write {
+        path: output.to_path_buf(),
+        source,
     })
 }
 

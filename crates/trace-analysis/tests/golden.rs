@@ -1,16 +1,16 @@
 //! Golden tests: real captures from this machine (see
 //! crates/trace/tests/fixtures/README.md) and the kernel documentation's
 //! function_graph / preemptoff examples, each with expected tables.
-//! Regenerate the expected files with `UPDATE_GOLDEN=1 cargo test`.
+//! Regenerate the expected files with `LEVER_UPDATE_GOLDEN=1 cargo test`.
 
 use lever_trace_analysis::{analyze, FrameSpec, KpiSpec, Options, Report};
 use std::fmt::Write;
 use std::path::PathBuf;
 
+/// A capture in `crates/trace/tests/fixtures`.
 fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../trace/tests/fixtures")
-        .join(name)
+    let trace = concat!(env!("CARGO_MANIFEST_DIR"), "/../trace");
+    lever_testkit::fixture_path(trace, name)
 }
 
 fn run(name: &str, opts: &Options) -> Report {
@@ -142,18 +142,7 @@ fn golden(name: &str, actual: &str) {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/golden")
         .join(name);
-    if std::env::var_os("UPDATE_GOLDEN").is_some() {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, actual).unwrap();
-        return;
-    }
-    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "{}: {e} (run with UPDATE_GOLDEN=1 to create)",
-            path.display()
-        )
-    });
-    assert_eq!(actual, expected, "golden {name} differs");
+    lever_testkit::golden(&path, actual);
 }
 
 #[test]
@@ -169,7 +158,8 @@ fn real_capture_sched_irq_power_markers() {
     let mk = r.markers.as_ref().unwrap();
     // Independent check of the KPI against the raw lines: total =
     // FirstVidFrame − Connect timestamps, read here with plain string ops.
-    let text = std::fs::read_to_string(fixture("sched_irq_power_markers.txt")).unwrap();
+    let trace = concat!(env!("CARGO_MANIFEST_DIR"), "/../trace");
+    let text = lever_testkit::fixture(trace, "sched_irq_power_markers.txt");
     let ts = |needle: &str| -> Vec<u64> {
         text.lines()
             .filter(|l| l.ends_with(needle))

@@ -4,7 +4,7 @@
 //! each parser. Any other event stays [`EventKind::Other`] with its raw
 //! body on [`crate::Event`].
 
-use crate::line::{parse_i32, parse_u32, parse_u64};
+use crate::num::{parse_i32, parse_i64, parse_u32, parse_u64};
 
 /// A typed event payload.
 #[derive(Debug, Clone, PartialEq)]
@@ -244,14 +244,6 @@ impl<'a> Marker<'a> {
             Marker::End { name, .. } => *name,
             Marker::Text(_) => None,
         }
-    }
-}
-
-fn parse_i64(s: &str) -> Option<i64> {
-    let s = s.trim();
-    match s.strip_prefix('-') {
-        Some(r) => parse_u64(r).and_then(|v| i64::try_from(v).ok()).map(|v| -v),
-        None => parse_u64(s).and_then(|v| i64::try_from(v).ok()),
     }
 }
 

@@ -1,5 +1,5 @@
-//! Streaming parser for the ftrace text format, and capture through
-//! tracefs.
+//! Streaming parser for the ftrace text format. Capturing through tracefs
+//! is `lever-tracefs`; this crate reads text and needs no kernel access.
 //!
 //! Like Perfetto's trace_processor, this crate only cuts text into typed
 //! events ([`parse_line`] → [`Line`]); turning events into slices, states
@@ -22,11 +22,13 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod capture;
 pub mod event;
+pub mod file;
 pub mod line;
+mod num;
 pub mod reader;
 
 pub use event::{EventKind, Marker, SchedMigrateTask, SchedSwitch, SchedWakeup, WakeKind};
+pub use file::{open, OpenError};
 pub use line::{parse_line, Event, FgItem, FuncGraph, Header, Line, TimeBase};
 pub use reader::{for_each_line, Malformed, Summary, TraceReader};

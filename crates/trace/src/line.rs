@@ -49,6 +49,7 @@
 //! allocates.
 
 use crate::event::{EventKind, Marker};
+use crate::num::{parse_i32, parse_u32, parse_u64};
 
 /// Where an event line's time comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -636,35 +637,6 @@ fn leading_u64(s: &str) -> Option<(u64, &str)> {
 fn leading_u32(s: &str) -> Option<(u32, &str)> {
     let (v, r) = leading_u64(s)?;
     Some((u32::try_from(v).ok()?, r))
-}
-
-/// Decimal digits only → u64 (None on empty, non-digits or overflow).
-pub(crate) fn parse_u64(s: &str) -> Option<u64> {
-    let b = s.as_bytes();
-    if b.is_empty() || b.len() > 20 {
-        return None;
-    }
-    let mut v: u64 = 0;
-    for &c in b {
-        if !c.is_ascii_digit() {
-            return None;
-        }
-        v = v.checked_mul(10)?.checked_add((c - b'0') as u64)?;
-    }
-    Some(v)
-}
-
-pub(crate) fn parse_u32(s: &str) -> Option<u32> {
-    parse_u64(s).and_then(|v| u32::try_from(v).ok())
-}
-
-pub(crate) fn parse_i32(s: &str) -> Option<i32> {
-    match s.strip_prefix('-') {
-        Some(r) => parse_u64(r)
-            .and_then(|v| i64::try_from(v).ok())
-            .and_then(|v| i32::try_from(-v).ok()),
-        None => parse_u64(s).and_then(|v| i32::try_from(v).ok()),
-    }
 }
 
 /// A marker's text, parsed (shortcut for [`Marker::parse`]).

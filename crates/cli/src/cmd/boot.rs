@@ -6,17 +6,17 @@ use std::process::Command;
 
 use anyhow::Context;
 use clap::Args;
-use lever_boot::journalctl::{self as journal, Found};
-use lever_boot::serial::{self, SerialTimes};
+use lever_boot::journalctl as journal;
 use lever_boot::stage_markers::{self as markers, Markers};
-use lever_boot::stages::{self, RowKind, Sources, StageTable};
-use lever_boot::systemd::{self, BlameEntry, SystemdTime};
-use lever_boot::{format_ms, format_s, read_file};
+use lever_boot::read_file;
+use lever_boot::serial;
+use lever_boot::stages::{self, Sources};
+use lever_boot::systemd;
 use lever_kernel::KernelFs;
-use serde::Serialize;
 
 use crate::args::Global;
-use crate::render::{print_json, Table};
+use crate::render::boot::BootReport;
+use crate::render::{self, emit};
 
 /// `lever boot [--serial LOG] [--journal FILE] [--systemd-time FILE] ...`.
 #[derive(Debug, Args)]
@@ -42,19 +42,6 @@ pub struct BootArgs {
     /// How many `blame` entries to show.
     #[arg(long, default_value_t = 10, value_name = "N")]
     pub top: usize,
-}
-
-#[derive(Debug, Serialize)]
-struct BootReport {
-    serial: Option<SerialTimes>,
-    systemd_time: Option<SystemdTime>,
-    systemd_source: Option<String>,
-    markers: Markers,
-    journal_start: Option<Found>,
-    journal_end: Option<Found>,
-    stages: StageTable,
-    blame: Vec<BlameEntry>,
-    notes: Vec<String>,
 }
 
 /// Why `systemd-analyze` cannot run live here, or `None` when it can.
@@ -185,64 +172,5 @@ pub fn run(global: &Global, args: BootArgs) -> anyhow::Result<()> {
         stages: table,
         notes,
     };
-    if global.json {
-        return print_json(&report);
-    }
-    print!("{}", render(&report));
-    Ok(())
-}
-
-fn render(r: &BootReport) -> String {
-    let mut out = String::new();
-    if r.stages.rows.is_empty() {
-        out.push_str("Boot stages: none measured (no serial log, systemd-analyze output or journal markers)\n");
-    } else {
-        out.push_str("Boot stages (seed 000 §7.2, §8.3)\n");
-        let mut t = Table::new(&["STAGE", "SOURCE", "FROM", "SECONDS", "MS"]);
-        for row in &r.stages.rows {
-            let stage = match row.kind {
-                RowKind::Mark => format!("{} (at)", row.stage),
-                _ => row.stage.clone(),
-            };
-            t.row(vec![
-                stage,
-                if row.source.is_empty() {
-                    "-".into()
-                } else {
-                    row.source.clone()
-                },
-                row.calculation.clone(),
-                format_s(row.us),
-                format_ms(row.us),
-            ]);
-        }
-        out.push_str(&t.render());
-    }
-    if let Some((target, us)) = r.systemd_time.as_ref().and_then(|t| t.target.as_ref()) {
-        out.push_str(&format!(
-            "{target} reached after {} s in userspace\n",
-            format_s(*us)
-        ));
-    }
-    if r.journal_start.is_some() || r.journal_end.is_some() {
-        out.push_str(&format!("markers: {}\n", r.markers.source));
-    }
-    if !r.blame.is_empty() {
-        out.push_str(&format!(
-            "\nsystemd-analyze blame (top {})\n",
-            r.blame.len()
-        ));
-        let mut t = Table::new(&["SECONDS", "UNIT"]);
-        for b in &r.blame {
-            t.row(vec![format_s(b.us), b.unit.clone()]);
-        }
-        out.push_str(&t.render());
-    }
-    if !r.notes.is_empty() {
-        out.push_str("\nnot measured:\n");
-        for n in &r.notes {
-            out.push_str(&format!("  - {n}\n"));
-        }
-    }
-    out
+    emit(global.json, &report, render::boot::report)
 }

@@ -1,87 +1,26 @@
-//! Helpers shared by commands: running the user's command (`-- CMD`) and
-//! showing progress on long work when stderr is a terminal.
+//! Helpers shared by commands: flag values with units. (Running the user's
+//! command is `lever_measure::sampling`; the progress line is output, in
+//! `render::Progress`, re-exported here for the commands that name it.)
 
-use anyhow::Context;
-use std::io::{IsTerminal, Write};
-use std::process::{Command, ExitStatus};
-use std::time::{Duration, Instant};
+use lever_text::{parse_duration, TimeUnit, UnitError};
+use std::time::Duration;
 
-/// How the user's command ended.
-#[derive(Debug)]
-pub struct RunOutcome {
-    /// Exit status.
-    pub status: ExitStatus,
-    /// Wall time from spawn to exit.
-    pub elapsed: Duration,
+pub use crate::render::Progress;
+
+/// A time flag whose bare number is in seconds: `2`, `0.5`, `500ms`, `1m`.
+pub fn seconds(text: &str) -> Result<Duration, UnitError> {
+    parse_duration(text, TimeUnit::Seconds)
 }
 
-/// Spawn `argv` (inheriting stdio) and return the child; errors name the
-/// program.
-pub fn spawn(argv: &[String]) -> anyhow::Result<std::process::Child> {
-    let (prog, args) = argv.split_first().context("no command given after `--`")?;
-    Command::new(prog)
-        .args(args)
-        .spawn()
-        .with_context(|| format!("cannot run `{prog}`"))
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// Run `argv` to completion (inheriting stdio) and time it.
-pub fn run_command(argv: &[String]) -> anyhow::Result<RunOutcome> {
-    let start = Instant::now();
-    let mut child = spawn(argv)?;
-    let status = child.wait().context("waiting for the command")?;
-    Ok(RunOutcome {
-        status,
-        elapsed: start.elapsed(),
-    })
-}
-
-/// A one-line progress indicator on stderr, shown only on a terminal (and
-/// never with `--json` output piped elsewhere, since it goes to stderr).
-pub struct Progress {
-    label: String,
-    enabled: bool,
-}
-
-impl Progress {
-    /// Start a progress line with a label such as "sampling /proc/vmstat".
-    pub fn new(label: impl Into<String>) -> Self {
-        Progress {
-            label: label.into(),
-            enabled: std::io::stderr().is_terminal(),
-        }
-    }
-
-    /// Update with `done` out of `total` (total `None` when open-ended).
-    pub fn update(&self, done: u64, total: Option<u64>, detail: &str) {
-        if !self.enabled {
-            return;
-        }
-        let mut err = std::io::stderr().lock();
-        let _ = match total {
-            Some(t) if t > 0 => {
-                let width = 30usize;
-                let filled = ((done.min(t) * width as u64) / t) as usize;
-                write!(
-                    err,
-                    "\r{} [{}{}] {}/{} {}\x1b[K",
-                    self.label,
-                    "#".repeat(filled),
-                    " ".repeat(width - filled),
-                    done,
-                    t,
-                    detail
-                )
-            }
-            _ => write!(err, "\r{} {} {}\x1b[K", self.label, done, detail),
-        };
-        let _ = err.flush();
-    }
-
-    /// Clear the progress line.
-    pub fn finish(&self) {
-        if self.enabled {
-            let _ = write!(std::io::stderr(), "\r\x1b[K");
-        }
+    #[test]
+    fn bare_numbers_stay_seconds() {
+        assert_eq!(seconds("0.2"), Ok(Duration::from_millis(200)));
+        assert_eq!(seconds("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(seconds("1m"), Ok(Duration::from_secs(60)));
+        assert!(seconds("-1").is_err());
     }
 }

@@ -1,7 +1,33 @@
 //! Rendering: how each command's report looks to a person (aligned text
 //! tables) or a program (JSON). One module per command, a function per
-//! section; the shared table and JSON helpers are here.
+//! section; the shared table, JSON, number and progress helpers are here.
 
+pub mod boot;
+pub mod cpu;
+pub mod flamegraph;
+pub mod io;
+pub mod mem;
+pub mod num;
+mod progress;
+pub mod resources;
+pub mod sim;
 mod table;
+pub mod target;
+pub mod trace;
 
+pub use progress::Progress;
 pub use table::{print_json, Table};
+
+/// Print `report` as JSON with `--json`, else as the text `text` makes of it.
+pub fn emit<T: serde::Serialize>(
+    json: bool,
+    report: &T,
+    text: impl FnOnce(&T) -> String,
+) -> anyhow::Result<()> {
+    if json {
+        print_json(report)
+    } else {
+        print!("{}", text(report));
+        Ok(())
+    }
+}

@@ -3,14 +3,14 @@
 //! this machine's real tracefs (private instance).
 
 use lever_kernel::KernelFs;
-use lever_trace::capture::{Capture, CaptureConfig, CaptureError, Target, Tracefs, TracefsState};
+use lever_testkit::FakeTree;
 use lever_trace::{for_each_line, Line};
+use lever_tracefs::{Capture, CaptureConfig, CaptureError, Target, Tracefs, TracefsState};
 
 const T: &str = "/sys/kernel/tracing";
 
-fn fake() -> (tempfile::TempDir, KernelFs) {
-    let dir = tempfile::tempdir().unwrap();
-    let fs = KernelFs::new(dir.path());
+fn fake() -> FakeTree {
+    let tree = FakeTree::new();
     for (node, content) in [
         ("tracing_on", "1\n"),
         ("current_tracer", "nop\n"),
@@ -26,19 +26,20 @@ fn fake() -> (tempfile::TempDir, KernelFs) {
         ("events/irq/irq_handler_entry/enable", "0\n"),
         ("events/irq/enable", "0\n"),
     ] {
-        fs.create_node(&format!("{T}/{node}"), content).unwrap();
+        tree.node(&format!("{T}/{node}"), content);
     }
     // An instances dir whose mkdir does not populate (not a real tracefs):
     // the capture must fall back to the top level.
-    std::fs::create_dir_all(fs.resolve(&format!("{T}/instances")).unwrap()).unwrap();
-    (dir, fs)
+    std::fs::create_dir_all(tree.host_path(&format!("{T}/instances"))).unwrap();
+    tree
 }
 
 #[test]
 fn fake_tracefs_top_level_is_restored() {
-    let (dir, fs) = fake();
-    let tfs = Tracefs::locate(&fs).unwrap();
-    let before = TracefsState::read(&fs, T).unwrap();
+    let tree = fake();
+    let fs = tree.fs();
+    let tfs = Tracefs::locate(fs).unwrap();
+    let before = TracefsState::read(fs, T).unwrap();
     let cfg = CaptureConfig {
         events: vec!["sched_waking".into(), "irq".into()],
         tracer: Some("function".into()),
@@ -57,18 +58,19 @@ fn fake_tracefs_top_level_is_restored() {
     );
     assert_eq!(fs.read(&format!("{T}/events/irq/enable")).unwrap(), "1");
     // Our instance attempt left nothing behind.
-    let out = dir.path().join("out.txt");
+    let out = tree.root().join("out.txt");
     cap.finish(&out).unwrap();
-    let after = TracefsState::read(&fs, T).unwrap();
+    let after = TracefsState::read(fs, T).unwrap();
     assert_eq!(before, after);
     assert!(fs.read(&format!("{T}/instances")).is_err() || after.instances.is_empty());
 }
 
 #[test]
 fn fake_tracefs_restored_after_an_error_midway() {
-    let (_dir, fs) = fake();
-    let tfs = Tracefs::locate(&fs).unwrap();
-    let before = TracefsState::read(&fs, T).unwrap();
+    let tree = fake();
+    let fs = tree.fs();
+    let tfs = Tracefs::locate(fs).unwrap();
+    let before = TracefsState::read(fs, T).unwrap();
     for cfg in [
         CaptureConfig {
             events: vec!["sched_waking".into(), "no_such_event".into()],
@@ -89,15 +91,14 @@ fn fake_tracefs_restored_after_an_error_midway() {
             ),
             "{err}"
         );
-        assert_eq!(TracefsState::read(&fs, T).unwrap(), before, "after {err}");
+        assert_eq!(TracefsState::read(fs, T).unwrap(), before, "after {err}");
     }
 }
 
 #[test]
 fn fake_tree_without_tracefs_says_why() {
-    let dir = tempfile::tempdir().unwrap();
-    let fs = KernelFs::new(dir.path());
-    let err = Tracefs::locate_or_mount(&fs).unwrap_err();
+    let tree = FakeTree::new();
+    let err = Tracefs::locate_or_mount(tree.fs()).unwrap_err();
     assert!(err.to_string().contains("not available"), "{err}");
 }
 

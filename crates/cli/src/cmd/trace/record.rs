@@ -1,0 +1,139 @@
+//! `lever trace record`: seed 000 §4.1's capture, tracefs left as found
+//! also on Ctrl-C or a failing command.
+
+use crate::args::Global;
+use crate::cmd::util::seconds;
+use crate::render::trace::RecordResult;
+use crate::render::{self, emit};
+use anyhow::Context;
+use clap::Args;
+use lever_kernel::KernelFs;
+use lever_measure::sampling::{spawn, wait};
+use lever_tracefs::{Capture, CaptureConfig, Target, Tracefs};
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// `lever trace record`
+#[derive(Debug, Args)]
+pub struct RecordArgs {
+    /// Events, comma-separated: a system (`sched`), `sched:sched_switch`
+    /// or a bare event name. Default: sched_switch, sched_waking,
+    /// sched_wakeup, sched_wakeup_new, sched_migrate_task, cpu_frequency,
+    /// cpu_idle, irq, and markers (always on).
+    #[arg(short, long, value_delimiter = ',')]
+    pub events: Vec<String>,
+    /// Tracer (function, function_graph, irqsoff, preemptoff, ...).
+    #[arg(long)]
+    pub tracer: Option<String>,
+    /// Per-CPU buffer size in KiB (seed 000 §4.1 uses 25600).
+    #[arg(long, value_name = "N")]
+    pub buffer_kb: Option<u64>,
+    /// Record this long: `10s`, `500ms`, `1m`; a bare number is seconds
+    /// (default 5 s without a command).
+    #[arg(long, value_name = "TIME", value_parser = seconds, conflicts_with = "command")]
+    pub duration: Option<Duration>,
+    /// Record into the top-level buffer (state saved and restored) instead
+    /// of a private instance.
+    #[arg(long)]
+    pub top_level: bool,
+    /// Output file (the `trace` text).
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Command to run while recording (after `--`).
+    #[arg(last = true)]
+    pub command: Vec<String>,
+}
+
+const DEFAULT_EVENTS: &[&str] = &[
+    "sched:sched_switch",
+    "sched:sched_waking",
+    "sched:sched_wakeup",
+    "sched:sched_wakeup_new",
+    "sched:sched_migrate_task",
+    "power:cpu_frequency",
+    "power:cpu_idle",
+    "irq",
+];
+
+/// Record a trace.
+pub fn run(global: &Global, a: RecordArgs) -> anyhow::Result<()> {
+    let fs = KernelFs::new(&global.root);
+    let tfs = Tracefs::locate_or_mount(&fs)?;
+    let events: Vec<String> = if a.events.is_empty() {
+        DEFAULT_EVENTS
+            .iter()
+            .map(|e| e.to_string())
+            .filter(|e| {
+                // Defaults the kernel lacks are skipped, not errors.
+                let p = e.replace(':', "/");
+                fs.exists(&format!("{}/events/{p}/enable", tfs.dir()))
+            })
+            .collect()
+    } else {
+        a.events.clone()
+    };
+    let cfg = CaptureConfig {
+        events,
+        tracer: a.tracer.clone(),
+        buffer_kb: a.buffer_kb,
+        top_level: a.top_level,
+    };
+    // Ctrl-C and SIGTERM become a message instead of killing us, so the
+    // capture is saved and tracefs restored; the command (same process
+    // group) gets the terminal's SIGINT itself.
+    let (tx, rx) = mpsc::channel::<i32>();
+    let mut signals = signal_hook::iterator::Signals::new([
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+    ])
+    .context("installing the signal handler")?;
+    let handle = signals.handle();
+    let sig_thread = std::thread::spawn(move || {
+        for s in signals.forever() {
+            if tx.send(s).is_err() {
+                break;
+            }
+        }
+    });
+    let result = (|| -> anyhow::Result<RecordResult> {
+        let cap = Capture::start(&tfs, &cfg)?;
+        let target = match cap.target() {
+            Target::Instance(d) => format!("instance {d}"),
+            Target::TopLevel(_) => "top-level buffer (state saved)".to_string(),
+        };
+        let start = Instant::now();
+        let mut status = None;
+        if a.command.is_empty() {
+            let d = a.duration.unwrap_or(Duration::from_secs(5));
+            if rx.recv_timeout(d).is_ok() {
+                eprintln!("lever: interrupted; saving the trace and restoring tracefs");
+            }
+        } else {
+            // The instance name, so the command can use it (e.g.
+            // `trace-cmd extract -B $LEVER_TRACE_INSTANCE`).
+            if let Target::Instance(d) = cap.target() {
+                let name = d.rsplit('/').next().unwrap_or(d);
+                std::env::set_var("LEVER_TRACE_INSTANCE", name);
+            }
+            let mut child = spawn(&a.command)?;
+            let st = wait(&mut child)?;
+            status = st.code();
+            if !st.success() {
+                eprintln!("lever: command exited with {st}; trace saved anyway");
+            }
+        }
+        let seconds = start.elapsed().as_secs_f64();
+        let bytes = cap.finish(&a.output)?;
+        Ok(RecordResult {
+            output: a.output.clone(),
+            bytes,
+            target,
+            seconds,
+            command_status: status,
+        })
+    })();
+    handle.close();
+    let _ = sig_thread.join();
+    emit(global.json, &result?, render::trace::record)
+}

@@ -1,0 +1,79 @@
+//! `lever io -- CMD`: per-device I/O deltas and vmstat paging around the
+//! command.
+
+use crate::render::num::{mib_from_bytes as mib, pct};
+use crate::render::Table;
+use lever_measure::diskstats::IoReport;
+use serde::Serialize;
+
+/// What `lever io` prints (`--json` flattens the I/O figures).
+#[derive(Serialize)]
+pub struct Report {
+    pub command: Vec<String>,
+    pub exit_code: Option<i32>,
+    #[serde(flatten)]
+    pub io: IoReport,
+}
+
+/// The I/O report: per-device deltas, then vmstat paging.
+pub fn report(r: &Report, total_devices: usize, all: bool) -> String {
+    let io = &r.io;
+    let mut out = format!("`{}` ran {:.3} s\n\n", r.command.join(" "), io.elapsed_s);
+    if io.devices.is_empty() {
+        out.push_str(&format!(
+            "no block device did I/O during the command ({total_devices} devices in /proc/diskstats){}\n",
+            if all { "" } else { "; --all lists them" }
+        ));
+    } else {
+        let mut t = Table::new(&[
+            "device",
+            "reads",
+            "sectors read",
+            "MiB read",
+            "ms reading",
+            "writes",
+            "sectors written",
+            "MiB written",
+            "ms writing",
+            "ms doing I/O",
+            "read MiB/s",
+            "write MiB/s",
+            "busy %",
+        ]);
+        for d in &io.devices {
+            t.row(vec![
+                d.name.clone(),
+                d.reads.to_string(),
+                d.sectors_read.to_string(),
+                mib(d.bytes_read as f64),
+                d.read_ms.to_string(),
+                d.writes.to_string(),
+                d.sectors_written.to_string(),
+                mib(d.bytes_written as f64),
+                d.write_ms.to_string(),
+                d.io_ms.to_string(),
+                mib(d.read_bytes_per_s),
+                mib(d.write_bytes_per_s),
+                pct(d.utilization_pct),
+            ]);
+        }
+        out.push_str(&t.render());
+        out.push_str("sectors are 512 bytes; ms reading/writing add up over concurrent requests; busy % = ms doing I/O ÷ wall time; partitions are also counted in their disk\n");
+    }
+    let kb = |v: Option<u64>, name: &str| match v {
+        Some(v) => format!("{name} +{v} kB ({} MiB)", mib(v as f64 * 1024.0)),
+        None => format!("{name}: not available here because /proc/vmstat lacks it"),
+    };
+    out.push_str(&format!(
+        "\nvmstat: {}, {}\n",
+        kb(io.pgpgin_kb, "pgpgin"),
+        kb(io.pgpgout_kb, "pgpgout")
+    ));
+    if !io.changed_devices.is_empty() {
+        out.push_str(&format!(
+            "devices that appeared or vanished meanwhile (not compared): {}\n",
+            io.changed_devices.join(", ")
+        ));
+    }
+    out
+}

@@ -1,0 +1,5 @@
+//! `lever mem map|procs|thrash`.
+
+pub mod map;
+pub mod procs;
+pub mod thrash;

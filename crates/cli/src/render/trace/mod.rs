@@ -1,0 +1,150 @@
+//! `lever trace`: the analysis report (one function per section, in
+//! [`sched`] and [`events`]) and the one-line results of record, export
+//! and bench.
+
+mod events;
+mod sched;
+
+use lever_trace_analysis::stats::fmt_ns;
+use lever_trace_analysis::Report;
+use serde::Serialize;
+use std::path::PathBuf;
+
+/// What `trace record` did.
+#[derive(Serialize)]
+pub struct RecordResult {
+    /// The trace text file written.
+    pub output: PathBuf,
+    /// Its size.
+    pub bytes: u64,
+    /// Where it was recorded (instance or top level).
+    pub target: String,
+    /// How long it recorded.
+    pub seconds: f64,
+    /// The command's exit code, when one ran.
+    pub command_status: Option<i32>,
+}
+
+/// What `trace export` wrote.
+#[derive(Serialize)]
+pub struct ExportResult {
+    /// The Chrome JSON file.
+    pub output: PathBuf,
+    /// Trace events written.
+    pub trace_events: u64,
+    /// Lines the parser did not understand.
+    pub malformed_lines: u64,
+}
+
+/// `trace bench` figures.
+#[derive(Serialize)]
+pub struct BenchResult {
+    pub bytes: u64,
+    pub lines: u64,
+    pub events: u64,
+    pub parse_seconds: f64,
+    pub parse_cpu_seconds: Option<f64>,
+    pub parse_mb_per_cpu_s: Option<f64>,
+    pub sched_cpu_seconds: Option<f64>,
+    pub parse_mb_per_s: f64,
+    pub parse_events_per_s: f64,
+    pub sched_seconds: f64,
+    pub sched_events_per_s: f64,
+    pub peak_rss_kb: Option<u64>,
+}
+
+/// The analysis report, section by section. `auto` (no section flag
+/// given) leaves out sections the trace has nothing for instead of saying
+/// so.
+pub fn analysis(r: &Report, top: usize, auto: bool) -> String {
+    let mut out = summary(r);
+    if let Some(s) = &r.sched {
+        out += &sched::scheduling(s, top, auto);
+    }
+    if let Some(f) = &r.freq {
+        out += &sched::frequency(f, auto);
+    }
+    if let Some(i) = &r.idle {
+        out += &sched::idle(i, auto);
+    }
+    if let Some(m) = &r.markers {
+        out += &events::markers(m, top, auto);
+    }
+    if let Some(fg) = &r.funcgraph {
+        out += &events::funcgraph(fg, top, auto);
+    }
+    out += &events::latency(r, auto);
+    out
+}
+
+/// Lines, events, span; malformed samples; lost events.
+fn summary(r: &Report) -> String {
+    let s = &r.summary;
+    let mut out = format!(
+        "{} lines, {} events, {} function_graph lines, {} malformed{}\n",
+        s.lines,
+        s.events,
+        s.funcgraph_lines,
+        s.malformed,
+        match (s.first_ts_ns, s.last_ts_ns) {
+            (Some(a), Some(b)) => format!(", span {}", fmt_ns(b - a)),
+            _ => String::new(),
+        }
+    );
+    for m in s.malformed_samples.iter().take(5) {
+        out += &format!("  line {}: {}: {}\n", m.line_no, m.reason, m.text);
+    }
+    if s.lost_events > 0 || !s.cpus_with_loss.is_empty() {
+        out += &format!(
+            "  lost events: {} (CPUs {:?}): buffer too small; results near the loss are incomplete\n",
+            s.lost_events, s.cpus_with_loss
+        );
+    }
+    out
+}
+
+/// `trace record`'s result line.
+pub fn record(r: &RecordResult) -> String {
+    format!(
+        "recorded {:.1} s into {}: {} bytes → {}\n",
+        r.seconds,
+        r.target,
+        r.bytes,
+        r.output.display()
+    )
+}
+
+/// `trace export`'s result line.
+pub fn export(r: &ExportResult) -> String {
+    format!(
+        "{} trace events → {} (open in ui.perfetto.dev)\n",
+        r.trace_events,
+        r.output.display()
+    )
+}
+
+/// `trace bench`: on-CPU figures (when known), then wall-clock ones.
+pub fn bench(res: &BenchResult) -> String {
+    let mut out = String::new();
+    if let (Some(pc), Some(sc)) = (res.parse_cpu_seconds, res.sched_cpu_seconds) {
+        out += &format!(
+            "on-CPU: parse {:.3} s = {:.0} MB/s, {:.2} M events/s; parse + sched analysis {:.3} s\n",
+            pc,
+            res.bytes as f64 / 1e6 / pc,
+            res.events as f64 / pc / 1e6,
+            sc
+        );
+    }
+    out += &format!(
+        "wall: {:.1} MB, {} events: parse {:.3} s = {:.0} MB/s, {:.2} M events/s; parse + sched analysis {:.3} s = {:.2} M events/s; peak RSS {} kB\n",
+        res.bytes as f64 / 1e6,
+        res.events,
+        res.parse_seconds,
+        res.parse_mb_per_s,
+        res.parse_events_per_s / 1e6,
+        res.sched_seconds,
+        res.sched_events_per_s / 1e6,
+        res.peak_rss_kb.map_or("?".into(), |k| k.to_string())
+    );
+    out
+}

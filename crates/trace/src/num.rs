@@ -1,0 +1,44 @@
+//! Decimal fields of ftrace text (`pid=1977`, `cpu_id=0`, `[001]`): the
+//! number readers both the line parser ([`crate::line`]) and the event
+//! payload parsers ([`crate::event`]) use. They accept digits only (no
+//! sign but `-`, no hex, no spaces) and never allocate; `None` on anything
+//! else or an overflow.
+
+/// Decimal digits only → u64 (None on empty, non-digits or overflow).
+pub(crate) fn parse_u64(s: &str) -> Option<u64> {
+    let b = s.as_bytes();
+    if b.is_empty() || b.len() > 20 {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &c in b {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add((c - b'0') as u64)?;
+    }
+    Some(v)
+}
+
+/// Decimal digits only → u32.
+pub(crate) fn parse_u32(s: &str) -> Option<u32> {
+    parse_u64(s).and_then(|v| u32::try_from(v).ok())
+}
+
+/// An optional `-`, then decimal digits → i32.
+pub(crate) fn parse_i32(s: &str) -> Option<i32> {
+    parse_signed(s).and_then(|v| i32::try_from(v).ok())
+}
+
+/// Like [`parse_i32`] for i64, ignoring surrounding spaces (marker counter
+/// values: `C|1234|queue|3`).
+pub(crate) fn parse_i64(s: &str) -> Option<i64> {
+    parse_signed(s.trim())
+}
+
+fn parse_signed(s: &str) -> Option<i64> {
+    match s.strip_prefix('-') {
+        Some(r) => parse_u64(r).and_then(|v| i64::try_from(v).ok()).map(|v| -v),
+        None => parse_u64(s).and_then(|v| i64::try_from(v).ok()),
+    }
+}
