@@ -463,7 +463,12 @@ fn bench(
                 let pair = [(ask.opcode, ask.values[i / asks.len()])];
                 Ok(move || {
                     let t = Instant::now();
-                    let h = c.acquire(0, 0, Priority::ThirdPartyLow, &pair)?;
+                    let h = c.acquire(
+                        None,
+                        lever_client::Lease::UntilReleased,
+                        Priority::ThirdPartyLow,
+                        &pair,
+                    )?;
                     let took = t.elapsed();
                     c.release(h)?;
                     Ok(took)
