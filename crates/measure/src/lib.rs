@@ -42,6 +42,7 @@ pub mod iomem;
 pub mod meminfo;
 pub mod memmap;
 pub mod pressure;
+pub mod process;
 pub mod smaps;
 pub mod svg;
 pub mod thrash;
