@@ -535,6 +535,33 @@ fn sighup_reload_keeps_the_last_good_config() {
 }
 
 #[test]
+fn acquire_durations_take_units() {
+    let dir = state_dir();
+    let d = Daemon::start(dir.path(), &[]);
+    let out = Command::new(LEVER)
+        .args(["acquire", "--socket", d.socket.to_str().unwrap(), "--json"])
+        .args(["-d", "2s", "--detach", "cpu_min_freq.silver=1958400"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["duration_ms"], 2000);
+    assert_eq!(doc["detached"], true);
+    let mut c = d.client();
+    let status = c.status().unwrap();
+    assert_eq!(status.requests[0].lease, Lease::from_ms(2000));
+    assert_eq!(
+        status.requests[0].handle.get() as u64,
+        doc["handle"].as_u64().unwrap()
+    );
+    c.release(status.requests[0].handle).unwrap();
+}
+
+#[test]
 fn detached_request_outlives_its_client_and_a_second_daemon_is_refused() {
     let dir = state_dir();
     let d = Daemon::start(dir.path(), &[]);

@@ -2,71 +2,15 @@
 //! `now` as an argument, so deadlines are checked to the millisecond
 //! without sleeping, and every node lives in a `FakeTree`.
 
-use lever_daemon::core::{Client, Core, Limits};
+mod common;
+
+use common::{fixture, GOVERNOR, RT, UCLAMP};
+use lever_daemon::core::{Client, Limits};
 use lever_daemon::identity::Identity;
-use lever_daemon::journal::Journal;
-use lever_daemon::log::Logger;
 use lever_protocol::{
     Acquire, ErrorCode, Explain, Handle, Holder, Lease, Priority, Reply, Request, Status,
 };
-use lever_testkit::FakeTree;
 use std::time::Duration;
-
-/// A small target: a third-party floor, a system-only knob and an enum.
-const TARGET: &str = "\
-target: tiny
-resources:
-  - name: sched_util_clamp_min
-    opcode: 0x44000000
-    node: /proc/sys/kernel/sched_util_clamp_min
-    unit: level
-    low: 0
-    high: 1024
-    aggregation: max
-    permission: third-party
-  - name: sched_rt_runtime_us
-    opcode: 0x48C04000
-    node: /proc/sys/kernel/sched_rt_runtime_us
-    unit: us
-    low: -1
-    high: 1000000
-    aggregation: newest
-    permission: system
-  - name: cpu_governor
-    opcode: 0x48000000
-    node: /sys/devices/system/cpu/cpufreq/policy0/scaling_governor
-    kind: enum
-    values: [powersave, schedutil, performance]
-    aggregation: max
-    permission: third-party
-";
-
-const UCLAMP: &str = "/proc/sys/kernel/sched_util_clamp_min";
-const RT: &str = "/proc/sys/kernel/sched_rt_runtime_us";
-const GOVERNOR: &str = "/sys/devices/system/cpu/cpufreq/policy0/scaling_governor";
-
-struct Fixture {
-    tree: FakeTree,
-    _state: tempfile::TempDir,
-    core: Core,
-}
-
-fn fixture(limits: Limits) -> Fixture {
-    // Values as a QCS6490 running Linux 6.6 shows them at boot.
-    let tree = FakeTree::with(&[(UCLAMP, "0\n"), (RT, "950000\n"), (GOVERNOR, "schedutil\n")]);
-    let target = lever_targets::parse("tiny.yaml", TARGET)
-        .unwrap()
-        .bind(tree.fs())
-        .unwrap();
-    let state = tempfile::tempdir().unwrap();
-    let (journal, _) = Journal::recover_and_open(state.path(), tree.fs()).unwrap();
-    let core = Core::new(tree.fs().clone(), target, journal, limits, Logger::quiet()).unwrap();
-    Fixture {
-        tree,
-        _state: state,
-        core,
-    }
-}
 
 fn client(conn: u64, uid: u32, system: bool) -> Client {
     Client {
@@ -117,11 +61,12 @@ fn refusal(reply: Reply) -> (ErrorCode, String) {
     }
 }
 
-impl Fixture {
-    fn node(&self, path: &str) -> String {
-        self.tree.read(path).trim().to_string()
-    }
+trait Ask {
+    fn status(&mut self, c: &Client, now: Duration) -> Status;
+    fn explain(&mut self, c: &Client, res: &str, now: Duration) -> Explain;
+}
 
+impl Ask for common::Fixture {
     fn status(&mut self, c: &Client, now: Duration) -> Status {
         match self.core.handle(c, Request::Status, now) {
             Reply::Json(t) => serde_json::from_str(&t).unwrap(),
