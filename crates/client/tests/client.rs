@@ -54,6 +54,16 @@ fn scripted(answers: Vec<Option<Vec<u8>>>) -> Scripted {
     }
 }
 
+/// A new request of one pair, until released.
+fn acquire_one(c: &mut Client) -> Result<lever_client::Handle, ClientError> {
+    c.acquire(
+        None,
+        Lease::UntilReleased,
+        Priority::ThirdPartyLow,
+        &[(1, 1)],
+    )
+}
+
 fn next(d: &Scripted) -> Request {
     d.seen.recv_timeout(Duration::from_secs(5)).unwrap()
 }
@@ -99,14 +109,7 @@ fn acquire_sends_typed_fields_as_wire_values_and_returns_the_handle() {
 fn a_handle_of_zero_is_not_a_handle() {
     let d = scripted(vec![Some(Reply::Handle(0).encode())]);
     let mut c = Client::connect(&d.path).unwrap();
-    let err = c
-        .acquire(
-            None,
-            Lease::UntilReleased,
-            Priority::ThirdPartyLow,
-            &[(1, 1)],
-        )
-        .unwrap_err();
+    let err = acquire_one(&mut c).unwrap_err();
     assert!(
         matches!(err, ClientError::Unexpected(Reply::Handle(0))),
         "{err}"
@@ -179,14 +182,7 @@ fn a_refusal_carries_the_code_and_the_message() {
         .encode(),
     )]);
     let mut c = Client::connect(&d.path).unwrap();
-    let err = c
-        .acquire(
-            None,
-            Lease::UntilReleased,
-            Priority::ThirdPartyLow,
-            &[(1, 1)],
-        )
-        .unwrap_err();
+    let err = acquire_one(&mut c).unwrap_err();
     match &err {
         ClientError::Refused { code, message } => {
             assert_eq!(*code, Code::NotPermitted);
