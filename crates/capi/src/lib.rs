@@ -22,6 +22,7 @@
 
 mod session;
 
+use lever_client::Priority;
 use session::with_session;
 pub use session::Error;
 use std::cell::RefCell;
@@ -103,9 +104,9 @@ pub fn pairs_from_i64(values: &[i64]) -> Result<Vec<(u32, i64)>, Error> {
         .collect()
 }
 
-fn priority_from(priority: c_int) -> Result<u8, Error> {
-    match u8::try_from(priority) {
-        Ok(p) if p <= 3 => Ok(p),
+fn priority_from(priority: c_int) -> Result<Priority, Error> {
+    match u8::try_from(priority).ok().map(Priority::try_from) {
+        Some(Ok(p)) => Ok(p),
         _ => invalid(format!(
             "priority {priority} is not 0..=3 (LEVER_PRIO_THIRD_PARTY_LOW .. LEVER_PRIO_SYSTEM_HIGH)"
         )),

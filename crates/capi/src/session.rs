@@ -10,12 +10,11 @@
 //! fails with EPIPE and the call reconnects (tests/mock_daemon.rs checks
 //! this with SIGPIPE at its default action).
 
-use lever_client::{socket_path, Client, ClientError, Code};
-use lever_protocol::Acquire;
+use lever_client::{socket_path, Acquire, Client, ClientError, Code, Handle, Lease, Priority};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::{Mutex, Once};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Why a call failed; its text becomes `lever_last_error()`.
 #[derive(Debug)]
@@ -49,8 +48,8 @@ impl From<ClientError> for Error {
 #[derive(Debug, Clone)]
 struct Lock {
     /// The daemon's handle; `None` once the connection that held it died.
-    daemon: Option<u32>,
-    priority: u8,
+    daemon: Option<Handle>,
+    priority: Priority,
     pairs: Vec<(u32, i64)>,
     /// When a timed lock ends (the daemon expires it on its own).
     expires: Option<Instant>,
@@ -151,8 +150,8 @@ impl Session {
     /// A C handle for a new daemon handle: the daemon's own number when it
     /// fits a positive `int` and is free (so `lever status` shows what the
     /// program printed), else the next free positive `int`.
-    fn alloc(&self, daemon: u32) -> i32 {
-        let mut h = (daemon & 0x7fff_ffff) as i32;
+    fn alloc(&self, daemon: Handle) -> i32 {
+        let mut h = (daemon.get() & 0x7fff_ffff) as i32;
         if h == 0 {
             h = 1;
         }
@@ -170,25 +169,29 @@ impl Session {
     }
 
     /// Acquire a new lock, or update the one behind `handle` when this
-    /// process holds it. `priority` `None` keeps the lock's priority (or
+    /// process holds it, for `duration_ms` (0 = until released, as
+    /// perflock has it). `priority` `None` keeps the lock's priority (or
     /// third-party-low for a new one). Returns the C handle.
     pub fn acquire(
         &mut self,
         handle: i32,
         duration_ms: u32,
-        priority: Option<u8>,
+        priority: Option<Priority>,
         pairs: &[(u32, i64)],
     ) -> Result<i32, Error> {
+        let lease = Lease::from_ms(duration_ms);
         let known = if handle > 0 {
             self.locks.get(&handle).cloned()
         } else {
             None
         };
-        let priority = priority.or(known.as_ref().map(|l| l.priority)).unwrap_or(0);
-        let old = known.as_ref().and_then(|l| l.daemon).unwrap_or(0);
-        let request = |h: u32| Acquire {
-            handle: h,
-            duration_ms,
+        let priority = priority
+            .or(known.as_ref().map(|l| l.priority))
+            .unwrap_or_default();
+        let old = known.as_ref().and_then(|l| l.daemon);
+        let request = |handle: Option<Handle>| Acquire {
+            handle,
+            lease,
             priority,
             detach: false,
             pairs: pairs.to_vec(),
@@ -200,7 +203,7 @@ impl Session {
             Err(ClientError::Refused {
                 code: Code::NoSuchRequest,
                 ..
-            }) if old != 0 => client.acquire_with(request(0))?,
+            }) if old.is_some() => client.acquire_with(request(None))?,
             other => other?,
         };
         let c_handle = if known.is_some() {
@@ -214,8 +217,7 @@ impl Session {
                 daemon: Some(daemon),
                 priority,
                 pairs: pairs.to_vec(),
-                expires: (duration_ms > 0)
-                    .then(|| Instant::now() + Duration::from_millis(u64::from(duration_ms))),
+                expires: lease.duration().map(|d| Instant::now() + d),
             },
         );
         self.prune();
@@ -243,7 +245,7 @@ impl Session {
         }
         let (known, daemon) = match self.locks.get(&handle) {
             Some(l) => (true, l.daemon),
-            None => (false, Some(handle as u32)),
+            None => (false, Handle::new(handle as u32)),
         };
         let Some(daemon) = daemon else {
             self.locks.remove(&handle);

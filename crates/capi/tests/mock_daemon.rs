@@ -6,7 +6,7 @@
 //! One test function on purpose: the library has one connection per
 //! process, so the steps must not run in parallel.
 use lever::*;
-use lever_protocol::{decode_request, Acquire, ErrorCode, Reply, Request};
+use lever_protocol::{decode_request, Acquire, ErrorCode, Handle, Lease, Priority, Reply, Request};
 use std::collections::HashSet;
 use std::ffi::{c_char, CStr};
 use std::io::{Read, Write};
@@ -32,12 +32,14 @@ fn serve(state: Arc<Mutex<Mock>>, mut stream: UnixStream) {
                 let mut st = state.lock().unwrap();
                 st.log.push(req.clone());
                 let reply = match req {
-                    Request::Acquire(Acquire { handle: 0, .. }) => {
+                    Request::Acquire(Acquire { handle: None, .. }) => {
                         st.next += 1;
                         live.insert(st.next);
                         Reply::Handle(st.next)
                     }
-                    Request::Acquire(a) if live.contains(&a.handle) => Reply::Handle(a.handle),
+                    Request::Acquire(a) if live.contains(&Handle::to_wire(a.handle)) => {
+                        Reply::Handle(Handle::to_wire(a.handle))
+                    }
                     Request::Release { handle } if live.remove(&handle) => Reply::Done,
                     Request::Acquire(_) | Request::Release { .. } => Reply::Error {
                         code: ErrorCode::NoSuchRequest,
@@ -122,9 +124,9 @@ fn c_api_against_a_scripted_daemon() {
     assert_eq!(
         take_log(&state),
         vec![Request::Acquire(Acquire {
-            handle: 0,
-            duration_ms: 0,
-            priority: 0,
+            handle: None,
+            lease: Lease::UntilReleased,
+            priority: Priority::ThirdPartyLow,
             detach: false,
             pairs: pairs.clone(),
         })]
@@ -134,9 +136,9 @@ fn c_api_against_a_scripted_daemon() {
     assert_eq!(
         take_log(&state),
         vec![Request::Acquire(Acquire {
-            handle: 0xdead_bef0,
-            duration_ms: 1500,
-            priority: 0,
+            handle: Handle::new(0xdead_bef0),
+            lease: Lease::from_ms(1500),
+            priority: Priority::ThirdPartyLow,
             detach: false,
             pairs: vec![(0x44008100, 1000000)],
         })]
@@ -144,7 +146,7 @@ fn c_api_against_a_scripted_daemon() {
     // An unknown positive handle makes a new lock.
     let h_other = acq(777, 0, &[0x40C00000, 1]);
     assert!(h_other > 0 && h_other != h && h_other != 777);
-    assert!(matches!(&take_log(&state)[..], [Request::Acquire(a)] if a.handle == 0));
+    assert!(matches!(&take_log(&state)[..], [Request::Acquire(a)] if a.handle.is_none()));
 
     // lever_tune with priority, then retune re-sends the same pairs.
     let wide = [0x44008100i64, 1958400, 0x4400C100, -1];
@@ -154,23 +156,31 @@ fn c_api_against_a_scripted_daemon() {
     let tuned = vec![(0x44008100, 1958400), (0x4400C100, -1)];
     let d = match &take_log(&state)[..] {
         [Request::Acquire(a)] => {
-            assert_eq!((a.priority, a.duration_ms, &a.pairs), (2, 2000, &tuned));
+            assert_eq!(
+                (a.priority, a.lease.ms(), &a.pairs),
+                (Priority::SystemLow, 2000, &tuned)
+            );
             a.handle
         }
         other => panic!("{other:?}"),
     };
-    assert_eq!(d, 0);
+    assert_eq!(d, None);
     assert_eq!(lever_retune(t, 0), t);
     match &take_log(&state)[..] {
         [Request::Acquire(a)] => {
-            assert_eq!((a.priority, a.duration_ms, &a.pairs), (2, 0, &tuned));
-            assert_ne!(a.handle, 0);
+            assert_eq!(
+                (a.priority, a.lease.ms(), &a.pairs),
+                (Priority::SystemLow, 0, &tuned)
+            );
+            assert!(a.handle.is_some());
         }
         other => panic!("{other:?}"),
     }
     // perf_lock_acq on a lever_tune handle keeps its priority.
     assert_eq!(acq(t, 0, &[0x44008100, 1]), t);
-    assert!(matches!(&take_log(&state)[..], [Request::Acquire(a)] if a.priority == 2));
+    assert!(
+        matches!(&take_log(&state)[..], [Request::Acquire(a)] if a.priority == Priority::SystemLow)
+    );
 
     // Status: snprintf-like.
     let mut small = [0x55 as c_char; 5];
@@ -212,8 +222,8 @@ fn c_api_against_a_scripted_daemon() {
     assert_eq!(lever_retune(t, 100), t, "{}", last_error());
     match &take_log(&state)[..] {
         [Request::Acquire(a)] => assert_eq!(
-            (a.handle, a.duration_ms, &a.pairs),
-            (0, 100, &vec![(0x44008100, 1)])
+            (a.handle, a.lease.ms(), &a.pairs),
+            (None, 100, &vec![(0x44008100, 1)])
         ),
         other => panic!("{other:?}"),
     }

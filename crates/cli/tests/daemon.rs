@@ -4,8 +4,7 @@
 mod common;
 
 use common::{changed, snapshot, LEVER};
-use lever_client::{Client, ClientError, Priority};
-use lever_protocol::Acquire;
+use lever_client::{Acquire, Client, ClientError, Handle, Lease, Priority};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixStream;
@@ -137,14 +136,24 @@ fn seed_perflock_acquire_sets_silver_min_and_release_restores() {
     let original = d.node(SILVER_MIN);
     let mut c = d.client();
     let h = c
-        .acquire(0, 0, Priority::ThirdPartyLow, &[(0x44008100, 1958400)])
+        .acquire(
+            None,
+            Lease::UntilReleased,
+            Priority::ThirdPartyLow,
+            &[(0x44008100, 1958400)],
+        )
         .unwrap();
-    assert!(h > 0 && h <= i32::MAX as u32);
+    assert!(h.get() > 0 && h.get() <= i32::MAX as u32);
     assert_eq!(d.node(SILVER_MIN), "1958400");
     // Updating with the same handle changes the value, keeps the handle.
     assert_eq!(
-        c.acquire(h, 0, Priority::ThirdPartyLow, &[(0x44008100, 1516800)])
-            .unwrap(),
+        c.acquire(
+            Some(h),
+            Lease::UntilReleased,
+            Priority::ThirdPartyLow,
+            &[(0x44008100, 1516800)]
+        )
+        .unwrap(),
         h
     );
     assert_eq!(d.node(SILVER_MIN), "1516800");
@@ -168,12 +177,18 @@ fn timed_request_reverts_within_50ms_under_200_live_timed_requests() {
             (0x44000000u32, i64::from(i % 1000)),
             (0x48800000, i64::from(i % 200)),
         ];
-        c.acquire(0, 60_000, Priority::SystemLow, &pairs).unwrap();
+        c.acquire(None, Lease::from_ms(60_000), Priority::SystemLow, &pairs)
+            .unwrap();
     }
     let original = d.node(SILVER_MIN);
     let start = Instant::now();
-    c.acquire(0, 300, Priority::ThirdPartyLow, &[(0x44008100, 1958400)])
-        .unwrap();
+    c.acquire(
+        None,
+        Lease::from_ms(300),
+        Priority::ThirdPartyLow,
+        &[(0x44008100, 1958400)],
+    )
+    .unwrap();
     assert_eq!(d.node(SILVER_MIN), "1958400");
     let deadline = start + Duration::from_millis(300);
     wait_until(Duration::from_secs(5), || d.node(SILVER_MIN) == original).expect("reverted");
@@ -182,8 +197,7 @@ fn timed_request_reverts_within_50ms_under_200_live_timed_requests() {
         late < Duration::from_millis(50),
         "reverted {late:?} after its deadline"
     );
-    let status: serde_json::Value = serde_json::from_str(&c.status_json().unwrap()).unwrap();
-    assert_eq!(status["live_requests"], 200);
+    assert_eq!(c.status().unwrap().live_requests, 200);
 }
 
 #[test]
@@ -231,7 +245,12 @@ fn unprivileged_client_is_refused_system_resources_and_others_handles() {
     let d = Daemon::start(dir.path(), &["--system-group", "lever-test-no-such-group"]);
     let mut root_client = d.client();
     let h = root_client
-        .acquire(0, 0, Priority::SystemHigh, &[(0x44008100, 1958400)])
+        .acquire(
+            None,
+            Lease::UntilReleased,
+            Priority::SystemHigh,
+            &[(0x44008100, 1958400)],
+        )
         .unwrap();
     let as_nobody = |args: &[&str]| {
         use std::os::unix::process::CommandExt;
@@ -302,7 +321,12 @@ fn silent_and_half_frame_connections_do_not_delay_others() {
     }
     let t = Instant::now();
     let h = c
-        .acquire(0, 0, Priority::ThirdPartyLow, &[(0x44008100, 1958400)])
+        .acquire(
+            None,
+            Lease::UntilReleased,
+            Priority::ThirdPartyLow,
+            &[(0x44008100, 1958400)],
+        )
         .unwrap();
     c.release(h).unwrap();
     assert!(t.elapsed() < Duration::from_millis(50));
@@ -314,7 +338,12 @@ fn malformed_frames_get_an_error_and_harm_no_one() {
     let d = Daemon::start(dir.path(), &[]);
     let mut good = d.client();
     let h = good
-        .acquire(0, 0, Priority::ThirdPartyLow, &[(0x44008100, 1958400)])
+        .acquire(
+            None,
+            Lease::UntilReleased,
+            Priority::ThirdPartyLow,
+            &[(0x44008100, 1958400)],
+        )
         .unwrap();
     for garbage in [
         &b"GET / HTTP/1.0\r\n\r\n"[..],
@@ -331,13 +360,18 @@ fn malformed_frames_get_an_error_and_harm_no_one() {
     }
     // Invalid content is refused precisely, without closing.
     let err = good
-        .acquire(0, 0, Priority::ThirdPartyLow, &[(0x4abc0000, 1)])
+        .acquire(
+            None,
+            Lease::UntilReleased,
+            Priority::ThirdPartyLow,
+            &[(0x4abc0000, 1)],
+        )
         .unwrap_err();
     assert!(err.to_string().contains("not a resource"), "{err}");
     let err = good
         .acquire(
-            0,
-            0,
+            None,
+            Lease::UntilReleased,
             Priority::ThirdPartyLow,
             &[(0x44008100, 1), (0x44008100, 2)],
         )
@@ -345,9 +379,9 @@ fn malformed_frames_get_an_error_and_harm_no_one() {
     assert!(err.to_string().contains("twice"), "{err}");
     let err = good
         .acquire_with(Acquire {
-            handle: 0,
-            duration_ms: 0,
-            priority: 0,
+            handle: None,
+            lease: Lease::UntilReleased,
+            priority: Priority::ThirdPartyLow,
             detach: true,
             pairs: vec![(0x44008100, 1)],
         })
@@ -364,28 +398,24 @@ fn kill_9_with_50_live_boosts_then_restart_restores_every_node() {
     let d = Daemon::start(dir.path(), &[]);
     let before = snapshot(&dir.path().join("sim"));
     let mut c = d.client();
-    let status: serde_json::Value = serde_json::from_str(&c.status_json().unwrap()).unwrap();
+    let status = c.status().unwrap();
     // One request per resource, each asking for a value other than the
     // current one (pair maxima are left alone so floors stay effective).
     let mut boosted = 0;
-    for r in status["resources"].as_array().unwrap() {
+    for r in &status.resources {
         if boosted == 50 {
             break;
         }
-        let explain: serde_json::Value =
-            serde_json::from_str(&c.explain_json(r["name"].as_str().unwrap()).unwrap()).unwrap();
-        let spec = &explain["spec"];
-        let kind = spec["kind"]["type"].as_str().unwrap();
+        let explain = c.explain(&r.name).unwrap();
+        let spec = &explain.spec;
+        let kind = spec.kind.as_str();
         if kind == "pair-max" || kind == "hold-fd" {
             continue;
         }
-        let current = r["current"].as_str().unwrap();
-        let (low, high) = (
-            spec["low"].as_i64().unwrap(),
-            spec["high"].as_i64().unwrap(),
-        );
+        let current = r.current.as_deref().unwrap();
+        let (low, high) = (spec.low, spec.high);
         let value = if kind == "enum" {
-            let values = spec["kind"]["values"].as_array().unwrap();
+            let values = spec.kind.values();
             let cur = values.iter().position(|v| v == current).unwrap_or(0);
             ((cur + 1) % values.len()) as i64
         } else if current == high.to_string() {
@@ -393,11 +423,14 @@ fn kill_9_with_50_live_boosts_then_restart_restores_every_node() {
         } else {
             high
         };
-        let opcode =
-            u32::from_str_radix(r["opcode"].as_str().unwrap().trim_start_matches("0x"), 16)
-                .unwrap();
-        c.acquire(0, 0, Priority::SystemHigh, &[(opcode, value)])
-            .unwrap();
+        let opcode = u32::from_str_radix(r.opcode.trim_start_matches("0x"), 16).unwrap();
+        c.acquire(
+            None,
+            Lease::UntilReleased,
+            Priority::SystemHigh,
+            &[(opcode, value)],
+        )
+        .unwrap();
         boosted += 1;
     }
     assert_eq!(boosted, 50);
@@ -422,15 +455,15 @@ fn sigterm_restores_everything_and_exits_cleanly() {
     let before = snapshot(&dir.path().join("sim"));
     let mut c = d.client();
     c.acquire(
-        0,
-        0,
+        None,
+        Lease::UntilReleased,
         Priority::ThirdPartyLow,
         &[(0x44008100, 1958400), (0x4400C000, 1516800)],
     )
     .unwrap();
     c.acquire(
-        0,
-        0,
+        None,
+        Lease::UntilReleased,
         Priority::SystemLow,
         &[(0x48C08000, 0), (0x49400031, 1)],
     )
@@ -470,7 +503,12 @@ fn sighup_reload_keeps_the_last_good_config() {
     );
     let mut c = d.client();
     let h = c
-        .acquire(0, 0, Priority::ThirdPartyLow, &[(0x44008100, 1958400)])
+        .acquire(
+            None,
+            Lease::UntilReleased,
+            Priority::ThirdPartyLow,
+            &[(0x44008100, 1958400)],
+        )
         .unwrap();
     std::fs::write(
         &target,
@@ -497,6 +535,33 @@ fn sighup_reload_keeps_the_last_good_config() {
 }
 
 #[test]
+fn acquire_durations_take_units() {
+    let dir = state_dir();
+    let d = Daemon::start(dir.path(), &[]);
+    let out = Command::new(LEVER)
+        .args(["acquire", "--socket", d.socket.to_str().unwrap(), "--json"])
+        .args(["-d", "2s", "--detach", "cpu_min_freq.silver=1958400"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["duration_ms"], 2000);
+    assert_eq!(doc["detached"], true);
+    let mut c = d.client();
+    let status = c.status().unwrap();
+    assert_eq!(status.requests[0].lease, Lease::from_ms(2000));
+    assert_eq!(
+        status.requests[0].handle.get() as u64,
+        doc["handle"].as_u64().unwrap()
+    );
+    c.release(status.requests[0].handle).unwrap();
+}
+
+#[test]
 fn detached_request_outlives_its_client_and_a_second_daemon_is_refused() {
     let dir = state_dir();
     let d = Daemon::start(dir.path(), &[]);
@@ -517,7 +582,7 @@ fn detached_request_outlives_its_client_and_a_second_daemon_is_refused() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let handle: u32 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    let handle: Handle = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
     assert_eq!(d.node(SILVER_MIN), "1958400");
     // Same uid may release it from another process.
     let mut c = d.client();
@@ -591,15 +656,25 @@ fn busy_poll_serves_bursts_and_still_sleeps_when_idle() {
     let mut c = d.client();
     for _ in 0..200 {
         let h = c
-            .acquire(0, 0, Priority::ThirdPartyLow, &[(0x44008100, 1958400)])
+            .acquire(
+                None,
+                Lease::UntilReleased,
+                Priority::ThirdPartyLow,
+                &[(0x44008100, 1958400)],
+            )
             .unwrap();
         assert_eq!(d.node(SILVER_MIN), "1958400");
         c.release(h).unwrap();
         assert_eq!(d.node(SILVER_MIN), "300000");
     }
     // A timed request still expires on time while the loop polls.
-    c.acquire(0, 50, Priority::ThirdPartyLow, &[(0x44008100, 1958400)])
-        .unwrap();
+    c.acquire(
+        None,
+        Lease::from_ms(50),
+        Priority::ThirdPartyLow,
+        &[(0x44008100, 1958400)],
+    )
+    .unwrap();
     assert!(
         wait_until(Duration::from_millis(500), || d.node(SILVER_MIN)
             == "300000")

@@ -6,7 +6,7 @@
 mod common;
 
 use common::{changed, snapshot, LEVER};
-use lever_client::{Client, Priority};
+use lever_client::{Client, Handle, Lease, Priority};
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -64,19 +64,17 @@ fn thousands_of_random_steps_end_with_every_node_original() {
     // Every resource but the hold-fd ones (a simulated /dev file cannot
     // show a closed descriptor).
     let mut c = Client::connect(&socket).unwrap();
-    let status: serde_json::Value = serde_json::from_str(&c.status_json().unwrap()).unwrap();
+    let status = c.status().unwrap();
     let mut resources = Vec::new();
-    for r in status["resources"].as_array().unwrap() {
-        let ex: serde_json::Value =
-            serde_json::from_str(&c.explain_json(r["name"].as_str().unwrap()).unwrap()).unwrap();
-        if ex["spec"]["kind"]["type"] == "hold-fd" {
+    for r in &status.resources {
+        let ex = c.explain(&r.name).unwrap();
+        if ex.spec.kind.as_str() == "hold-fd" {
             continue;
         }
         resources.push(Res {
-            opcode: u32::from_str_radix(r["opcode"].as_str().unwrap().trim_start_matches("0x"), 16)
-                .unwrap(),
-            low: ex["spec"]["low"].as_i64().unwrap(),
-            high: ex["spec"]["high"].as_i64().unwrap(),
+            opcode: u32::from_str_radix(r.opcode.trim_start_matches("0x"), 16).unwrap(),
+            low: ex.spec.low,
+            high: ex.spec.high,
         });
     }
     assert!(resources.len() > 40);
@@ -88,7 +86,7 @@ fn thousands_of_random_steps_end_with_every_node_original() {
             std::thread::spawn(move || {
                 let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ ((t + 1) * 0x1234_5678_9abc));
                 let mut client = Client::connect(&socket).unwrap();
-                let mut mine: Vec<u32> = Vec::new();
+                let mut mine: Vec<Handle> = Vec::new();
                 let mut steps = 0;
                 for _ in 0..1000 {
                     steps += 1;
@@ -103,7 +101,7 @@ fn thousands_of_random_steps_end_with_every_node_original() {
                                     pairs.push((r.opcode, r.low + rng.below(span) as i64));
                                 }
                             }
-                            let duration = [0, 5, 20, 60, 150][rng.below(5) as usize];
+                            let lease = Lease::from_ms([0, 5, 20, 60, 150][rng.below(5) as usize]);
                             let prio = [
                                 Priority::ThirdPartyLow,
                                 Priority::ThirdPartyHigh,
@@ -111,11 +109,11 @@ fn thousands_of_random_steps_end_with_every_node_original() {
                                 Priority::SystemHigh,
                             ][rng.below(4) as usize];
                             let handle = if !mine.is_empty() && rng.below(3) == 0 {
-                                mine[rng.below(mine.len() as u64) as usize]
+                                Some(mine[rng.below(mine.len() as u64) as usize])
                             } else {
-                                0
+                                None
                             };
-                            if let Ok(h) = client.acquire(handle, duration, prio, &pairs) {
+                            if let Ok(h) = client.acquire(handle, lease, prio, &pairs) {
                                 if !mine.contains(&h) {
                                     mine.push(h);
                                 }
@@ -175,14 +173,14 @@ fn thousands_of_random_steps_end_with_every_node_original() {
     // Every lease ends with its connection; timed requests expire (<150 ms).
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        let status: serde_json::Value = serde_json::from_str(&c.status_json().unwrap()).unwrap();
-        if status["live_requests"] == 0 {
+        let status = c.status().unwrap();
+        if status.live_requests == 0 {
             break;
         }
         assert!(
             Instant::now() < deadline,
-            "requests still live: {}",
-            status["requests"]
+            "requests still live: {:?}",
+            status.requests
         );
         std::thread::sleep(Duration::from_millis(20));
     }

@@ -8,22 +8,28 @@
 //! The socket is `$LEVER_SOCKET` when set, else [`DEFAULT_SOCKET`].
 //!
 //! ```no_run
-//! use lever_client::{Client, Priority};
+//! use lever_client::{Client, Lease, Priority};
+//! use std::time::Duration;
 //! let mut client = Client::connect_default()?;
-//! // Silver cluster min frequency to 1.9 GHz for 2 s (seed 000 §3.4).
-//! let handle = client.acquire(0, 2000, Priority::ThirdPartyLow, &[(0x44008100, 1958400)])?;
+//! // Silver cluster min frequency to 1.9 GHz for 2 s (seed 000 §3.4), as a
+//! // new request (no handle to update).
+//! let lease = Lease::timed(Duration::from_secs(2)).unwrap();
+//! let handle = client.acquire(None, lease, Priority::ThirdPartyLow, &[(0x44008100, 1958400)])?;
+//! let status = client.status()?;
+//! println!("{} live request(s) on {}", status.live_requests, status.target);
 //! client.release(handle)?;
 //! # Ok::<(), lever_client::ClientError>(())
 //! ```
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-use lever_protocol::{decode_reply, Acquire, ErrorCode, ProtocolError, Reply, Request};
+use lever_protocol::{decode_reply, ErrorCode, ProtocolError, Reply, Request};
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 
 pub use lever_protocol::ErrorCode as Code;
+pub use lever_protocol::{Acquire, Explain, Handle, Holder, Lease, Priority, Status};
 
 /// Where the daemon listens unless `LEVER_SOCKET` says otherwise.
 pub const DEFAULT_SOCKET: &str = "/run/lever/lever.sock";
@@ -34,21 +40,6 @@ pub fn socket_path() -> PathBuf {
         .filter(|s| !s.is_empty())
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(DEFAULT_SOCKET))
-}
-
-/// Priority class of a request (the daemon caps it: third-party clients
-/// cannot use the system classes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Priority {
-    /// Third-party, low.
-    ThirdPartyLow = 0,
-    /// Third-party, high.
-    ThirdPartyHigh = 1,
-    /// System, low.
-    SystemLow = 2,
-    /// System, high.
-    SystemHigh = 3,
 }
 
 /// Client errors.
@@ -82,6 +73,14 @@ pub enum ClientError {
     /// The daemon answered with a reply that does not fit the request.
     #[error("unexpected reply from lever daemon: {0:?}")]
     Unexpected(Reply),
+    /// A JSON reply that is not the document the request asks for.
+    #[error("bad {what} document from lever daemon: {source}")]
+    Document {
+        /// `status` or `explain`.
+        what: &'static str,
+        /// Why it does not parse.
+        source: serde_json::Error,
+    },
 }
 
 /// A connection to the daemon.
@@ -149,54 +148,72 @@ impl Client {
         }
     }
 
-    /// Acquire (handle 0) or update (existing handle) a request of
-    /// opcode/value pairs for `duration_ms` (0 = until released). Returns
-    /// the handle.
+    /// Acquire a new request (`handle` `None`) or update a live one, for
+    /// `lease`; returns its handle.
     pub fn acquire(
         &mut self,
-        handle: u32,
-        duration_ms: u32,
+        handle: Option<Handle>,
+        lease: Lease,
         priority: Priority,
         pairs: &[(u32, i64)],
-    ) -> Result<u32, ClientError> {
+    ) -> Result<Handle, ClientError> {
         self.acquire_with(Acquire {
             handle,
-            duration_ms,
-            priority: priority as u8,
+            lease,
+            priority,
             detach: false,
             pairs: pairs.to_vec(),
         })
     }
 
     /// Acquire with every field of the protocol (e.g. `detach`).
-    pub fn acquire_with(&mut self, acquire: Acquire) -> Result<u32, ClientError> {
+    pub fn acquire_with(&mut self, acquire: Acquire) -> Result<Handle, ClientError> {
         match self.call(&Request::Acquire(acquire))? {
-            Reply::Handle(h) => Ok(h),
+            Reply::Handle(h) => Handle::new(h).ok_or(ClientError::Unexpected(Reply::Handle(h))),
             other => Err(ClientError::Unexpected(other)),
         }
     }
 
-    /// Release a handle.
-    pub fn release(&mut self, handle: u32) -> Result<(), ClientError> {
-        match self.call(&Request::Release { handle })? {
+    /// Release a request.
+    pub fn release(&mut self, handle: Handle) -> Result<(), ClientError> {
+        match self.call(&Request::Release {
+            handle: handle.get(),
+        })? {
             Reply::Done => Ok(()),
             other => Err(ClientError::Unexpected(other)),
         }
     }
 
-    /// The daemon's status as a JSON document.
-    pub fn status_json(&mut self) -> Result<String, ClientError> {
-        match self.call(&Request::Status)? {
-            Reply::Json(j) => Ok(j),
-            other => Err(ClientError::Unexpected(other)),
-        }
+    /// The daemon's status: every resource and the requests this client
+    /// may see.
+    pub fn status(&mut self) -> Result<Status, ClientError> {
+        let text = self.status_json()?;
+        serde_json::from_str(&text).map_err(|source| ClientError::Document {
+            what: "status",
+            source,
+        })
     }
 
-    /// One resource (name or opcode text) explained, as JSON.
-    pub fn explain_json(&mut self, resource: &str) -> Result<String, ClientError> {
-        match self.call(&Request::Explain {
+    /// The daemon's status as the JSON text it sent (for the C API, which
+    /// hands the text to its caller).
+    pub fn status_json(&mut self) -> Result<String, ClientError> {
+        self.json(Request::Status)
+    }
+
+    /// One resource (name or opcode text) explained: its rule, votes and
+    /// original.
+    pub fn explain(&mut self, resource: &str) -> Result<Explain, ClientError> {
+        let text = self.json(Request::Explain {
             resource: resource.to_string(),
-        })? {
+        })?;
+        serde_json::from_str(&text).map_err(|source| ClientError::Document {
+            what: "explain",
+            source,
+        })
+    }
+
+    fn json(&mut self, request: Request) -> Result<String, ClientError> {
+        match self.call(&request)? {
             Reply::Json(j) => Ok(j),
             other => Err(ClientError::Unexpected(other)),
         }

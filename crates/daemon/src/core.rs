@@ -5,15 +5,18 @@
 use crate::identity::Identity;
 use crate::journal::Journal;
 use crate::log::Logger;
+use lever_engine::ResourceSpec;
 use lever_engine::{
     Action, Engine, EngineError, Opcode, OwnerId, Permission, Plan, PriorityClass, Request,
     RequestId, ResourceIndex, ResourceKind,
 };
 use lever_kernel::KernelFs;
-use lever_protocol::{Acquire, ErrorCode, Reply, Request as Wire};
+use lever_protocol::{
+    Acquire, ErrorCode, Explain, Handle, Holder, KindInfo, Lease, PairInfo, Priority, Reply,
+    Request as Wire, RequestInfo, ResourceState, SpecInfo, Status, Vote,
+};
 use lever_targets::Target;
 use lever_tunables::Applier;
-use serde_json::json;
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -52,15 +55,28 @@ pub struct Client {
 
 #[derive(Debug, Clone)]
 struct Meta {
+    /// The request's handle as clients know it (its `RequestId` too).
+    handle: Handle,
     conn: u64,
     pid: i32,
     uid: u32,
     exe: Option<String>,
     detached: bool,
-    duration_ms: u32,
+    lease: Lease,
     /// Pairs as the client sent them (before snapping), for reload.
     pairs: Vec<(Opcode, i64)>,
-    priority: PriorityClass,
+    priority: Priority,
+}
+
+/// The engine's class for a priority a client asked for: the one place the
+/// wire's four classes meet the engine's.
+fn class_of(priority: Priority) -> PriorityClass {
+    match priority {
+        Priority::ThirdPartyLow => PriorityClass::ThirdPartyLow,
+        Priority::ThirdPartyHigh => PriorityClass::ThirdPartyHigh,
+        Priority::SystemLow => PriorityClass::SystemLow,
+        Priority::SystemHigh => PriorityClass::SystemHigh,
+    }
 }
 
 /// Owners of detached requests live apart from connection ids.
@@ -204,9 +220,9 @@ impl Core {
         match request {
             Wire::Acquire(a) => self.acquire(client, a, now),
             Wire::Release { handle } => self.release(client, handle),
-            Wire::Status => Reply::Json(self.status(client, now).to_string()),
+            Wire::Status => json_reply(&self.status(client, now)),
             Wire::Explain { resource } => match self.explain(client, &resource, now) {
-                Some(doc) => Reply::Json(doc.to_string()),
+                Some(doc) => json_reply(&doc),
                 None => refuse(
                     ErrorCode::UnknownResource,
                     format!(
@@ -228,16 +244,11 @@ impl Core {
 
     fn acquire(&mut self, client: &Client, a: Acquire, now: Duration) -> Reply {
         let system = client.id.system;
-        let priority = match a.priority {
-            0 => PriorityClass::ThirdPartyLow,
-            1 => PriorityClass::ThirdPartyHigh,
-            2 => PriorityClass::SystemLow,
-            _ => PriorityClass::SystemHigh,
-        };
+        let priority = a.priority;
         if priority.is_system() && !system {
             return refuse(
                 ErrorCode::NotPermitted,
-                format!("priority {priority:?} needs a system client (root or the system group); uid {} is third-party", client.id.uid),
+                format!("priority {:?} needs a system client (root or the system group); uid {} is third-party", class_of(priority), client.id.uid),
             );
         }
         if a.pairs.is_empty() {
@@ -246,7 +257,7 @@ impl Core {
                 "a request needs at least one opcode/value pair",
             );
         }
-        if a.detach && a.duration_ms == 0 {
+        if a.detach && a.lease == Lease::UntilReleased {
             return refuse(
                 ErrorCode::Invalid,
                 "detach needs a duration: an indefinite request must stay tied to its client",
@@ -263,27 +274,26 @@ impl Core {
                     ),
                 );
             }
-            if a.duration_ms > self.limits.third_party_max_duration_ms {
+            if a.lease.ms() > self.limits.third_party_max_duration_ms {
                 return refuse(
                     ErrorCode::Limit,
                     format!(
                         "duration {} ms exceeds the third-party limit of {} ms",
-                        a.duration_ms, self.limits.third_party_max_duration_ms
+                        a.lease.ms(),
+                        self.limits.third_party_max_duration_ms
                     ),
                 );
             }
         }
         // An existing handle must be visible to this client; otherwise it
         // is treated as unknown (never revealing someone else's request).
-        let existing = (a.handle != 0)
-            .then_some(RequestId(u64::from(a.handle)))
+        let existing = a
+            .handle
+            .map(|h| RequestId(u64::from(h.get())))
             .filter(|id| self.engine.request(*id).is_some());
-        if let Some(id) = existing {
+        if let (Some(id), Some(h)) = (existing, a.handle) {
             if !self.owns(client, id) {
-                return refuse(
-                    ErrorCode::NoSuchRequest,
-                    format!("no request {} of yours", a.handle),
-                );
+                return refuse(ErrorCode::NoSuchRequest, format!("no request {h} of yours"));
             }
         } else {
             let held = self.meta.values().filter(|m| m.conn == client.conn).count();
@@ -299,7 +309,10 @@ impl Core {
                 );
             }
         }
-        let id = existing.unwrap_or_else(|| self.fresh_handle());
+        let (id, handle) = match (existing, a.handle) {
+            (Some(id), Some(h)) => (id, h),
+            _ => self.fresh_handle(),
+        };
         let owner = if a.detach {
             OwnerId(DETACHED_OWNER | u64::from(client.id.uid))
         } else {
@@ -309,9 +322,8 @@ impl Core {
         let request = Request {
             id,
             owner,
-            priority,
-            deadline: (a.duration_ms > 0)
-                .then(|| now + Duration::from_millis(u64::from(a.duration_ms))),
+            priority: class_of(priority),
+            deadline: a.lease.duration().map(|d| now + d),
             pairs: pairs.clone(),
         };
         // Check first, so a refusal leaves an existing request untouched.
@@ -362,12 +374,13 @@ impl Core {
         self.meta.insert(
             id,
             Meta {
+                handle,
                 conn: client.conn,
                 pid: client.id.pid,
                 uid: client.id.uid,
                 exe: client.id.exe.clone(),
                 detached: a.detach,
-                duration_ms: a.duration_ms,
+                lease: a.lease,
                 pairs,
                 priority,
             },
@@ -386,7 +399,7 @@ impl Core {
             self.meta.remove(&id);
             return refuse(ErrorCode::Invalid, format!("kernel refused: {err}"));
         }
-        Reply::Handle(id.0 as u32)
+        Reply::Handle(handle.get())
     }
 
     fn release(&mut self, client: &Client, handle: u32) -> Reply {
@@ -496,7 +509,7 @@ impl Core {
             let req = Request {
                 id,
                 owner,
-                priority: m.priority,
+                priority: class_of(m.priority),
                 deadline,
                 pairs,
             };
@@ -513,12 +526,14 @@ impl Core {
         Ok(())
     }
 
-    fn fresh_handle(&mut self) -> RequestId {
+    fn fresh_handle(&mut self) -> (RequestId, Handle) {
         loop {
-            let h = self.handles.next() & 0x7fff_ffff;
-            let id = RequestId(u64::from(h));
-            if h != 0 && self.engine.request(id).is_none() {
-                return id;
+            let Some(h) = Handle::new(self.handles.next() & 0x7fff_ffff) else {
+                continue;
+            };
+            let id = RequestId(u64::from(h.get()));
+            if self.engine.request(id).is_none() {
+                return (id, h);
             }
         }
     }
@@ -588,89 +603,110 @@ impl Core {
         failures
     }
 
-    fn request_doc(&self, id: RequestId, now: Duration) -> serde_json::Value {
-        let r = self.engine.request(id);
-        let m = self.meta.get(&id);
-        json!({
-            "handle": id.0,
-            "pid": m.map(|m| m.pid),
-            "uid": m.map(|m| m.uid),
-            "exe": m.and_then(|m| m.exe.clone()),
-            "priority": r.map(|r| r.priority),
-            "detached": m.map(|m| m.detached),
-            "duration_ms": m.map(|m| m.duration_ms),
-            "expires_in_ms": r.and_then(|r| r.deadline).map(|d| d.saturating_sub(now).as_millis() as u64),
-            "pairs": r.map(|r| r.pairs.iter().map(|(o, v)| {
-                let spec = self.engine.index_of(*o).and_then(|i| self.engine.spec(i));
-                json!({"opcode": o.to_string(), "name": spec.map(|s| s.name.clone()), "value": v, "shown": spec.map(|s| s.render(*v))})
-            }).collect::<Vec<_>>()),
-        })
+    fn request_info(&self, r: &Request, m: &Meta, now: Duration) -> RequestInfo {
+        RequestInfo {
+            handle: m.handle,
+            pid: m.pid,
+            uid: m.uid,
+            exe: m.exe.clone(),
+            priority: m.priority,
+            detached: m.detached,
+            lease: m.lease,
+            expires_in_ms: expires_in_ms(r.deadline, now),
+            pairs: r
+                .pairs
+                .iter()
+                .filter_map(|&(opcode, value)| {
+                    let spec = self
+                        .engine
+                        .index_of(opcode)
+                        .and_then(|i| self.engine.spec(i))?;
+                    Some(PairInfo {
+                        opcode: opcode.to_string(),
+                        name: spec.name.clone(),
+                        value,
+                        shown: spec.render(value),
+                    })
+                })
+                .collect(),
+        }
     }
 
-    fn resource_doc(&self, client: &Client, idx: ResourceIndex) -> serde_json::Value {
-        let spec = self.engine.spec(idx).expect("index from engine");
+    /// A request as `client` may see it: its handle, or "another client".
+    fn holder(&self, client: &Client, id: RequestId) -> Holder {
+        match self.meta.get(&id) {
+            Some(m) if self.owns(client, id) => Holder::Handle(m.handle),
+            _ => Holder::AnotherClient,
+        }
+    }
+
+    fn resource_state(
+        &self,
+        client: &Client,
+        idx: ResourceIndex,
+        spec: &ResourceSpec,
+    ) -> ResourceState {
         let current = lever_tunables::read_current(&self.fs, spec);
-        let winner = self.engine.winner(idx);
-        json!({
-            "opcode": spec.opcode.to_string(),
-            "name": spec.name,
-            "node": spec.node,
-            "unit": spec.unit,
-            "aggregation": spec.aggregation,
-            "permission": spec.permission,
-            "current": current.as_ref().ok().map(|r| r.text.clone()),
-            "error": current.as_ref().err().map(|e| e.to_string()),
-            "original": self.applier.originals().get(&idx),
-            "held": self.written.contains_key(&idx),
-            "winner": winner.map(|w| if self.owns(client, w) { json!(w.0) } else { json!("another client") }),
-        })
+        ResourceState {
+            opcode: spec.opcode.to_string(),
+            name: spec.name.clone(),
+            node: spec.node.clone(),
+            unit: spec.unit.clone(),
+            aggregation: spec.aggregation.as_str().to_string(),
+            permission: permission_name(spec),
+            current: current.as_ref().ok().map(|r| r.text.clone()),
+            error: current.as_ref().err().map(|e| e.to_string()),
+            original: self.applier.originals().get(&idx).cloned(),
+            held: self.written.contains_key(&idx),
+            winner: self.engine.winner(idx).map(|w| self.holder(client, w)),
+        }
     }
 
     /// The status document: every resource and the requests this client may
     /// see (all of them for root).
-    pub fn status(&self, client: &Client, now: Duration) -> serde_json::Value {
-        let visible: Vec<serde_json::Value> = self
-            .engine
-            .requests()
-            .iter()
-            .filter(|r| self.owns(client, r.id))
-            .map(|r| self.request_doc(r.id, now))
-            .collect();
-        let resources: Vec<serde_json::Value> = (0..self.engine.specs().len())
-            .map(|i| self.resource_doc(client, i))
-            .collect();
-        json!({
-            "protocol": lever_protocol::VERSION,
-            "target": self.target.name,
-            "source": self.target.source,
-            "root": self.fs.root(),
-            "live_requests": self.engine.live_count(),
-            "requests": visible,
-            "resources": resources,
-        })
+    pub fn status(&self, client: &Client, now: Duration) -> Status {
+        Status {
+            protocol: lever_protocol::VERSION,
+            target: self.target.name.clone(),
+            source: self.target.source.clone(),
+            root: self.fs.root().display().to_string(),
+            live_requests: self.engine.live_count(),
+            requests: self
+                .engine
+                .requests()
+                .iter()
+                .filter(|r| self.owns(client, r.id))
+                .filter_map(|r| Some(self.request_info(r, self.meta.get(&r.id)?, now)))
+                .collect(),
+            resources: self
+                .engine
+                .specs()
+                .enumerate()
+                .map(|(i, spec)| self.resource_state(client, i, spec))
+                .collect(),
+        }
     }
 
     /// Everything about one resource: its spec, value, original, and every
     /// live vote (others' handles hidden from third-party clients).
-    pub fn explain(
-        &self,
-        client: &Client,
-        resource: &str,
-        now: Duration,
-    ) -> Option<serde_json::Value> {
+    pub fn explain(&self, client: &Client, resource: &str, now: Duration) -> Option<Explain> {
         let idx = resource
             .parse::<Opcode>()
             .ok()
             .and_then(|o| self.engine.index_of(o))
             .or_else(|| self.engine.specs().position(|s| s.name == resource))?;
         let spec = self.engine.spec(idx)?;
-        let votes: Vec<serde_json::Value> = self
+        let votes = self
             .engine
             .votes(idx)
-            .map(|(id, value, class)| {
-                let handle = if self.owns(client, id) { json!(id.0) } else { json!("another client") };
-                let expires = self.engine.request(id).and_then(|r| r.deadline).map(|d| d.saturating_sub(now).as_millis() as u64);
-                json!({"handle": handle, "value": value, "shown": spec.render(value), "priority": class, "expires_in_ms": expires})
+            .filter_map(|(id, value, _class)| {
+                Some(Vote {
+                    handle: self.holder(client, id),
+                    value,
+                    shown: spec.render(value),
+                    priority: self.meta.get(&id)?.priority,
+                    expires_in_ms: expires_in_ms(self.engine.request(id)?.deadline, now),
+                })
             })
             .collect();
         let rule = match spec.aggregation {
@@ -687,18 +723,67 @@ impl Core {
                 "the oldest live vote of the highest priority class wins"
             }
         };
-        let partner = spec
+        let pair = spec
             .partner()
             .and_then(|p| self.engine.index_of(p))
             .and_then(|i| self.engine.spec(i))
             .map(|s| s.name.clone());
-        let mut doc = self.resource_doc(client, idx);
-        doc["spec"] = serde_json::to_value(spec).unwrap_or_default();
-        doc["rule"] = json!(rule);
-        doc["pair"] = json!(partner);
-        doc["applied"] = json!(self.engine.applied(idx).map(|l| spec.render(l)));
-        doc["votes"] = json!(votes);
-        Some(doc)
+        Some(Explain {
+            resource: self.resource_state(client, idx, spec),
+            spec: spec_info(spec),
+            rule: rule.to_string(),
+            pair,
+            applied: self.engine.applied(idx).map(|l| spec.render(l)),
+            votes,
+        })
+    }
+}
+
+fn json_reply<T: serde::Serialize>(doc: &T) -> Reply {
+    match serde_json::to_string(doc) {
+        Ok(text) => Reply::Json(text),
+        Err(e) => refuse(ErrorCode::Internal, format!("cannot encode the reply: {e}")),
+    }
+}
+
+fn expires_in_ms(deadline: Option<Duration>, now: Duration) -> Option<u64> {
+    deadline.map(|d| d.saturating_sub(now).as_millis() as u64)
+}
+
+fn permission_name(spec: &ResourceSpec) -> String {
+    match spec.permission {
+        Permission::System => "system",
+        Permission::ThirdParty => "third-party",
+    }
+    .to_string()
+}
+
+/// A resource's definition as the wire describes it.
+fn spec_info(spec: &ResourceSpec) -> SpecInfo {
+    SpecInfo {
+        name: spec.name.clone(),
+        opcode: spec.opcode.to_string(),
+        node: spec.node.clone(),
+        unit: spec.unit.clone(),
+        low: spec.low,
+        high: spec.high,
+        steps: spec.steps.clone(),
+        aggregation: spec.aggregation.as_str().to_string(),
+        permission: permission_name(spec),
+        kind: match &spec.kind {
+            ResourceKind::Plain => KindInfo::Plain,
+            ResourceKind::PairMin { max } => KindInfo::PairMin {
+                max: max.to_string(),
+            },
+            ResourceKind::PairMax { min } => KindInfo::PairMax {
+                min: min.to_string(),
+            },
+            ResourceKind::Enum { values } => KindInfo::Enum {
+                values: values.clone(),
+            },
+            ResourceKind::HoldFd => KindInfo::HoldFd,
+        },
+        description: spec.description.clone(),
     }
 }
 

@@ -404,6 +404,7 @@ fn unescape(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lever_testkit::FakeTree;
 
     #[test]
     fn escape_round_trips() {
@@ -413,14 +414,13 @@ mod tests {
         }
     }
 
-    fn board() -> (tempfile::TempDir, KernelFs, PathBuf) {
+    /// A tree of three nodes and a state directory beside it.
+    fn board() -> ((FakeTree, tempfile::TempDir), KernelFs, PathBuf) {
+        let tree = FakeTree::with(&[("/sys/a", "999"), ("/sys/b", "5"), ("/sys/c", "77")]);
+        let fs = tree.fs().clone();
         let dir = tempfile::tempdir().unwrap();
-        let fs = KernelFs::new(dir.path().join("root"));
-        fs.create_node("/sys/a", "999").unwrap();
-        fs.create_node("/sys/b", "5").unwrap();
-        fs.create_node("/sys/c", "77").unwrap();
         let state = dir.path().join("state");
-        (dir, fs, state)
+        ((tree, dir), fs, state)
     }
 
     #[test]

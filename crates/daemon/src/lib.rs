@@ -11,8 +11,9 @@
 //! [`server`] (the epoll loop), [`log`].
 //!
 //! ```no_run
+//! // A board's tree under /tmp/board (e.g. from `lever sim create`).
 //! let config = lever_daemon::Config {
-//!     sim: Some("qcs6490".into()),
+//!     root: "/tmp/board".into(),
 //!     state_dir: "/tmp/lever-state".into(),
 //!     socket: "/tmp/lever-state/lever.sock".into(),
 //!     ..lever_daemon::Config::default()
@@ -47,11 +48,9 @@ pub struct Config {
     pub root: PathBuf,
     /// Target name or file; `None` = detect.
     pub target: Option<String>,
-    /// Simulate this board under `STATE_DIR/sim` and use it as the root.
-    pub sim: Option<String>,
     /// Socket path.
     pub socket: PathBuf,
-    /// State directory (journal, simulated board).
+    /// State directory (the journal of originals).
     pub state_dir: PathBuf,
     /// Group whose members are system clients (besides root).
     pub system_group: String,
@@ -69,7 +68,6 @@ impl Default for Config {
         Config {
             root: PathBuf::from("/"),
             target: None,
-            sim: None,
             socket: PathBuf::from(DEFAULT_SOCKET),
             state_dir: PathBuf::from(DEFAULT_STATE_DIR),
             system_group: "lever".into(),
@@ -83,9 +81,6 @@ impl Default for Config {
 /// Why the daemon could not start or stopped with an error.
 #[derive(Debug, thiserror::Error)]
 pub enum DaemonError {
-    /// The simulated board could not be created.
-    #[error("cannot create simulated board: {0}")]
-    Sim(#[from] lever_sim::SimError),
     /// The target could not be loaded or bound.
     #[error("{0}")]
     Target(#[from] lever_targets::TargetError),
@@ -114,27 +109,6 @@ pub enum DaemonError {
     /// The event loop failed.
     #[error("event loop: {0}")]
     Io(#[from] std::io::Error),
-}
-
-/// The root to use: `--sim BOARD` creates (or reuses) the board under the
-/// state directory, so a restarted daemon sees the device as it was left.
-pub fn prepare_root(config: &Config, log: &Logger) -> Result<PathBuf, DaemonError> {
-    let Some(board) = &config.sim else {
-        return Ok(config.root.clone());
-    };
-    let dir = config.state_dir.join("sim");
-    let marker = std::fs::read_to_string(dir.join(lever_sim::MARKER)).unwrap_or_default();
-    if marker.trim() == board {
-        log.info(&format!("using simulated {board} in {}", dir.display()));
-    } else {
-        let created = lever_sim::create(board, &dir)?;
-        log.info(&format!(
-            "created simulated {board} in {} ({} files)",
-            created.root.display(),
-            created.files
-        ));
-    }
-    Ok(dir)
 }
 
 fn bind(path: &Path, system_gid: Option<u32>) -> Result<UnixListener, DaemonError> {
@@ -193,8 +167,8 @@ pub fn run(config: Config) -> Result<(), DaemonError> {
     } else {
         Logger::from_env()
     };
-    let root = prepare_root(&config, &log)?;
-    let fs = KernelFs::new(&root);
+    let root = &config.root;
+    let fs = KernelFs::new(root);
     let target = lever_targets::resolve(config.target.as_deref(), &fs)?;
     let jpath = journal::Journal::path_in(&config.state_dir);
     let (journal, recovered) =
@@ -247,7 +221,7 @@ pub fn run(config: Config) -> Result<(), DaemonError> {
     server.set_busy_poll(config.busy_poll);
     // Start-up code (argument parsing, target loading, journal recovery)
     // will not run again: let the kernel take its pages back now.
-    if let Err(e) = lever_sys::page_out_own_code() {
+    if let Err(e) = lever_syscalls::page_out_own_code() {
         log.info(&format!("could not release start-up code pages: {e}"));
     }
     sd_notify("READY=1\nSTATUS=serving");

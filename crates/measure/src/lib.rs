@@ -43,6 +43,7 @@ pub mod iomem;
 pub mod meminfo;
 pub mod memmap;
 pub mod pressure;
+pub mod process;
 pub mod sampling;
 pub mod smaps;
 pub mod svg;

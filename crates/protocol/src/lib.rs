@@ -43,7 +43,10 @@
 //! ```
 //! use lever_protocol::*;
 //! let req = Request::Acquire(Acquire {
-//!     handle: 0, duration_ms: 30_000, priority: 0, detach: false,
+//!     handle: None,                 // a new request (0 on the wire)
+//!     lease: Lease::from_ms(30_000), // 30 s (0 on the wire = until released)
+//!     priority: Priority::ThirdPartyLow,
+//!     detach: false,
 //!     pairs: vec![(0x44008100, 1958400)],
 //! });
 //! let bytes = req.encode();
@@ -52,8 +55,20 @@
 //! // A partial frame asks for more bytes instead of failing.
 //! assert_eq!(decode_request(&bytes[..5]).unwrap(), None);
 //! ```
+//!
+//! The typed fields of an ACQUIRE ([`Priority`], [`Handle`], [`Lease`]) are
+//! in [`fields`]; the JSON documents of STATUS and EXPLAIN replies
+//! ([`Status`], [`Explain`]) in [`reply`].
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
+
+pub mod fields;
+pub mod reply;
+
+pub use fields::{Handle, Lease, LeaseError, Priority, PriorityError};
+pub use reply::{
+    Explain, Holder, KindInfo, PairInfo, RequestInfo, ResourceState, SpecInfo, Status, Vote,
+};
 
 /// First byte of every frame.
 pub const MAGIC: u8 = 0x4C;
@@ -93,12 +108,13 @@ pub mod kind {
 /// An ACQUIRE request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Acquire {
-    /// Handle to update, or 0 for a new request.
-    pub handle: u32,
-    /// Duration in ms; 0 = until released.
-    pub duration_ms: u32,
-    /// Requested priority class, 0..=3 (the daemon caps it by permission).
-    pub priority: u8,
+    /// Request to update; `None` for a new one (0 on the wire).
+    pub handle: Option<Handle>,
+    /// How long it lasts (`duration_ms` on the wire, 0 = until released).
+    pub lease: Lease,
+    /// Requested priority class (the daemon refuses the system classes to
+    /// third-party clients).
+    pub priority: Priority,
     /// Keep the request after this connection closes (timed requests only).
     pub detach: bool,
     /// Opcode/value pairs.
@@ -254,9 +270,9 @@ impl Request {
         match self {
             Request::Acquire(a) => {
                 let mut b = Vec::with_capacity(12 + 12 * a.pairs.len());
-                b.extend_from_slice(&a.handle.to_le_bytes());
-                b.extend_from_slice(&a.duration_ms.to_le_bytes());
-                b.push(a.priority);
+                b.extend_from_slice(&Handle::to_wire(a.handle).to_le_bytes());
+                b.extend_from_slice(&a.lease.ms().to_le_bytes());
+                b.push(a.priority as u8);
                 b.push(u8::from(a.detach));
                 b.extend_from_slice(&(a.pairs.len().min(u16::MAX as usize) as u16).to_le_bytes());
                 for (op, v) in &a.pairs {
@@ -391,12 +407,8 @@ pub fn decode_request(buf: &[u8]) -> Result<Option<(Request, usize)>, ProtocolEr
             }
             let count = u16::from_le_bytes([body[10], body[11]]) as usize;
             exact("ACQUIRE", body, 12 + 12 * count)?;
-            let priority = body[8];
-            if priority > 3 {
-                return Err(ProtocolError::Field(format!(
-                    "ACQUIRE priority {priority} is not 0..=3"
-                )));
-            }
+            let priority = Priority::try_from(body[8])
+                .map_err(|e| ProtocolError::Field(format!("ACQUIRE {e}")))?;
             let flags = body[9];
             if flags & !1 != 0 {
                 return Err(ProtocolError::Field(format!(
@@ -412,8 +424,8 @@ pub fn decode_request(buf: &[u8]) -> Result<Option<(Request, usize)>, ProtocolEr
                 })
                 .collect();
             Request::Acquire(Acquire {
-                handle: u32_at(body, 0),
-                duration_ms: u32_at(body, 4),
+                handle: Handle::new(u32_at(body, 0)),
+                lease: Lease::from_ms(u32_at(body, 4)),
                 priority,
                 detach: flags & 1 == 1,
                 pairs,

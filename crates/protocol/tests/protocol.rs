@@ -6,9 +6,9 @@ use proptest::prelude::*;
 
 fn acquire(pairs: Vec<(u32, i64)>) -> Request {
     Request::Acquire(Acquire {
-        handle: 7,
-        duration_ms: 1000,
-        priority: 1,
+        handle: Handle::new(7),
+        lease: Lease::from_ms(1000),
+        priority: Priority::ThirdPartyHigh,
         detach: true,
         pairs,
     })
@@ -141,9 +141,9 @@ fn vectors() -> Vec<(&'static str, Vec<u8>)> {
         (
             "acquire seed example: new handle, indefinite, silver min 1958400",
             Request::Acquire(Acquire {
-                handle: 0,
-                duration_ms: 0,
-                priority: 0,
+                handle: None,
+                lease: Lease::UntilReleased,
+                priority: Priority::ThirdPartyLow,
                 detach: false,
                 pairs: vec![(0x44008100, 1958400)],
             })
@@ -152,9 +152,9 @@ fn vectors() -> Vec<(&'static str, Vec<u8>)> {
         (
             "acquire update handle 5, 30 s, system-high, detach, two pairs",
             Request::Acquire(Acquire {
-                handle: 5,
-                duration_ms: 30000,
-                priority: 3,
+                handle: Handle::new(5),
+                lease: Lease::from_ms(30000),
+                priority: Priority::SystemHigh,
                 detach: true,
                 pairs: vec![(0x44008100, 1958400), (0x4400C100, -1)],
             })
@@ -240,9 +240,9 @@ fn any_request() -> impl Strategy<Value = Request> {
         )
             .prop_map(
                 |(handle, duration_ms, priority, detach, pairs)| Request::Acquire(Acquire {
-                    handle,
-                    duration_ms,
-                    priority,
+                    handle: Handle::new(handle),
+                    lease: Lease::from_ms(duration_ms),
+                    priority: Priority::try_from(priority).unwrap(),
                     detach,
                     pairs
                 })

@@ -1,13 +1,15 @@
 //! Client commands: `lever acquire`, `release`, `status`, `explain`,
-//! `perflock` (the seed's `perflock_native_test --acq` form).
+//! `perflock` (the seed's `perflock_native_test --acq` form). Parsing and
+//! calling only; `render::client` prints.
 
 use crate::args::Global;
-use crate::render::{print_json, Table};
+use crate::render::client as render;
 use anyhow::{bail, Context};
 use clap::Args;
-use lever_client::Client;
-use lever_protocol::Acquire;
+use lever_client::{Acquire, Client, Handle, Lease, Priority};
+use lever_text::{parse_duration, parse_int, TimeUnit};
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// Where to reach the daemon.
 #[derive(Debug, Args)]
@@ -27,19 +29,25 @@ impl SocketArg {
     }
 }
 
+/// A duration flag: `500ms`, `10s`, `1.5s`; a bare number is milliseconds.
+pub fn duration_ms(text: &str) -> Result<Duration, lever_text::UnitError> {
+    parse_duration(text, TimeUnit::Millis)
+}
+
 /// `lever acquire` flags.
 #[derive(Debug, Args)]
 pub struct AcquireArgs {
     /// Update this live request instead of making a new one.
-    #[arg(long, value_name = "H", default_value_t = 0)]
-    pub handle: u32,
-    /// How long to hold, in ms; 0 = until Ctrl-C.
-    #[arg(long, short = 'd', value_name = "MS")]
-    pub duration: u32,
+    #[arg(long, value_name = "H")]
+    pub handle: Option<Handle>,
+    /// How long to hold: `10s`, `500ms`, or a bare number of ms; 0 = until
+    /// Ctrl-C.
+    #[arg(long, short = 'd', visible_alias = "duration-ms", value_name = "DURATION", value_parser = duration_ms)]
+    pub duration: Duration,
     /// Priority class: third-party-low (default), third-party-high,
-    /// system-low, system-high.
+    /// system-low, system-high (or 0..3).
     #[arg(long, short = 'p', default_value = "third-party-low")]
-    pub priority: String,
+    pub priority: Priority,
     /// Leave a timed request with the daemon and return at once.
     #[arg(long)]
     pub detach: bool,
@@ -55,7 +63,7 @@ pub struct AcquireArgs {
 #[derive(Debug, Args)]
 pub struct ReleaseArgs {
     /// Handle to release.
-    pub handle: u32,
+    pub handle: Handle,
     #[command(flatten)]
     pub socket: SocketArg,
 }
@@ -87,27 +95,17 @@ pub struct PerflockArgs {
     pub acq: Option<Vec<String>>,
     /// Release a handle.
     #[arg(long = "rel", value_name = "HANDLE")]
-    pub rel: Option<u32>,
+    pub rel: Option<Handle>,
     #[command(flatten)]
     pub socket: SocketArg,
 }
 
-fn priority(name: &str) -> anyhow::Result<u8> {
-    Ok(match name {
-        "third-party-low" | "0" => 0,
-        "third-party-high" | "1" => 1,
-        "system-low" | "2" => 2,
-        "system-high" | "3" => 3,
-        other => bail!("unknown priority {other:?}: use third-party-low, third-party-high, system-low or system-high"),
-    })
-}
-
-fn parse_int(text: &str) -> Option<i64> {
-    let t = text.trim();
-    match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        Some(h) => i64::from_str_radix(h, 16).ok(),
-        None => t.parse().ok(),
+/// A duration as the command line means it: 0 holds until Ctrl-C.
+fn lease(duration: Duration) -> anyhow::Result<Lease> {
+    if duration.is_zero() {
+        return Ok(Lease::UntilReleased);
     }
+    Ok(Lease::timed(duration)?)
 }
 
 /// Resolve `RES=VALUE` with the daemon's own resource table (names and
@@ -116,59 +114,41 @@ fn resolve_pair(client: &mut Client, pair: &str) -> anyhow::Result<(u32, i64)> {
     let (res, value) = pair
         .split_once('=')
         .with_context(|| format!("{pair:?}: expected RES=VALUE, e.g. 0x44008100=1958400"))?;
-    let doc: serde_json::Value = serde_json::from_str(&client.explain_json(res.trim())?)?;
-    let opcode = doc["opcode"]
-        .as_str()
-        .and_then(parse_int)
-        .with_context(|| format!("daemon returned no opcode for {res}"))? as u32;
+    let doc = client.explain(res.trim())?;
+    let opcode = parse_int(&doc.resource.opcode)
+        .and_then(|o| u32::try_from(o).ok())
+        .with_context(|| format!("daemon returned no opcode for {res}"))?;
     let value = match parse_int(value) {
         Some(v) => v,
         None => {
-            let values = doc["spec"]["kind"]["values"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default();
-            let idx = values.iter().position(|v| v.as_str() == Some(value.trim()));
-            match idx {
+            let values = doc.spec.kind.values();
+            match values.iter().position(|v| v == value.trim()) {
                 Some(i) => i as i64,
                 None if values.is_empty() => bail!("{pair:?}: {value:?} is not an integer"),
-                None => bail!(
-                    "{pair:?}: {value:?} is not one of {}",
-                    values
-                        .iter()
-                        .filter_map(|v| v.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
+                None => bail!("{pair:?}: {value:?} is not one of {}", values.join(", ")),
             }
         }
     };
     Ok((opcode, value))
 }
 
-fn hold(duration_ms: u32, handle: u32, json: bool) -> anyhow::Result<()> {
-    if json {
-        print_json(&serde_json::json!({ "handle": handle, "duration_ms": duration_ms }))?;
-    } else if duration_ms == 0 {
-        println!("acquired handle {handle}; holding until Ctrl-C");
-    } else {
-        println!("acquired handle {handle}; holding for {duration_ms} ms (Ctrl-C releases it)");
-    }
-    use std::io::Write;
-    std::io::stdout().flush()?;
-    // The lease is this process's connection: Ctrl-C ends the process, the
-    // connection closes and the daemon releases everything it held.
-    if duration_ms == 0 {
-        loop {
+/// Hold the lease for its duration (or until Ctrl-C): the lease is this
+/// process's connection, so Ctrl-C ends the process, the connection closes
+/// and the daemon releases everything it held.
+fn hold(handle: Handle, lease: Lease, json: bool) -> anyhow::Result<()> {
+    render::acquired(handle, lease, json)?;
+    match lease.duration() {
+        Some(d) => std::thread::sleep(d),
+        None => loop {
             std::thread::park();
-        }
+        },
     }
-    std::thread::sleep(std::time::Duration::from_millis(u64::from(duration_ms)));
     Ok(())
 }
 
 pub fn acquire(global: &Global, args: AcquireArgs) -> anyhow::Result<()> {
-    if args.detach && args.duration == 0 {
+    let lease = lease(args.duration)?;
+    if args.detach && lease == Lease::UntilReleased {
         bail!("--detach needs --duration > 0: an indefinite request must stay tied to a running client");
     }
     let mut client = args.socket.connect()?;
@@ -179,183 +159,30 @@ pub fn acquire(global: &Global, args: AcquireArgs) -> anyhow::Result<()> {
         .collect::<anyhow::Result<Vec<_>>>()?;
     let handle = client.acquire_with(Acquire {
         handle: args.handle,
-        duration_ms: args.duration,
-        priority: priority(&args.priority)?,
+        lease,
+        priority: args.priority,
         detach: args.detach,
         pairs,
     })?;
     if args.detach {
-        if global.json {
-            print_json(
-                &serde_json::json!({ "handle": handle, "duration_ms": args.duration, "detached": true }),
-            )?;
-        } else {
-            println!("{handle}");
-        }
-        return Ok(());
+        return render::detached(handle, lease, global.json);
     }
-    hold(args.duration, handle, global.json)
+    hold(handle, lease, global.json)
 }
 
 pub fn release(global: &Global, args: ReleaseArgs) -> anyhow::Result<()> {
     args.socket.connect()?.release(args.handle)?;
-    if global.json {
-        print_json(&serde_json::json!({ "released": args.handle }))?;
-    } else {
-        println!("released {}", args.handle);
-    }
-    Ok(())
-}
-
-fn cell(v: &serde_json::Value) -> String {
-    match v {
-        serde_json::Value::Null => "-".into(),
-        serde_json::Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
+    render::released(args.handle, global.json)
 }
 
 pub fn status(global: &Global, args: StatusArgs) -> anyhow::Result<()> {
-    let text = args.socket.connect()?.status_json()?;
-    let doc: serde_json::Value = serde_json::from_str(&text)?;
-    if global.json {
-        return print_json(&doc);
-    }
-    println!(
-        "target {} ({}), root {}, {} live request(s)",
-        cell(&doc["target"]),
-        cell(&doc["source"]),
-        cell(&doc["root"]),
-        cell(&doc["live_requests"])
-    );
-    let mut t = Table::new(&["OPCODE", "NAME", "CURRENT", "ORIGINAL", "WINNER", "NODE"]);
-    let mut shown = 0;
-    for r in doc["resources"].as_array().into_iter().flatten() {
-        if args.held && !r["held"].as_bool().unwrap_or(false) && r["winner"].is_null() {
-            continue;
-        }
-        shown += 1;
-        t.row(vec![
-            cell(&r["opcode"]),
-            cell(&r["name"]),
-            r["current"]
-                .as_str()
-                .map(str::to_string)
-                .unwrap_or_else(|| "(unreadable)".into()),
-            cell(&r["original"]),
-            cell(&r["winner"]),
-            cell(&r["node"]),
-        ]);
-    }
-    if shown > 0 {
-        t.print()?;
-    } else {
-        println!("no resource is held");
-    }
-    let requests = doc["requests"].as_array().cloned().unwrap_or_default();
-    if !requests.is_empty() {
-        println!();
-        let mut t = Table::new(&[
-            "HANDLE",
-            "PID",
-            "UID",
-            "PRIORITY",
-            "EXPIRES_IN_MS",
-            "PAIRS",
-            "EXE",
-        ]);
-        for r in &requests {
-            let pairs: Vec<String> = r["pairs"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|p| {
-                    format!(
-                        "{}={}",
-                        p["name"].as_str().unwrap_or("?"),
-                        cell(&p["shown"])
-                    )
-                })
-                .collect();
-            t.row(vec![
-                cell(&r["handle"]),
-                cell(&r["pid"]),
-                cell(&r["uid"]),
-                cell(&r["priority"]),
-                match &r["expires_in_ms"] {
-                    serde_json::Value::Null => "never".into(),
-                    v => cell(v),
-                },
-                pairs.join(" "),
-                cell(&r["exe"]),
-            ]);
-        }
-        t.print()?;
-    }
-    Ok(())
+    let status = args.socket.connect()?.status()?;
+    render::status(&status, args.held, global.json)
 }
 
 pub fn explain(global: &Global, args: ExplainArgs) -> anyhow::Result<()> {
-    let text = args.socket.connect()?.explain_json(&args.resource)?;
-    let doc: serde_json::Value = serde_json::from_str(&text)?;
-    if global.json {
-        return print_json(&doc);
-    }
-    println!(
-        "{} ({}) — {}",
-        cell(&doc["name"]),
-        cell(&doc["opcode"]),
-        cell(&doc["spec"]["description"])
-    );
-    println!("  node:        {}", cell(&doc["node"]));
-    println!(
-        "  unit:        {}  range {}..{}",
-        cell(&doc["unit"]),
-        cell(&doc["spec"]["low"]),
-        cell(&doc["spec"]["high"])
-    );
-    println!(
-        "  kind:        {}  aggregation {}  access {}",
-        cell(&doc["spec"]["kind"]["type"]),
-        cell(&doc["aggregation"]),
-        cell(&doc["permission"])
-    );
-    if !doc["pair"].is_null() {
-        println!(
-            "  paired with: {} (min <= max kept at every write)",
-            cell(&doc["pair"])
-        );
-    }
-    println!("  current:     {}", cell(&doc["current"]));
-    println!(
-        "  original:    {}",
-        if doc["held"].as_bool() == Some(true) {
-            cell(&doc["original"])
-        } else {
-            "(not held: current is the original)".into()
-        }
-    );
-    println!("  rule:        {}", cell(&doc["rule"]));
-    let votes = doc["votes"].as_array().cloned().unwrap_or_default();
-    if votes.is_empty() {
-        println!("  votes:       none");
-    } else {
-        println!("  votes (strongest first):");
-        for v in votes {
-            println!(
-                "    handle {:<14} {:<12} priority {:<16} expires {}",
-                cell(&v["handle"]),
-                cell(&v["shown"]),
-                cell(&v["priority"]),
-                match &v["expires_in_ms"] {
-                    serde_json::Value::Null => "never".into(),
-                    e => format!("in {} ms", cell(e)),
-                }
-            );
-        }
-        println!("  applied:     {}", cell(&doc["applied"]));
-    }
-    Ok(())
+    let doc = args.socket.connect()?.explain(&args.resource)?;
+    render::explain(&doc, global.json)
 }
 
 pub fn perflock(global: &Global, args: PerflockArgs) -> anyhow::Result<()> {
@@ -369,10 +196,9 @@ pub fn perflock(global: &Global, args: PerflockArgs) -> anyhow::Result<()> {
     let [handle, duration, list] = acq.as_slice() else {
         bail!("usage: lever perflock --acq <handle> <duration> <opcode,value,...>");
     };
-    let handle: i64 =
+    let handle =
         parse_int(handle).with_context(|| format!("handle {handle:?} is not an integer"))?;
-    let duration: u32 = duration
-        .parse()
+    let duration = duration_ms(duration)
         .with_context(|| format!("duration {duration:?} is not a number of ms"))?;
     let ints = list
         .split(',')
@@ -386,12 +212,84 @@ pub fn perflock(global: &Global, args: PerflockArgs) -> anyhow::Result<()> {
         eprintln!("resource_list[{}] = {:x}", 2 * i + 1, w[1]);
     }
     let pairs = ints.chunks(2).map(|w| (w[0] as u32, w[1])).collect();
+    let lease = lease(duration)?;
     let handle = client.acquire_with(Acquire {
-        handle: u32::try_from(handle).unwrap_or(0),
-        duration_ms: duration,
-        priority: 0,
+        // perflock's handle 0 (or one that is no u32) asks for a new lock.
+        handle: u32::try_from(handle).ok().and_then(Handle::new),
+        lease,
+        priority: Priority::ThirdPartyLow,
         detach: false,
         pairs,
     })?;
-    hold(duration, handle, global.json)
+    hold(handle, lease, global.json)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::args::{Cli, Command};
+    use clap::Parser;
+    use lever_client::{Handle, Priority};
+    use std::time::Duration;
+
+    fn acquire(args: &[&str]) -> super::AcquireArgs {
+        let argv = ["lever", "acquire"]
+            .iter()
+            .chain(args)
+            .chain(&["0x44008100=1"]);
+        match Cli::try_parse_from(argv).unwrap().command {
+            Command::Acquire(a) => a,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn durations_take_units_and_bare_numbers_stay_milliseconds() {
+        assert_eq!(acquire(&["-d", "10s"]).duration, Duration::from_secs(10));
+        assert_eq!(
+            acquire(&["-d", "500ms"]).duration,
+            Duration::from_millis(500)
+        );
+        assert_eq!(
+            acquire(&["--duration", "2000"]).duration,
+            Duration::from_secs(2)
+        );
+        assert_eq!(
+            acquire(&["--duration-ms", "250"]).duration,
+            Duration::from_millis(250)
+        );
+        assert_eq!(acquire(&["-d", "0"]).duration, Duration::ZERO);
+        let err = Cli::try_parse_from(["lever", "acquire", "-d", "10 parsecs", "x=1"]).unwrap_err();
+        assert!(err.to_string().contains("unknown unit"), "{err}");
+    }
+
+    #[test]
+    fn priority_and_handle_are_typed() {
+        let a = acquire(&["-d", "1", "-p", "system-high", "--handle", "42"]);
+        assert_eq!(
+            (a.priority, a.handle),
+            (Priority::SystemHigh, Handle::new(42))
+        );
+        assert_eq!(
+            acquire(&["-d", "1", "-p", "1"]).priority,
+            Priority::ThirdPartyHigh
+        );
+        assert_eq!(acquire(&["-d", "1"]).priority, Priority::ThirdPartyLow);
+        assert_eq!(acquire(&["-d", "1"]).handle, None);
+        for bad in [
+            &["-d", "1", "-p", "urgent"][..],
+            &["-d", "1", "--handle", "0"],
+        ] {
+            let argv = ["lever", "acquire"].iter().chain(bad).chain(&["x=1"]);
+            assert!(Cli::try_parse_from(argv).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn zero_holds_until_released() {
+        assert_eq!(
+            super::lease(Duration::ZERO).unwrap(),
+            lever_client::Lease::UntilReleased
+        );
+        assert_eq!(super::lease(Duration::from_secs(3)).unwrap().ms(), 3000);
+    }
 }

@@ -1,8 +1,13 @@
-//! `lever daemon` and `lever restore`.
+//! `lever daemon` and `lever restore`. For `--sim BOARD` the CLI creates
+//! the simulated board and starts the daemon on it: the daemon itself knows
+//! nothing of simulators.
 
 use crate::args::Global;
+use crate::cmd::client::duration_ms;
 use clap::Args;
-use std::path::PathBuf;
+use lever_text::{parse_duration, TimeUnit};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// `lever daemon` flags.
 #[derive(Debug, Args)]
@@ -16,7 +21,8 @@ pub struct DaemonArgs {
     /// Socket to listen on.
     #[arg(long, value_name = "PATH", default_value = lever_daemon::DEFAULT_SOCKET)]
     pub socket: PathBuf,
-    /// State directory: journal of originals (crash-safe restore), simulated board.
+    /// State directory: journal of originals (crash-safe restore), and the
+    /// simulated board of --sim.
     #[arg(long, value_name = "DIR", default_value = lever_daemon::DEFAULT_STATE_DIR)]
     pub state_dir: PathBuf,
     /// Group whose members are system clients, besides root.
@@ -25,17 +31,19 @@ pub struct DaemonArgs {
     /// Live requests one third-party client may hold.
     #[arg(long, value_name = "N", default_value_t = 32)]
     pub max_requests: usize,
-    /// Longest timed request a third-party client may make (ms).
-    #[arg(long, value_name = "MS", default_value_t = 600_000)]
-    pub max_duration_ms: u32,
+    /// Longest timed request a third-party client may make (`10m`, `30s`;
+    /// a bare number is ms).
+    #[arg(long, value_name = "DURATION", default_value = "600000", value_parser = duration_ms)]
+    pub max_duration_ms: Duration,
     /// Log only warnings, not every change.
     #[arg(long)]
     pub quiet: bool,
     /// After each burst of requests, keep polling for this many µs before
     /// sleeping: answers the next request without waking an idle CPU, for
-    /// at most this much CPU time per burst (0 = always sleep).
-    #[arg(long, value_name = "US", default_value_t = 0)]
-    pub busy_poll_us: u64,
+    /// at most this much CPU time per burst (0 = always sleep; `2ms`; a
+    /// bare number is µs).
+    #[arg(long, value_name = "DURATION", default_value = "0", value_parser = duration_us)]
+    pub busy_poll_us: Duration,
 }
 
 /// `lever restore` flags.
@@ -46,22 +54,55 @@ pub struct RestoreArgs {
     pub state_dir: PathBuf,
 }
 
+/// A duration flag whose bare numbers are microseconds.
+pub fn duration_us(text: &str) -> Result<Duration, lever_text::UnitError> {
+    parse_duration(text, TimeUnit::Micros)
+}
+
+/// The root for `--sim BOARD`: the board under `STATE_DIR/sim`, created
+/// unless it is already there (so a restarted daemon sees the device as it
+/// was left).
+fn sim_root(board: &str, state_dir: &Path, quiet: bool) -> anyhow::Result<PathBuf> {
+    let dir = state_dir.join("sim");
+    let marker = std::fs::read_to_string(dir.join(lever_sim::MARKER)).unwrap_or_default();
+    let note = if marker.trim() == board {
+        format!("using simulated {board} in {}", dir.display())
+    } else {
+        let created = lever_sim::create(board, &dir)
+            .map_err(|e| anyhow::anyhow!("cannot create simulated board: {e}"))?;
+        format!(
+            "created simulated {board} in {} ({} files)",
+            created.root.display(),
+            created.files
+        )
+    };
+    if !quiet {
+        eprintln!("lever daemon: {note}");
+    }
+    Ok(dir)
+}
+
 pub fn run_daemon(global: &Global, args: DaemonArgs) -> anyhow::Result<()> {
+    let max_ms = u32::try_from(args.max_duration_ms.as_millis())
+        .map_err(|_| anyhow::anyhow!("--max-duration-ms: at most 4294967295 ms"))?;
     let limits = lever_daemon::core::Limits {
         third_party_requests: args.max_requests,
-        third_party_max_duration_ms: args.max_duration_ms,
+        third_party_max_duration_ms: max_ms,
         ..Default::default()
     };
+    let root = match &args.sim {
+        Some(board) => sim_root(board, &args.state_dir, args.quiet)?,
+        None => global.root.clone(),
+    };
     lever_daemon::run(lever_daemon::Config {
-        root: global.root.clone(),
+        root,
         target: args.target,
-        sim: args.sim,
         socket: args.socket,
         state_dir: args.state_dir,
         system_group: args.system_group,
         limits,
         quiet: args.quiet,
-        busy_poll: std::time::Duration::from_micros(args.busy_poll_us),
+        busy_poll: args.busy_poll_us,
     })?;
     Ok(())
 }
@@ -69,43 +110,18 @@ pub fn run_daemon(global: &Global, args: DaemonArgs) -> anyhow::Result<()> {
 pub fn run_restore(global: &Global, args: RestoreArgs) -> anyhow::Result<()> {
     // A journal written for a simulated board names that board's root.
     let sim_root = args.state_dir.join("sim");
-    let root =
-        if global.root == std::path::Path::new("/") && sim_root.join(lever_sim::MARKER).exists() {
-            sim_root
-        } else {
-            global.root.clone()
-        };
-    let recovery = lever_daemon::restore(&args.state_dir, &root)?;
-    let restored = &recovery.restored;
-    let failed = restored.iter().filter(|r| r.result.is_err()).count();
-    if global.json {
-        let rows: Vec<serde_json::Value> = restored
-            .iter()
-            .map(|r| serde_json::json!({"node": r.node, "original": r.original, "error": r.result.as_ref().err()}))
-            .collect();
-        crate::render::print_json(&serde_json::json!({
-            "restored": rows,
-            "earlier_boot": recovery.earlier_boot.as_ref().map(|(boot, n)| serde_json::json!({"boot_id": boot, "nodes": n})),
-        }))?;
+    let root = if global.root == Path::new("/") && sim_root.join(lever_sim::MARKER).exists() {
+        sim_root
     } else {
-        if let Some((boot, n)) = &recovery.earlier_boot {
-            println!(
-                "the journal is from an earlier boot ({boot}): the reboot already reset its {n} node(s), so nothing was written back"
-            );
-        }
-        for r in restored {
-            match &r.result {
-                Ok(()) => println!("restored {} to {:?}", r.node, r.original),
-                Err(e) => println!("FAILED {}: {e}", r.node),
-            }
-        }
-        if restored.is_empty() && recovery.earlier_boot.is_none() {
-            println!(
-                "nothing to restore: the journal in {} is clean",
-                args.state_dir.display()
-            );
-        }
-    }
+        global.root.clone()
+    };
+    let recovery = lever_daemon::restore(&args.state_dir, &root)?;
+    crate::render::daemon::restore(&recovery, &args.state_dir, global.json)?;
+    let failed = recovery
+        .restored
+        .iter()
+        .filter(|r| r.result.is_err())
+        .count();
     anyhow::ensure!(failed == 0, "{failed} node(s) could not be restored");
     Ok(())
 }

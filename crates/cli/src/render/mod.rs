@@ -2,8 +2,11 @@
 //! tables) or a program (JSON). One module per command, a function per
 //! section; the shared table, JSON, number and progress helpers are here.
 
+pub mod bench_daemon;
 pub mod boot;
+pub mod client;
 pub mod cpu;
+pub mod daemon;
 pub mod flamegraph;
 pub mod io;
 pub mod mem;

@@ -5,7 +5,7 @@
 //! ```
 //! // Ask the kernel to drop the resident pages of our own executable's
 //! // code; they are faulted back in as they are used again.
-//! let advised = lever_sys::page_out_own_code().unwrap();
+//! let advised = lever_syscalls::page_out_own_code().unwrap();
 //! assert!(advised > 0);
 //! ```
 #![warn(missing_docs)]

@@ -1,0 +1,471 @@
+//! The daemon's decisions with a fake clock and a fake tree: `Core` takes
+//! `now` as an argument, so deadlines are checked to the millisecond
+//! without sleeping, and every node lives in a `FakeTree`.
+
+mod common;
+
+use common::{fixture, GOVERNOR, RT, UCLAMP};
+use lever_daemon::core::{Client, Limits};
+use lever_daemon::identity::Identity;
+use lever_protocol::{
+    Acquire, ErrorCode, Explain, Handle, Holder, Lease, Priority, Reply, Request, Status,
+};
+use std::time::Duration;
+
+fn client(conn: u64, uid: u32, system: bool) -> Client {
+    Client {
+        conn,
+        id: Identity {
+            pid: 1000 + conn as i32,
+            uid,
+            gid: uid,
+            exe: Some(format!("/usr/bin/app{conn}")),
+            system,
+        },
+    }
+}
+
+fn app(conn: u64) -> Client {
+    client(conn, 1000 + conn as u32, false)
+}
+
+fn root() -> Client {
+    client(99, 0, true)
+}
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+fn ask(lease_ms: u32, priority: Priority, pairs: &[(u32, i64)]) -> Request {
+    Request::Acquire(Acquire {
+        handle: None,
+        lease: Lease::from_ms(lease_ms),
+        priority,
+        detach: false,
+        pairs: pairs.to_vec(),
+    })
+}
+
+fn handle(reply: Reply) -> Handle {
+    match reply {
+        Reply::Handle(h) => Handle::new(h).expect("handles are > 0"),
+        other => panic!("expected a handle, got {other:?}"),
+    }
+}
+
+fn refusal(reply: Reply) -> (ErrorCode, String) {
+    match reply {
+        Reply::Error { code, message } => (code, message),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+trait Ask {
+    fn status(&mut self, c: &Client, now: Duration) -> Status;
+    fn explain(&mut self, c: &Client, res: &str, now: Duration) -> Explain;
+}
+
+impl Ask for common::Fixture {
+    fn status(&mut self, c: &Client, now: Duration) -> Status {
+        match self.core.handle(c, Request::Status, now) {
+            Reply::Json(t) => serde_json::from_str(&t).unwrap(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn explain(&mut self, c: &Client, res: &str, now: Duration) -> Explain {
+        let req = Request::Explain {
+            resource: res.into(),
+        };
+        match self.core.handle(c, req, now) {
+            Reply::Json(t) => serde_json::from_str(&t).unwrap(),
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_timed_request_holds_until_its_deadline_exactly() {
+    let mut f = fixture(Limits::default());
+    let t0 = ms(5_000);
+    let h = handle(f.core.handle(
+        &app(1),
+        ask(300, Priority::ThirdPartyLow, &[(0x44000000, 512)]),
+        t0,
+    ));
+    assert_eq!(f.node(UCLAMP), "512");
+    assert_eq!(f.core.next_deadline(), Some(t0 + ms(300)));
+    f.core.expire(t0 + ms(299));
+    assert_eq!((f.node(UCLAMP).as_str(), f.core.live()), ("512", 1));
+    let s = f.status(&app(1), t0 + ms(100));
+    assert_eq!(s.requests[0].handle, h);
+    assert_eq!(s.requests[0].expires_in_ms, Some(200));
+    assert_eq!(s.requests[0].lease, Lease::from_ms(300));
+    f.core.expire(t0 + ms(300));
+    assert_eq!((f.node(UCLAMP).as_str(), f.core.live()), ("0", 0));
+    assert_eq!(f.core.next_deadline(), None);
+}
+
+#[test]
+fn release_and_a_closed_connection_restore_the_original() {
+    let mut f = fixture(Limits::default());
+    let now = ms(1);
+    let h = handle(f.core.handle(
+        &app(1),
+        ask(
+            0,
+            Priority::ThirdPartyLow,
+            &[(0x44000000, 700), (0x48000000, 2)],
+        ),
+        now,
+    ));
+    assert_eq!(
+        (f.node(UCLAMP).as_str(), f.node(GOVERNOR).as_str()),
+        ("700", "performance")
+    );
+    // No deadline: until released.
+    assert_eq!(f.core.next_deadline(), None);
+    // Another client cannot release it, nor learn that it exists.
+    let (code, msg) = refusal(
+        f.core
+            .handle(&app(2), Request::Release { handle: h.get() }, now),
+    );
+    assert_eq!(code, ErrorCode::NoSuchRequest);
+    assert_eq!(msg, format!("no request {h} of yours"));
+    assert_eq!(
+        f.core
+            .handle(&app(1), Request::Release { handle: h.get() }, now),
+        Reply::Done
+    );
+    assert_eq!(
+        (f.node(UCLAMP).as_str(), f.node(GOVERNOR).as_str()),
+        ("0", "schedutil")
+    );
+
+    handle(f.core.handle(
+        &app(3),
+        ask(0, Priority::ThirdPartyLow, &[(0x44000000, 64)]),
+        now,
+    ));
+    assert_eq!(f.node(UCLAMP), "64");
+    f.core.client_gone(3);
+    assert_eq!((f.node(UCLAMP).as_str(), f.core.live()), ("0", 0));
+}
+
+#[test]
+fn updating_a_handle_replaces_its_values() {
+    let mut f = fixture(Limits::default());
+    let h = handle(f.core.handle(
+        &app(1),
+        ask(0, Priority::ThirdPartyLow, &[(0x44000000, 100)]),
+        ms(0),
+    ));
+    let update = Request::Acquire(Acquire {
+        handle: Some(h),
+        lease: Lease::UntilReleased,
+        priority: Priority::ThirdPartyLow,
+        detach: false,
+        pairs: vec![(0x44000000, 300)],
+    });
+    assert_eq!(handle(f.core.handle(&app(1), update.clone(), ms(1))), h);
+    assert_eq!((f.node(UCLAMP).as_str(), f.core.live()), ("300", 1));
+    // Someone else's handle is refused as unknown.
+    let (code, _) = refusal(f.core.handle(&app(2), update, ms(2)));
+    assert_eq!(code, ErrorCode::NoSuchRequest);
+}
+
+#[test]
+fn a_higher_class_beats_a_higher_value() {
+    let mut f = fixture(Limits::default());
+    let now = ms(0);
+    handle(f.core.handle(
+        &app(1),
+        ask(0, Priority::ThirdPartyHigh, &[(0x44000000, 900)]),
+        now,
+    ));
+    let sys = handle(f.core.handle(
+        &root(),
+        ask(0, Priority::SystemLow, &[(0x44000000, 100)]),
+        now,
+    ));
+    // Max aggregation, yet the system class wins with the lower value.
+    assert_eq!(f.node(UCLAMP), "100");
+    let e = f.explain(&root(), "sched_util_clamp_min", now);
+    assert_eq!(e.votes[0].priority, Priority::SystemLow);
+    assert_eq!(e.votes[0].handle, Holder::Handle(sys));
+    assert_eq!(e.votes[1].priority, Priority::ThirdPartyHigh);
+    assert_eq!(e.applied.as_deref(), Some("100"));
+    f.core
+        .handle(&root(), Request::Release { handle: sys.get() }, now);
+    assert_eq!(f.node(UCLAMP), "900");
+}
+
+#[test]
+fn third_party_clients_get_neither_system_classes_nor_system_resources() {
+    let mut f = fixture(Limits::default());
+    let now = ms(0);
+    for p in [Priority::SystemLow, Priority::SystemHigh] {
+        let (code, msg) = refusal(f.core.handle(&app(1), ask(0, p, &[(0x44000000, 1)]), now));
+        assert_eq!(code, ErrorCode::NotPermitted);
+        assert!(
+            msg.contains("needs a system client") && msg.contains("uid 1001"),
+            "{msg}"
+        );
+    }
+    let (code, msg) = refusal(f.core.handle(
+        &app(1),
+        ask(0, Priority::ThirdPartyLow, &[(0x48C04000, -1)]),
+        now,
+    ));
+    assert_eq!(code, ErrorCode::NotPermitted);
+    assert_eq!(
+        msg,
+        "sched_rt_runtime_us (0x48C04000) is system-only; uid 1001 is a third-party client"
+    );
+    assert_eq!((f.node(RT).as_str(), f.core.live()), ("950000", 0));
+    // A system client may, with a system class.
+    let (code, _) = refusal(f.core.handle(
+        &root(),
+        ask(0, Priority::ThirdPartyLow, &[(0x48C04000, -1)]),
+        now,
+    ));
+    assert_eq!(code, ErrorCode::NotPermitted);
+    handle(f.core.handle(
+        &root(),
+        ask(0, Priority::SystemLow, &[(0x48C04000, -1)]),
+        now,
+    ));
+    assert_eq!(f.node(RT), "-1");
+}
+
+#[test]
+fn invalid_requests_are_refused_before_any_write() {
+    let mut f = fixture(Limits::default());
+    let now = ms(0);
+    let (code, _) = refusal(
+        f.core
+            .handle(&app(1), ask(0, Priority::ThirdPartyLow, &[]), now),
+    );
+    assert_eq!(code, ErrorCode::Invalid);
+    let detach = Request::Acquire(Acquire {
+        handle: None,
+        lease: Lease::UntilReleased,
+        priority: Priority::ThirdPartyLow,
+        detach: true,
+        pairs: vec![(0x44000000, 1)],
+    });
+    let (code, msg) = refusal(f.core.handle(&app(1), detach, now));
+    assert_eq!(code, ErrorCode::Invalid);
+    assert!(msg.starts_with("detach needs a duration"), "{msg}");
+    let (code, msg) = refusal(f.core.handle(
+        &app(1),
+        ask(0, Priority::ThirdPartyLow, &[(0x4abc0000, 1)]),
+        now,
+    ));
+    assert_eq!(code, ErrorCode::UnknownResource);
+    assert_eq!(msg, "opcode 0x4ABC0000 is not a resource of target tiny");
+    assert_eq!((f.node(UCLAMP).as_str(), f.core.live()), ("0", 0));
+}
+
+#[test]
+fn per_client_limits() {
+    let limits = Limits {
+        third_party_requests: 2,
+        third_party_pairs: 1,
+        third_party_max_duration_ms: 1000,
+        ..Limits::default()
+    };
+    let mut f = fixture(limits);
+    let now = ms(0);
+    let one = [(0x44000000, 1)];
+    handle(
+        f.core
+            .handle(&app(1), ask(0, Priority::ThirdPartyLow, &one), now),
+    );
+    handle(
+        f.core
+            .handle(&app(1), ask(0, Priority::ThirdPartyLow, &one), now),
+    );
+    let (code, msg) = refusal(
+        f.core
+            .handle(&app(1), ask(0, Priority::ThirdPartyLow, &one), now),
+    );
+    assert_eq!(code, ErrorCode::Limit);
+    assert_eq!(msg, "this client already holds 2 requests (limit 2)");
+    // The limit is per client: another connection may still ask.
+    handle(
+        f.core
+            .handle(&app(2), ask(0, Priority::ThirdPartyLow, &one), now),
+    );
+    let (code, msg) = refusal(f.core.handle(
+        &app(3),
+        ask(
+            0,
+            Priority::ThirdPartyLow,
+            &[(0x44000000, 1), (0x48000000, 1)],
+        ),
+        now,
+    ));
+    assert_eq!(code, ErrorCode::Limit);
+    assert_eq!(msg, "2 pairs in one request; third-party limit is 1");
+    let (code, msg) = refusal(f.core.handle(
+        &app(3),
+        ask(1001, Priority::ThirdPartyLow, &one),
+        now,
+    ));
+    assert_eq!(code, ErrorCode::Limit);
+    assert_eq!(
+        msg,
+        "duration 1001 ms exceeds the third-party limit of 1000 ms"
+    );
+    // System clients are held to the system limits only.
+    handle(f.core.handle(
+        &root(),
+        ask(
+            5000,
+            Priority::SystemHigh,
+            &[(0x44000000, 1), (0x48000000, 1)],
+        ),
+        now,
+    ));
+}
+
+#[test]
+fn status_hides_other_clients_from_third_party_clients() {
+    let mut f = fixture(Limits::default());
+    let now = ms(0);
+    let mine = handle(f.core.handle(
+        &app(1),
+        ask(0, Priority::ThirdPartyLow, &[(0x48000000, 0)]),
+        now,
+    ));
+    let theirs = handle(f.core.handle(
+        &app(2),
+        ask(0, Priority::ThirdPartyLow, &[(0x44000000, 512)]),
+        now,
+    ));
+    let s = f.status(&app(1), now);
+    assert_eq!(s.live_requests, 2);
+    assert_eq!(s.target, "tiny");
+    assert_eq!(s.root, f.tree.root().display().to_string());
+    assert_eq!(s.requests.len(), 1);
+    let r = &s.requests[0];
+    assert_eq!((r.handle, r.pid, r.uid), (mine, 1001, 1001));
+    assert_eq!(
+        (r.priority, r.detached, r.lease),
+        (Priority::ThirdPartyLow, false, Lease::UntilReleased)
+    );
+    assert_eq!(r.exe.as_deref(), Some("/usr/bin/app1"));
+    assert_eq!(r.pairs[0].name, "cpu_governor");
+    assert_eq!(r.pairs[0].shown, "powersave");
+    let by_name = |s: &Status, n: &str| s.resources.iter().find(|r| r.name == n).unwrap().clone();
+    let uclamp = by_name(&s, "sched_util_clamp_min");
+    assert_eq!(uclamp.winner, Some(Holder::AnotherClient));
+    assert_eq!(
+        (uclamp.current.as_deref(), uclamp.original.as_deref()),
+        (Some("512"), Some("0"))
+    );
+    assert!(uclamp.held);
+    assert_eq!(
+        by_name(&s, "cpu_governor").winner,
+        Some(Holder::Handle(mine))
+    );
+    assert_eq!(by_name(&s, "sched_rt_runtime_us").winner, None);
+    assert!(!by_name(&s, "sched_rt_runtime_us").held);
+    // Root sees everyone's.
+    let s = f.status(&root(), now);
+    assert_eq!(s.requests.len(), 2);
+    assert_eq!(
+        by_name(&s, "sched_util_clamp_min").winner,
+        Some(Holder::Handle(theirs))
+    );
+}
+
+#[test]
+fn explain_gives_the_rule_the_votes_and_the_original() {
+    let mut f = fixture(Limits::default());
+    let now = ms(10_000);
+    let e = f.explain(&app(1), "0x48000000", now);
+    assert_eq!(e.resource.name, "cpu_governor");
+    assert_eq!(
+        e.spec.kind.values(),
+        ["powersave", "schedutil", "performance"]
+    );
+    assert_eq!(
+        e.rule,
+        "the highest value among the votes of the highest priority class wins"
+    );
+    assert!(e.votes.is_empty() && e.applied.is_none() && e.pair.is_none());
+    assert!(!e.resource.held);
+    let mine = handle(f.core.handle(
+        &app(1),
+        ask(2000, Priority::ThirdPartyLow, &[(0x48000000, 1)]),
+        now,
+    ));
+    handle(f.core.handle(
+        &app(2),
+        ask(0, Priority::ThirdPartyLow, &[(0x48000000, 2)]),
+        now,
+    ));
+    let e = f.explain(&app(1), "cpu_governor", now + ms(500));
+    assert_eq!(e.votes.len(), 2);
+    assert_eq!(
+        (e.votes[0].handle, e.votes[0].shown.as_str()),
+        (Holder::AnotherClient, "performance")
+    );
+    assert_eq!(e.votes[0].expires_in_ms, None);
+    assert_eq!(
+        (e.votes[1].handle, e.votes[1].expires_in_ms),
+        (Holder::Handle(mine), Some(1500))
+    );
+    assert_eq!(e.applied.as_deref(), Some("performance"));
+    assert_eq!(e.resource.original.as_deref(), Some("schedutil"));
+    assert_eq!(e.resource.winner, Some(Holder::AnotherClient));
+    let newest = f.explain(&root(), "sched_rt_runtime_us", now);
+    assert_eq!(
+        newest.rule,
+        "the newest vote of the highest priority class wins"
+    );
+    assert_eq!(newest.resource.permission, "system");
+    let (code, msg) = refusal(f.core.handle(
+        &app(1),
+        Request::Explain {
+            resource: "nope".into(),
+        },
+        now,
+    ));
+    assert_eq!(code, ErrorCode::UnknownResource);
+    assert_eq!(msg, "no resource named or numbered \"nope\" in target tiny");
+}
+
+#[test]
+fn shutdown_restores_every_node() {
+    let mut f = fixture(Limits::default());
+    let before = lever_testkit::snapshot(f.tree.root());
+    handle(f.core.handle(
+        &root(),
+        ask(
+            0,
+            Priority::SystemHigh,
+            &[(0x44000000, 1024), (0x48C04000, -1), (0x48000000, 2)],
+        ),
+        ms(0),
+    ));
+    assert_eq!(
+        lever_testkit::changed(&before, &lever_testkit::snapshot(f.tree.root())).len(),
+        3
+    );
+    f.core.shutdown();
+    assert_eq!(
+        lever_testkit::changed(&before, &lever_testkit::snapshot(f.tree.root())),
+        Vec::<String>::new()
+    );
+    assert_eq!(f.core.live(), 0);
+}
+
+#[test]
+fn ping_answers_the_protocol_version() {
+    let mut f = fixture(Limits::default());
+    assert_eq!(f.core.handle(&app(1), Request::Ping, ms(0)), Reply::Pong(1));
+}

@@ -1,0 +1,391 @@
+//! One process's memory and CPU time from `/proc/<pid>`: the `status`
+//! figures (`VmRSS`, `VmHWM`, ...), its resident memory split by what backs
+//! it (`smaps`), its `smaps_rollup` totals, and its CPU time (`stat`).
+//!
+//! Every read goes through a [`KernelFs`], like every reader of this crate:
+//! [`KernelFs::system`] for the running machine (a process measuring itself
+//! or its child reads the real `/proc`, whatever `--root` says), a fake tree
+//! in tests. [`Pid::Current`] is `/proc/self`.
+//!
+//! ```
+//! use lever_kernel::KernelFs;
+//! use lever_measure::process::{self, Pid};
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! let fs = KernelFs::new(dir.path());
+//! fs.create_node("/proc/self/status", "Name:\tlever\nVmHWM:\t    3400 kB\nVmRSS:\t    3120 kB\n").unwrap();
+//! let status = process::status(&fs, Pid::Current).unwrap();
+//! assert_eq!((status.vm_rss_kb, status.vm_hwm_kb), (Some(3120), Some(3400)));
+//! ```
+
+use crate::error::{parse_err, MeasureError};
+use crate::smaps::{parse_rollup, ProcRaw};
+use lever_kernel::KernelFs;
+use serde::Serialize;
+use std::fmt;
+
+/// Which process: a number, or the one reading (`/proc/self`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Pid {
+    /// The process that reads (`/proc/self`).
+    Current,
+    /// A process id.
+    Id(u32),
+}
+
+impl Pid {
+    /// `/proc/<pid>`.
+    pub fn dir(self) -> String {
+        format!("{}/{self}", lever_kernel::paths::PROC)
+    }
+
+    fn file(self, name: &str) -> String {
+        format!("{}/{name}", self.dir())
+    }
+}
+
+impl fmt::Display for Pid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Pid::Current => f.write_str("self"),
+            Pid::Id(pid) => pid.fmt(f),
+        }
+    }
+}
+
+impl From<u32> for Pid {
+    fn from(pid: u32) -> Pid {
+        Pid::Id(pid)
+    }
+}
+
+/// The memory figures of `/proc/<pid>/status`, kB; `None` where the kernel
+/// prints none (a kernel thread has no `Vm*` lines).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Status {
+    /// `Name`.
+    pub name: String,
+    /// `VmPeak`: largest virtual size.
+    pub vm_peak_kb: Option<u64>,
+    /// `VmSize`: virtual size.
+    pub vm_size_kb: Option<u64>,
+    /// `VmHWM`: largest resident set ("high water mark").
+    pub vm_hwm_kb: Option<u64>,
+    /// `VmRSS`: resident set now.
+    pub vm_rss_kb: Option<u64>,
+    /// `RssAnon`.
+    pub rss_anon_kb: Option<u64>,
+    /// `RssFile`.
+    pub rss_file_kb: Option<u64>,
+    /// `RssShmem`.
+    pub rss_shmem_kb: Option<u64>,
+    /// `VmSwap`.
+    pub vm_swap_kb: Option<u64>,
+}
+
+/// Read `/proc/<pid>/status`.
+pub fn status(fs: &KernelFs, pid: Pid) -> Result<Status, MeasureError> {
+    let path = pid.file("status");
+    let text = fs.read(&path)?;
+    parse_status(&path, &text)
+}
+
+/// Parse a `status` text.
+pub fn parse_status(path: &str, text: &str) -> Result<Status, MeasureError> {
+    let mut s = Status::default();
+    for (i, line) in text.lines().enumerate() {
+        // VmRSS:	    3120 kB
+        let Some((name, rest)) = line.split_once(':') else {
+            continue;
+        };
+        let slot = match name {
+            "Name" => {
+                s.name = rest.trim().to_string();
+                continue;
+            }
+            "VmPeak" => &mut s.vm_peak_kb,
+            "VmSize" => &mut s.vm_size_kb,
+            "VmHWM" => &mut s.vm_hwm_kb,
+            "VmRSS" => &mut s.vm_rss_kb,
+            "RssAnon" => &mut s.rss_anon_kb,
+            "RssFile" => &mut s.rss_file_kb,
+            "RssShmem" => &mut s.rss_shmem_kb,
+            "VmSwap" => &mut s.vm_swap_kb,
+            _ => continue,
+        };
+        let kb = rest
+            .trim()
+            .strip_suffix("kB")
+            .and_then(|n| n.trim().parse().ok())
+            .ok_or_else(|| parse_err(path, i + 1, line, "`VmRSS:   3120 kB`"))?;
+        *slot = Some(kb);
+    }
+    Ok(s)
+}
+
+/// Resident memory by what backs it (`/proc/<pid>/smaps`), kB: the
+/// process's own executable, shared libraries and other mapped files, and
+/// anonymous memory (heap, stacks) — the part its own data accounts for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct RssSplit {
+    /// Pages of the executable file.
+    pub executable_kb: u64,
+    /// Pages of other files (shared libraries, mapped files).
+    pub libraries_kb: u64,
+    /// Anonymous pages and the kernel's `[heap]`, `[stack]`, `[vdso]`.
+    pub anonymous_kb: u64,
+}
+
+/// Read `/proc/<pid>/smaps` and split its resident pages; the executable is
+/// the target of `/proc/<pid>/exe`.
+pub fn rss_split(fs: &KernelFs, pid: Pid) -> Result<RssSplit, MeasureError> {
+    let path = pid.file("smaps");
+    let text = fs.read(&path)?;
+    // A link, not a file: read it on the host path below the root. Where
+    // it cannot be read (another user's process), the executable is the
+    // first file the kernel mapped, which is where it loads it.
+    let exe = fs
+        .resolve(&pid.file("exe"))
+        .ok()
+        .and_then(|p| std::fs::read_link(p).ok())
+        .map(|p| p.to_string_lossy().into_owned());
+    parse_rss_split(&path, &text, exe.as_deref())
+}
+
+/// The mapped file of a `smaps` header line, `""` for anonymous memory:
+/// `55ac9ced3000-55ac9cf8e000 r--p 00000000 fe:00 5326124   /usr/bin/lever`
+fn mapping(line: &str) -> Option<&str> {
+    let mut fields = line.split_whitespace();
+    let range = fields.next()?;
+    // Field lines start with `Name:`; only headers start with an address range.
+    if !range.contains('-') || range.ends_with(':') {
+        return None;
+    }
+    Some(fields.nth(4).unwrap_or(""))
+}
+
+/// Split a `smaps` text; `exe` is the executable's path when known.
+pub fn parse_rss_split(
+    path: &str,
+    text: &str,
+    exe: Option<&str>,
+) -> Result<RssSplit, MeasureError> {
+    let mut split = RssSplit::default();
+    let mut exe = exe.map(str::to_string);
+    // Each mapping is a header line and its `Field: N kB` lines, the same
+    // shape as `smaps_rollup`, read by the same parser.
+    let mut blocks: Vec<(&str, String)> = Vec::new();
+    for line in text.lines() {
+        match mapping(line) {
+            Some(file) => blocks.push((file, String::new())),
+            None => {
+                if let Some((_, body)) = blocks.last_mut() {
+                    body.push_str(line);
+                    body.push('\n');
+                }
+            }
+        }
+    }
+    for (file, body) in blocks {
+        let mut raw = ProcRaw::default();
+        parse_rollup(path, &body, &mut raw)?;
+        if exe.is_none() && file.starts_with('/') {
+            exe = Some(file.to_string());
+        }
+        if Some(file) == exe.as_deref() {
+            split.executable_kb += raw.rss_kb;
+        } else if file.starts_with('/') {
+            split.libraries_kb += raw.rss_kb;
+        } else {
+            split.anonymous_kb += raw.rss_kb;
+        }
+    }
+    Ok(split)
+}
+
+/// `/proc/<pid>/smaps_rollup`: the kernel's sums over every mapping (Rss,
+/// Pss, Private, Swap); see [`crate::smaps`].
+pub fn rollup(fs: &KernelFs, pid: Pid) -> Result<ProcRaw, MeasureError> {
+    let path = pid.file("smaps_rollup");
+    let text = fs.read(&path)?;
+    let mut raw = ProcRaw::default();
+    parse_rollup(&path, &text, &mut raw)?;
+    Ok(raw)
+}
+
+/// CPU time of a process, in clock ticks (`rustix::param::clock_ticks_per_second`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct CpuTicks {
+    /// Time in user mode (`utime`, field 14).
+    pub user: u64,
+    /// Time in kernel mode (`stime`, field 15).
+    pub system: u64,
+}
+
+impl CpuTicks {
+    /// User + system.
+    pub fn total(self) -> u64 {
+        self.user + self.system
+    }
+}
+
+/// Read `/proc/<pid>/stat`.
+pub fn cpu_ticks(fs: &KernelFs, pid: Pid) -> Result<CpuTicks, MeasureError> {
+    let path = pid.file("stat");
+    let text = fs.read(&path)?;
+    parse_cpu_ticks(&path, &text)
+}
+
+/// Parse a `stat` line:
+/// `4242 (lever daemon) S 1 4242 4242 0 -1 4194560 310 0 0 0 12 7 0 0 20 0 1 0 ...`
+/// — utime and stime are fields 14 and 15, counted after `(comm)`, which
+/// may hold spaces and parentheses (so the last `)` ends it).
+pub fn parse_cpu_ticks(path: &str, text: &str) -> Result<CpuTicks, MeasureError> {
+    const EXPECTED: &str = "`PID (COMM) STATE ... UTIME STIME ...`";
+    let line = text.lines().next().unwrap_or("");
+    let bad = || parse_err(path, 1, line, EXPECTED);
+    let rest = line.rfind(')').map(|i| &line[i + 1..]).ok_or_else(bad)?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // fields[0] is field 3 (state): utime is at 14 - 3, stime at 15 - 3.
+    let tick = |i: usize| -> Result<u64, MeasureError> {
+        fields.get(i).and_then(|f| f.parse().ok()).ok_or_else(bad)
+    };
+    Ok(CpuTicks {
+        user: tick(11)?,
+        system: tick(12)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lever_testkit::FakeTree;
+
+    /// `/proc/<pid>/status` of a small daemon, in the layout Linux 6.x
+    /// prints (x86_64), trimmed after `VmSwap`.
+    const STATUS: &str = "Name:\tlever\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t4242\n\
+Pid:\t4242\nPPid:\t1\nUid:\t0\t0\t0\t0\nGroups:\t0 \nVmPeak:\t   10312 kB\nVmSize:\t   10180 kB\n\
+VmLck:\t       0 kB\nVmHWM:\t    3412 kB\nVmRSS:\t    2996 kB\nRssAnon:\t     388 kB\n\
+RssFile:\t    2608 kB\nRssShmem:\t       0 kB\nVmData:\t     544 kB\nVmSwap:\t       0 kB\n";
+
+    /// `/proc/<pid>/smaps` of the same daemon in the kernel's layout: its
+    /// executable, libc, the heap and an unnamed anonymous mapping (most
+    /// fields trimmed; the header of an unnamed mapping ends in a space).
+    const SMAPS: &str = "\
+55ac9ced3000-55ac9cf8e000 r--p 00000000 fe:00 5326124                    /usr/bin/lever
+Size:                748 kB
+Rss:                 612 kB
+Pss:                 612 kB
+VmFlags: rd mr mw me dw sd
+7f1e2c200000-7f1e2c228000 r--p 00000000 fe:00 3146019                    /usr/lib/x86_64-linux-gnu/libc.so.6
+Size:                160 kB
+Rss:                 156 kB
+Pss:                   4 kB
+THPeligible:    0
+VmFlags: rd mr mw me sd
+55ac9d9a4000-55ac9d9c5000 rw-p 00000000 00:00 0                          [heap]
+Size:                132 kB
+Rss:                  48 kB
+Pss:                  48 kB
+VmFlags: rd wr mr mw me ac sd
+7ffd1ad50000-7ffd1ad71000 rw-p 00000000 00:00 0 
+Size:                132 kB
+Rss:                  12 kB
+";
+
+    /// `/proc/<pid>/stat` of a process whose name holds a space and a `)`.
+    const STAT: &str = "4242 (lever d) x) S 1 4242 4242 0 -1 4194560 310 0 0 0 12 7 0 0 20 0 1 0 9876 10424320 749 18446744073709551615\n";
+
+    #[test]
+    fn status_figures() {
+        let tree = FakeTree::with(&[("/proc/4242/status", STATUS)]);
+        let s = status(tree.fs(), Pid::Id(4242)).unwrap();
+        assert_eq!(s.name, "lever");
+        assert_eq!((s.vm_rss_kb, s.vm_hwm_kb), (Some(2996), Some(3412)));
+        assert_eq!((s.vm_size_kb, s.vm_peak_kb), (Some(10180), Some(10312)));
+        assert_eq!(
+            (s.rss_anon_kb, s.rss_file_kb, s.rss_shmem_kb, s.vm_swap_kb),
+            (Some(388), Some(2608), Some(0), Some(0))
+        );
+        // A kernel thread prints no Vm lines: none is invented.
+        let k = parse_status("/proc/2/status", "Name:\tkthreadd\nState:\tS\n").unwrap();
+        assert_eq!((k.name.as_str(), k.vm_rss_kb), ("kthreadd", None));
+        let err = parse_status("/proc/9/status", "Name:\tx\nVmRSS:\tlots\n").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "/proc/9/status:2: cannot parse \"VmRSS:\\tlots\": expected `VmRSS:   3120 kB`"
+        );
+    }
+
+    #[test]
+    fn self_is_proc_self() {
+        assert_eq!(Pid::Current.dir(), "/proc/self");
+        assert_eq!(Pid::from(7).dir(), "/proc/7");
+        let tree = FakeTree::with(&[("/proc/self/stat", STAT)]);
+        assert_eq!(cpu_ticks(tree.fs(), Pid::Current).unwrap().total(), 19);
+        // A missing process is the kernel error with its path.
+        let err = status(tree.fs(), Pid::Id(9)).unwrap_err();
+        assert!(
+            err.is_missing() && err.to_string().contains("/proc/9/status"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn rss_split_by_what_backs_it() {
+        let split = parse_rss_split("/proc/4242/smaps", SMAPS, Some("/usr/bin/lever")).unwrap();
+        assert_eq!(
+            split,
+            RssSplit {
+                executable_kb: 612,
+                libraries_kb: 156,
+                anonymous_kb: 48 + 12,
+            }
+        );
+        // Without the exe link, the first mapped file is the executable.
+        assert_eq!(parse_rss_split("/p", SMAPS, None).unwrap(), split);
+        let err =
+            parse_rss_split("/proc/1/smaps", "5-6 r--p 0 0:0 0\nRss:   x kB\n", None).unwrap_err();
+        assert!(err.to_string().starts_with("/proc/1/smaps:"), "{err}");
+    }
+
+    #[test]
+    fn rss_split_reads_the_exe_link() {
+        let tree = FakeTree::with(&[("/proc/4242/smaps", SMAPS)]);
+        // The exe link names libc here, so libc's pages count as the
+        // executable's: the link, not the mapping order, decides.
+        std::os::unix::fs::symlink(
+            "/usr/lib/x86_64-linux-gnu/libc.so.6",
+            tree.host_path("/proc/4242/exe"),
+        )
+        .unwrap();
+        let split = rss_split(tree.fs(), Pid::Id(4242)).unwrap();
+        assert_eq!((split.executable_kb, split.libraries_kb), (156, 612));
+    }
+
+    #[test]
+    fn rollup_totals() {
+        // `/proc/<pid>/smaps_rollup` of the same daemon.
+        let tree = FakeTree::with(&[(
+            "/proc/4242/smaps_rollup",
+            "55ac9ced3000-7ffd1ad71000 ---p 00000000 00:00 0                          [rollup]\n\
+Rss:                2996 kB\nPss:                 981 kB\nPss_Anon:            388 kB\n\
+Private_Clean:       612 kB\nPrivate_Dirty:       388 kB\nSwap:                  0 kB\n",
+        )]);
+        let r = rollup(tree.fs(), Pid::Id(4242)).unwrap();
+        assert_eq!((r.rss_kb, r.pss_kb, r.private_kb), (2996, 981, 1000));
+    }
+
+    #[test]
+    fn cpu_ticks_after_a_comm_with_spaces_and_parentheses() {
+        assert_eq!(
+            parse_cpu_ticks("/proc/4242/stat", STAT).unwrap(),
+            CpuTicks {
+                user: 12,
+                system: 7
+            }
+        );
+        let err = parse_cpu_ticks("/proc/1/stat", "1 (init) S 0\n").unwrap_err();
+        assert!(err.to_string().starts_with("/proc/1/stat:1:"), "{err}");
+    }
+}

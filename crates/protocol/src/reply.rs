@@ -1,0 +1,391 @@
+//! The JSON documents of STATUS and EXPLAIN replies, as types shared by the
+//! daemon (which builds them) and the clients (which read them).
+//!
+//! A STATUS reply is one [`Status`]:
+//!
+//! ```text
+//! {"protocol":1,"target":"qcs6490","source":"built-in","root":"/",
+//!  "live_requests":1,
+//!  "requests":[{"handle":1234,"pid":4242,"uid":1000,"exe":"/usr/bin/app",
+//!    "priority":"third-party-low","detached":false,"duration_ms":0,
+//!    "expires_in_ms":null,
+//!    "pairs":[{"opcode":"0x44008100","name":"cpu_min_freq.silver",
+//!              "value":1958400,"shown":"1958400"}]}],
+//!  "resources":[{"opcode":"0x44008100","name":"cpu_min_freq.silver",
+//!    "node":"/sys/devices/system/cpu/cpufreq/policy0/scaling_min_freq",
+//!    "unit":"kHz","aggregation":"max","permission":"third-party",
+//!    "current":"1958400","error":null,"original":"300000","held":true,
+//!    "winner":1234}]}
+//! ```
+//!
+//! An EXPLAIN reply is one [`Explain`]: the resource's entry as in
+//! `resources` above, plus `spec`, `rule`, `pair`, `applied` and `votes`.
+//! A request of another client shows as the string `"another client"`
+//! where a handle would be ([`Holder`]); a third-party client never sees
+//! others' handles. `duration_ms` is 0 for a request held until released.
+//! Key order carries no meaning.
+
+use crate::fields::{Handle, Lease, Priority};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// The daemon's state as one client may see it (STATUS).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Status {
+    /// Protocol version the daemon speaks.
+    pub protocol: u8,
+    /// Target name (`qcs6490`).
+    pub target: String,
+    /// Where the target came from (`built-in`, a file, `discovered`).
+    pub source: String,
+    /// Root prefix of the daemon's kernel paths.
+    pub root: String,
+    /// Live requests of every client.
+    pub live_requests: usize,
+    /// The requests this client may see (all of them for root).
+    pub requests: Vec<RequestInfo>,
+    /// Every resource of the target.
+    pub resources: Vec<ResourceState>,
+}
+
+/// One live request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RequestInfo {
+    /// Its handle.
+    pub handle: Handle,
+    /// Process that made it (at connect time).
+    pub pid: i32,
+    /// Its user id.
+    pub uid: u32,
+    /// Its executable, when readable.
+    pub exe: Option<String>,
+    /// Priority class.
+    pub priority: Priority,
+    /// Outlives its connection.
+    pub detached: bool,
+    /// As asked for (`duration_ms` on the wire, 0 = until released).
+    #[serde(rename = "duration_ms")]
+    pub lease: Lease,
+    /// Time left, ms; `None` until released.
+    pub expires_in_ms: Option<u64>,
+    /// Opcode/value pairs as asked for.
+    pub pairs: Vec<PairInfo>,
+}
+
+/// One opcode/value pair of a request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PairInfo {
+    /// Opcode text (`0x44008100`).
+    pub opcode: String,
+    /// Resource name.
+    pub name: String,
+    /// Value as asked for.
+    pub value: i64,
+    /// The value as the node shows it (enum name or number).
+    pub shown: String,
+}
+
+/// Whose request: one of yours (its handle) or another client's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Holder {
+    /// A request this client may see.
+    Handle(Handle),
+    /// Someone else's (`"another client"` in JSON).
+    AnotherClient,
+}
+
+const ANOTHER_CLIENT: &str = "another client";
+
+impl std::fmt::Display for Holder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Holder::Handle(h) => h.fmt(f),
+            Holder::AnotherClient => f.write_str(ANOTHER_CLIENT),
+        }
+    }
+}
+
+impl Serialize for Holder {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Holder::Handle(h) => h.serialize(s),
+            Holder::AnotherClient => s.serialize_str(ANOTHER_CLIENT),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Holder {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Holder, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Wire {
+            Handle(Handle),
+            Text(String),
+        }
+        match Wire::deserialize(d)? {
+            Wire::Handle(h) => Ok(Holder::Handle(h)),
+            Wire::Text(t) if t == ANOTHER_CLIENT => Ok(Holder::AnotherClient),
+            Wire::Text(t) => Err(serde::de::Error::custom(format!(
+                "expected a handle or \"another client\", found {t:?}"
+            ))),
+        }
+    }
+}
+
+/// One resource: what it is and what it holds now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResourceState {
+    /// Opcode text (`0x44008100`).
+    pub opcode: String,
+    /// Name (`cpu_min_freq.silver`).
+    pub name: String,
+    /// Kernel node.
+    pub node: String,
+    /// Unit of the value (`kHz`).
+    pub unit: String,
+    /// Aggregation rule (`max`, `min`, `newest`, `oldest`).
+    pub aggregation: String,
+    /// Who may use it (`system`, `third-party`).
+    pub permission: String,
+    /// The node's text now; `None` when it cannot be read (see `error`).
+    pub current: Option<String>,
+    /// Why `current` could not be read.
+    pub error: Option<String>,
+    /// The text Lever will restore, once it has written the node.
+    pub original: Option<String>,
+    /// Lever holds the node (it differs from the original).
+    pub held: bool,
+    /// The request whose value is applied, if any.
+    pub winner: Option<Holder>,
+}
+
+/// Everything about one resource (EXPLAIN).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Explain {
+    /// Its state, as in [`Status::resources`].
+    #[serde(flatten)]
+    pub resource: ResourceState,
+    /// Its definition in the target.
+    pub spec: SpecInfo,
+    /// How votes combine, in a sentence.
+    pub rule: String,
+    /// The other half of a min/max pair.
+    pub pair: Option<String>,
+    /// The value applied now, as the node shows it.
+    pub applied: Option<String>,
+    /// Every live vote, strongest first.
+    pub votes: Vec<Vote>,
+}
+
+/// A resource's definition as the target gives it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SpecInfo {
+    /// Name.
+    pub name: String,
+    /// Opcode text.
+    pub opcode: String,
+    /// Kernel node.
+    pub node: String,
+    /// Unit.
+    pub unit: String,
+    /// Lowest accepted value.
+    pub low: i64,
+    /// Highest accepted value.
+    pub high: i64,
+    /// Allowed discrete values, ascending.
+    pub steps: Option<Vec<i64>>,
+    /// Aggregation rule.
+    pub aggregation: String,
+    /// Who may use it.
+    pub permission: String,
+    /// How it is applied.
+    pub kind: KindInfo,
+    /// What it is for.
+    pub description: String,
+}
+
+/// How a resource's value reaches the kernel (`{"type": "enum", ...}`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "type")]
+pub enum KindInfo {
+    /// One node holding one integer.
+    Plain,
+    /// Lower half of a min/max pair.
+    PairMin {
+        /// Opcode text of the maximum.
+        max: String,
+    },
+    /// Upper half of a min/max pair.
+    PairMax {
+        /// Opcode text of the minimum.
+        min: String,
+    },
+    /// One of an ordered list of strings; values are indexes.
+    Enum {
+        /// The strings, lowest first.
+        values: Vec<String>,
+    },
+    /// A device held by an open file descriptor (PM QoS).
+    HoldFd,
+}
+
+impl KindInfo {
+    /// The `type` name (`plain`, `enum`, ...).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            KindInfo::Plain => "plain",
+            KindInfo::PairMin { .. } => "pair-min",
+            KindInfo::PairMax { .. } => "pair-max",
+            KindInfo::Enum { .. } => "enum",
+            KindInfo::HoldFd => "hold-fd",
+        }
+    }
+
+    /// The names of an enum resource's values (empty for the others).
+    pub fn values(&self) -> &[String] {
+        match self {
+            KindInfo::Enum { values } => values,
+            _ => &[],
+        }
+    }
+}
+
+/// One live vote on a resource.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Vote {
+    /// Whose.
+    pub handle: Holder,
+    /// The value, after snapping to what the node can hold.
+    pub value: i64,
+    /// As the node shows it.
+    pub shown: String,
+    /// Priority class.
+    pub priority: Priority,
+    /// Time left, ms; `None` until released.
+    pub expires_in_ms: Option<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn resource() -> ResourceState {
+        ResourceState {
+            opcode: "0x44008100".into(),
+            name: "cpu_min_freq.silver".into(),
+            node: "/sys/devices/system/cpu/cpufreq/policy0/scaling_min_freq".into(),
+            unit: "kHz".into(),
+            aggregation: "max".into(),
+            permission: "third-party".into(),
+            current: Some("1958400".into()),
+            error: None,
+            original: Some("300000".into()),
+            held: true,
+            winner: Some(Holder::AnotherClient),
+        }
+    }
+
+    /// The documents keep the keys and shapes the C and Python clients
+    /// (and `lever status --json` users) read.
+    #[test]
+    fn status_json_keys_and_shapes() {
+        let status = Status {
+            protocol: 1,
+            target: "qcs6490".into(),
+            source: "built-in".into(),
+            root: "/".into(),
+            live_requests: 1,
+            requests: vec![RequestInfo {
+                handle: Handle::new(1234).unwrap(),
+                pid: 4242,
+                uid: 1000,
+                exe: None,
+                priority: Priority::SystemLow,
+                detached: false,
+                lease: Lease::UntilReleased,
+                expires_in_ms: None,
+                pairs: vec![PairInfo {
+                    opcode: "0x44008100".into(),
+                    name: "cpu_min_freq.silver".into(),
+                    value: 1958400,
+                    shown: "1958400".into(),
+                }],
+            }],
+            resources: vec![resource()],
+        };
+        let value = serde_json::to_value(&status).unwrap();
+        assert_eq!(
+            value,
+            json!({
+                "protocol": 1, "target": "qcs6490", "source": "built-in", "root": "/",
+                "live_requests": 1,
+                "requests": [{"handle": 1234, "pid": 4242, "uid": 1000, "exe": null,
+                    "priority": "system-low", "detached": false, "duration_ms": 0,
+                    "expires_in_ms": null,
+                    "pairs": [{"opcode": "0x44008100", "name": "cpu_min_freq.silver",
+                               "value": 1958400, "shown": "1958400"}]}],
+                "resources": [{"opcode": "0x44008100", "name": "cpu_min_freq.silver",
+                    "node": "/sys/devices/system/cpu/cpufreq/policy0/scaling_min_freq",
+                    "unit": "kHz", "aggregation": "max", "permission": "third-party",
+                    "current": "1958400", "error": null, "original": "300000",
+                    "held": true, "winner": "another client"}],
+            })
+        );
+        let back: Status = serde_json::from_value(value).unwrap();
+        assert_eq!(back, status);
+    }
+
+    #[test]
+    fn explain_is_the_resource_entry_plus_its_reasons() {
+        let explain = Explain {
+            resource: ResourceState {
+                winner: Some(Holder::Handle(Handle::new(5).unwrap())),
+                ..resource()
+            },
+            spec: SpecInfo {
+                name: "governor.silver".into(),
+                opcode: "0x40804000".into(),
+                node: "/sys/x".into(),
+                unit: "level".into(),
+                low: 0,
+                high: 1,
+                steps: None,
+                aggregation: "max".into(),
+                permission: "third-party".into(),
+                kind: KindInfo::Enum {
+                    values: vec!["schedutil".into(), "performance".into()],
+                },
+                description: "governor".into(),
+            },
+            rule: "the highest wins".into(),
+            pair: None,
+            applied: Some("performance".into()),
+            votes: vec![Vote {
+                handle: Holder::AnotherClient,
+                value: 1,
+                shown: "performance".into(),
+                priority: Priority::ThirdPartyLow,
+                expires_in_ms: Some(250),
+            }],
+        };
+        let value = serde_json::to_value(&explain).unwrap();
+        assert_eq!(value["winner"], json!(5));
+        assert_eq!(value["opcode"], json!("0x44008100"));
+        assert_eq!(
+            value["spec"]["kind"],
+            json!({"type": "enum", "values": ["schedutil", "performance"]})
+        );
+        assert_eq!(value["spec"]["steps"], json!(null));
+        assert_eq!(value["pair"], json!(null));
+        assert_eq!(
+            value["votes"],
+            json!([{"handle": "another client", "value": 1, "shown": "performance",
+                    "priority": "third-party-low", "expires_in_ms": 250}])
+        );
+        let back: Explain = serde_json::from_value(value).unwrap();
+        assert_eq!(back, explain);
+        assert_eq!(back.spec.kind.values().len(), 2);
+        assert_eq!(KindInfo::PairMin { max: "0x1".into() }.as_str(), "pair-min");
+        assert!(serde_json::from_value::<Holder>(json!("someone")).is_err());
+    }
+}
