@@ -123,6 +123,32 @@ pub enum SimError {
     },
 }
 
+/// The simulated board that `dir` holds, by its [`MARKER`]; `None` when
+/// `dir` holds none (missing, empty, or something else).
+pub fn board_in(dir: &Path) -> Option<String> {
+    let name = fs::read_to_string(dir.join(MARKER)).ok()?;
+    let name = name.trim();
+    (!name.is_empty()).then(|| name.to_string())
+}
+
+/// What [`open_or_create`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Opened {
+    /// `dir` already held this board; it was left as it was (a restarted
+    /// daemon sees the device as it left it).
+    Existing,
+    /// The board was built afresh.
+    Created(Created),
+}
+
+/// Use the simulated `board` already in `dir`, or build it there.
+pub fn open_or_create(board: &str, dir: &Path) -> Result<Opened, SimError> {
+    if board_in(dir).as_deref() == Some(board) {
+        return Ok(Opened::Existing);
+    }
+    create(board, dir).map(Opened::Created)
+}
+
 /// Build the simulated `board` in `dir`.
 ///
 /// `dir` is created if missing. An existing directory must be empty, or
@@ -181,6 +207,29 @@ mod tests {
     fn boards_are_listed_in_order() {
         let names: Vec<_> = boards().iter().map(|b| b.name).collect();
         assert_eq!(names, ["qcs6490", "qcs5430-fp1", "am437x"]);
+    }
+
+    #[test]
+    fn open_or_create_reuses_the_same_board_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("sim");
+        assert_eq!(board_in(&root), None);
+        assert!(matches!(
+            open_or_create("am437x", &root).unwrap(),
+            Opened::Created(_)
+        ));
+        assert_eq!(board_in(&root).as_deref(), Some("am437x"));
+        // A node changed by a daemon stays changed when the board is reused.
+        let swappiness = root.join("proc/sys/vm/swappiness");
+        fs::write(&swappiness, "7\n").unwrap();
+        assert_eq!(open_or_create("am437x", &root).unwrap(), Opened::Existing);
+        assert_eq!(fs::read_to_string(&swappiness).unwrap(), "7\n");
+        // Another board is built afresh in its place.
+        assert!(matches!(
+            open_or_create("qcs6490", &root).unwrap(),
+            Opened::Created(_)
+        ));
+        assert_eq!(board_in(&root).as_deref(), Some("qcs6490"));
     }
 
     #[test]

@@ -64,17 +64,15 @@ pub fn duration_us(text: &str) -> Result<Duration, lever_text::UnitError> {
 /// was left).
 fn sim_root(board: &str, state_dir: &Path, quiet: bool) -> anyhow::Result<PathBuf> {
     let dir = state_dir.join("sim");
-    let marker = std::fs::read_to_string(dir.join(lever_sim::MARKER)).unwrap_or_default();
-    let note = if marker.trim() == board {
-        format!("using simulated {board} in {}", dir.display())
-    } else {
-        let created = lever_sim::create(board, &dir)
-            .map_err(|e| anyhow::anyhow!("cannot create simulated board: {e}"))?;
-        format!(
+    let opened = lever_sim::open_or_create(board, &dir)
+        .map_err(|e| anyhow::anyhow!("cannot create simulated board: {e}"))?;
+    let note = match opened {
+        lever_sim::Opened::Existing => format!("using simulated {board} in {}", dir.display()),
+        lever_sim::Opened::Created(created) => format!(
             "created simulated {board} in {} ({} files)",
             created.root.display(),
             created.files
-        )
+        ),
     };
     if !quiet {
         eprintln!("lever daemon: {note}");

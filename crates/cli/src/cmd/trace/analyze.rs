@@ -1,17 +1,17 @@
 //! `lever trace analyze|export|bench` on a saved trace file.
 
 use crate::args::Global;
-use crate::render::trace::{BenchResult, ExportResult};
+use crate::render::trace::ExportResult;
 use crate::render::{self, emit, Progress};
-use anyhow::{bail, Context};
+use anyhow::Context;
 use clap::Args;
 use lever_kernel::KernelFs;
+use lever_measure::process::{self, Pid};
 use lever_trace_analysis::{
     analyze as analyze_trace, export_chrome_file, FrameSpec, KpiSpec, Options,
 };
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 /// `lever trace analyze`
 #[derive(Debug, Args)]
@@ -131,64 +131,22 @@ pub fn export(global: &Global, file: &Path, output: &Path) -> anyhow::Result<()>
     emit(global.json, &r, render::trace::export)
 }
 
-/// Time the parser and the sched analysis on a trace file.
+/// Time the parser and the sched analysis on a trace file. Peak RSS is
+/// this process's own, from the real `/proc/self` (not `--root`, which may
+/// be a simulated board).
 pub fn bench(global: &Global, file: &Path) -> anyhow::Result<()> {
-    let open = || lever_trace::open(file).map(|(f, _)| f);
-    // Warm the page cache so the figure is the parser's, not the disk's.
-    std::io::copy(&mut open()?, &mut std::io::sink())?;
-    let fs = KernelFs::new(&global.root);
-    // On-CPU time of this thread (ns), so a loaded machine does not skew
-    // the figure: /proc/thread-self/schedstat's first field.
-    let cpu_ns = || -> Option<u64> {
-        fs.read_optional("/proc/thread-self/schedstat")
-            .ok()
-            .flatten()?
-            .split_whitespace()
-            .next()?
-            .parse()
-            .ok()
-    };
-    let c0 = cpu_ns();
-    let t0 = Instant::now();
-    let summary = lever_trace::for_each_line(open()?, |_, _| {}, |_| {})?;
-    let parse = t0.elapsed().as_secs_f64();
-    let c1 = cpu_ns();
-    let t1 = Instant::now();
-    let opts = Options {
-        sched: true,
-        ..Options::default()
-    };
-    let r = analyze_trace(open()?, &opts, |_| {})?;
-    let sched = t1.elapsed().as_secs_f64();
-    let c2 = cpu_ns();
-    let parse_cpu = c0.zip(c1).map(|(a, b)| b.saturating_sub(a) as f64 / 1e9);
-    let sched_cpu = c1.zip(c2).map(|(a, b)| b.saturating_sub(a) as f64 / 1e9);
-    if r.summary.events == 0 {
-        bail!("{}: no events", file.display());
-    }
-    let peak_rss_kb = fs
-        .read_optional("/proc/self/status")
+    // Open errors name the path already; "no events" needs it added.
+    let mut res = lever_trace_analysis::bench::bench(|| {
+        lever_trace::open(file)
+            .map(|(f, _)| f)
+            .map_err(std::io::Error::other)
+    })
+    .map_err(|e| match e.kind() {
+        std::io::ErrorKind::InvalidData => anyhow::anyhow!("{}: {e}", file.display()),
+        _ => anyhow::Error::new(e),
+    })?;
+    res.peak_rss_kb = process::status(&KernelFs::system(), Pid::Current)
         .ok()
-        .flatten()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-        });
-    let res = BenchResult {
-        bytes: summary.bytes,
-        lines: summary.lines,
-        events: summary.events,
-        parse_seconds: parse,
-        parse_cpu_seconds: parse_cpu,
-        parse_mb_per_cpu_s: parse_cpu.map(|c| summary.bytes as f64 / 1e6 / c),
-        sched_cpu_seconds: sched_cpu,
-        parse_mb_per_s: summary.bytes as f64 / 1e6 / parse,
-        parse_events_per_s: summary.events as f64 / parse,
-        sched_seconds: sched,
-        sched_events_per_s: r.summary.events as f64 / sched,
-        peak_rss_kb,
-    };
+        .and_then(|s| s.vm_hwm_kb);
     emit(global.json, &res, render::trace::bench)
 }

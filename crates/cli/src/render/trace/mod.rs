@@ -36,23 +36,6 @@ pub struct ExportResult {
     pub malformed_lines: u64,
 }
 
-/// `trace bench` figures.
-#[derive(Serialize)]
-pub struct BenchResult {
-    pub bytes: u64,
-    pub lines: u64,
-    pub events: u64,
-    pub parse_seconds: f64,
-    pub parse_cpu_seconds: Option<f64>,
-    pub parse_mb_per_cpu_s: Option<f64>,
-    pub sched_cpu_seconds: Option<f64>,
-    pub parse_mb_per_s: f64,
-    pub parse_events_per_s: f64,
-    pub sched_seconds: f64,
-    pub sched_events_per_s: f64,
-    pub peak_rss_kb: Option<u64>,
-}
-
 /// The analysis report, section by section. `auto` (no section flag
 /// given) leaves out sections the trace has nothing for instead of saying
 /// so.
@@ -124,7 +107,7 @@ pub fn export(r: &ExportResult) -> String {
 }
 
 /// `trace bench`: on-CPU figures (when known), then wall-clock ones.
-pub fn bench(res: &BenchResult) -> String {
+pub fn bench(res: &lever_trace_analysis::bench::BenchResult) -> String {
     let mut out = String::new();
     if let (Some(pc), Some(sc)) = (res.parse_cpu_seconds, res.sched_cpu_seconds) {
         out += &format!(
