@@ -224,12 +224,12 @@ mod tests {
         fs::write(&swappiness, "7\n").unwrap();
         assert_eq!(open_or_create("am437x", &root).unwrap(), Opened::Existing);
         assert_eq!(fs::read_to_string(&swappiness).unwrap(), "7\n");
-        // Another board is built afresh in its place.
+        // Another board is not built over it: that directory is not ours.
         assert!(matches!(
-            open_or_create("qcs6490", &root).unwrap(),
-            Opened::Created(_)
+            open_or_create("qcs6490", &root),
+            Err(SimError::NotEmpty { .. })
         ));
-        assert_eq!(board_in(&root).as_deref(), Some("qcs6490"));
+        assert_eq!(board_in(&root).as_deref(), Some("am437x"));
     }
 
     #[test]
