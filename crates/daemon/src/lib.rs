@@ -109,6 +109,15 @@ pub enum DaemonError {
     /// The event loop failed.
     #[error("event loop: {0}")]
     Io(#[from] std::io::Error),
+    /// `lever restore --state-dir DIR` names no directory: a typo there
+    /// must not read as "the journal is clean".
+    #[error("state directory {}: {source} (give the daemon's --state-dir)", path.display())]
+    StateDir {
+        /// The directory given.
+        path: PathBuf,
+        /// Cause.
+        source: std::io::Error,
+    },
 }
 
 fn bind(path: &Path, system_gid: Option<u32>) -> Result<UnixListener, DaemonError> {
@@ -236,6 +245,22 @@ pub fn run(config: Config) -> Result<(), DaemonError> {
 /// `lever restore`: write back every original an earlier run left in the
 /// journal of `state_dir` (for `ExecStopPost=` after a crash).
 pub fn restore(state_dir: &Path, root: &Path) -> Result<journal::Recovery, DaemonError> {
+    let not_dir = || std::io::Error::other("not a directory");
+    match std::fs::metadata(state_dir) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => {
+            return Err(DaemonError::StateDir {
+                path: state_dir.into(),
+                source: not_dir(),
+            })
+        }
+        Err(source) => {
+            return Err(DaemonError::StateDir {
+                path: state_dir.into(),
+                source,
+            })
+        }
+    }
     let path = journal::Journal::path_in(state_dir);
     let fs = KernelFs::new(root);
     journal::recover(&path, &fs).map_err(|source| DaemonError::Journal { path, source })

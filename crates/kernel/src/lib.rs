@@ -88,6 +88,15 @@ pub enum KernelError {
         /// The offending path.
         path: String,
     },
+    /// A root prefix that is not a kernel tree: missing, not a directory,
+    /// or with neither `sys/` nor `proc/` below it.
+    #[error("--root {}: {why}", root.display())]
+    BadRoot {
+        /// The root given.
+        root: PathBuf,
+        /// What is wrong with it.
+        why: &'static str,
+    },
 }
 
 impl KernelError {
@@ -105,6 +114,7 @@ impl KernelError {
             | KernelError::Parse { path, .. }
             | KernelError::Io { path, .. }
             | KernelError::BadPath { path } => path,
+            KernelError::BadRoot { root, .. } => root.to_str().unwrap_or("?"),
         }
     }
 
@@ -190,6 +200,30 @@ impl KernelFs {
     /// Access below `root` (`/` for the running system).
     pub fn new(root: impl Into<PathBuf>) -> Self {
         KernelFs { root: root.into() }
+    }
+
+    /// Access below `root`, after checking that it looks like a kernel
+    /// tree: an existing directory with `sys/` or `proc/` in it. A typo in
+    /// `--root` is an error here instead of an empty machine later (no
+    /// resources, a "clean" journal, a daemon with nothing to manage).
+    pub fn open(root: impl Into<PathBuf>) -> Result<Self, KernelError> {
+        let root = root.into();
+        let bad = |why| KernelError::BadRoot {
+            root: root.clone(),
+            why,
+        };
+        match fs::metadata(&root) {
+            Err(e) if e.kind() == ErrorKind::NotFound => return Err(bad("no such directory")),
+            Err(_) => return Err(bad("cannot be read")),
+            Ok(m) if !m.is_dir() => return Err(bad("not a directory")),
+            Ok(_) => {}
+        }
+        if !root.join("sys").is_dir() && !root.join("proc").is_dir() {
+            return Err(bad(
+                "holds neither sys/ nor proc/, so it is not a kernel tree (make one with `lever sim create BOARD DIR`)",
+            ));
+        }
+        Ok(Self::new(root))
     }
 
     /// The running system's kernel (root `/`).
@@ -634,5 +668,23 @@ mod tests {
         assert_eq!(format_cpu_list(&[]), "");
         assert_eq!(parse_cpu_list("3-1"), None);
         assert_eq!(parse_cpu_list("x"), None);
+    }
+
+    #[test]
+    fn open_checks_that_the_root_is_a_kernel_tree() {
+        let dir = tempfile::tempdir().unwrap();
+        let why = |root: &Path| match KernelFs::open(root) {
+            Err(KernelError::BadRoot { why, .. }) => why,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(why(&dir.path().join("typo")), "no such directory");
+        std::fs::write(dir.path().join("file"), "x").unwrap();
+        assert_eq!(why(&dir.path().join("file")), "not a directory");
+        assert!(why(dir.path()).starts_with("holds neither sys/ nor proc/"));
+        std::fs::create_dir(dir.path().join("proc")).unwrap();
+        assert_eq!(KernelFs::open(dir.path()).unwrap().root(), dir.path());
+        assert!(KernelFs::open("/").is_ok());
+        let e = KernelFs::open(dir.path().join("typo")).unwrap_err();
+        assert!(e.to_string().starts_with("--root "), "{e}");
     }
 }

@@ -77,5 +77,5 @@ pub fn run(global: &Global, args: BenchDaemonArgs) -> anyhow::Result<()> {
         &mut |done, total, what| progress.update(done, total, what),
     );
     progress.finish();
-    crate::render::bench_daemon::report(&report?, global.json)
+    crate::render::emit(global.json, &report?, crate::render::bench_daemon::report)
 }

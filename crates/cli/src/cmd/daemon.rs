@@ -108,7 +108,7 @@ pub fn run_daemon(global: &Global, args: DaemonArgs) -> anyhow::Result<()> {
 pub fn run_restore(global: &Global, args: RestoreArgs) -> anyhow::Result<()> {
     // A journal written for a simulated board names that board's root.
     let sim_root = args.state_dir.join("sim");
-    let root = if global.root == Path::new("/") && sim_root.join(lever_sim::MARKER).exists() {
+    let root = if global.root == Path::new("/") && lever_sim::board_in(&sim_root).is_some() {
         sim_root
     } else {
         global.root.clone()

@@ -18,6 +18,11 @@ use crate::args::{Cli, Command};
 
 /// Run the parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<()> {
+    // A --root that is not a kernel tree is a typo, not an empty machine:
+    // refuse it here, once, for every command.
+    if cli.global.root != std::path::Path::new("/") {
+        lever_kernel::KernelFs::open(&cli.global.root)?;
+    }
     match cli.command {
         Command::Sim(cmd) => sim::run(&cli.global, cmd),
         Command::Resources(args) => resources::run(&cli.global, args),

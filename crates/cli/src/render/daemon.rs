@@ -3,6 +3,7 @@
 use crate::render::print_json;
 use lever_daemon::journal::Recovery;
 use serde::Serialize;
+use std::fmt::Write as _;
 use std::path::Path;
 
 #[derive(Serialize)]
@@ -43,22 +44,30 @@ pub fn restore(recovery: &Recovery, state_dir: &Path, json: bool) -> anyhow::Res
             }),
         });
     }
+    let mut out = String::new();
+    let out = &mut out;
     if let Some((boot, n)) = &recovery.earlier_boot {
-        println!(
+        let _ = writeln!(
+            out,
             "the journal is from an earlier boot ({boot}): the reboot already reset its {n} node(s), so nothing was written back"
         );
     }
     for r in &recovery.restored {
         match &r.result {
-            Ok(()) => println!("restored {} to {:?}", r.node, r.original),
-            Err(e) => println!("FAILED {}: {e}", r.node),
+            Ok(()) => {
+                let _ = writeln!(out, "restored {} to {:?}", r.node, r.original);
+            }
+            Err(e) => {
+                let _ = writeln!(out, "FAILED {}: {e}", r.node);
+            }
         }
     }
     if recovery.restored.is_empty() && recovery.earlier_boot.is_none() {
-        println!(
+        let _ = writeln!(
+            out,
             "nothing to restore: the journal in {} is clean",
             state_dir.display()
         );
     }
-    Ok(())
+    super::out(out)
 }

@@ -19,7 +19,7 @@ pub mod target;
 pub mod trace;
 
 pub use progress::Progress;
-pub use table::{print_json, Table};
+pub use table::{out, print_json, StdoutClosed, Table};
 
 /// Print `report` as JSON with `--json`, else as the text `text` makes of it.
 pub fn emit<T: serde::Serialize>(
@@ -30,7 +30,6 @@ pub fn emit<T: serde::Serialize>(
     if json {
         print_json(report)
     } else {
-        print!("{}", text(report));
-        Ok(())
+        out(&text(report))
     }
 }

@@ -50,17 +50,35 @@ impl Table {
     }
 
     /// Print to stdout.
-    pub fn print(&self) -> io::Result<()> {
-        io::stdout().lock().write_all(self.render().as_bytes())
+    pub fn print(&self) -> anyhow::Result<()> {
+        out(&self.render())
     }
 }
 
 /// Print a value as pretty JSON on stdout.
 pub fn print_json<T: Serialize>(value: &T) -> anyhow::Result<()> {
-    let mut out = io::stdout().lock();
-    serde_json::to_writer_pretty(&mut out, value)?;
-    writeln!(out)?;
-    Ok(())
+    let mut text = serde_json::to_string_pretty(value)?;
+    text.push('\n');
+    out(&text)
+}
+
+/// Stdout was closed before everything was written (`lever … | head -1`).
+/// Not a failure of the command: `main` ends quietly on it, like `cat`.
+#[derive(Debug, thiserror::Error)]
+#[error("stdout was closed")]
+pub struct StdoutClosed;
+
+/// Write `text` to stdout: the one place the CLI writes its results, so a
+/// closed pipe (EPIPE) is one typed error instead of a panic in `println!`.
+pub fn out(text: &str) -> anyhow::Result<()> {
+    let mut stdout = io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Err(StdoutClosed.into()),
+        other => Ok(other?),
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,239 @@
+//! How a command ends: the exit code and, with `--json`, the error object.
+//! Documented for users in `docs/cli.md`; the codes are stable.
+//!
+//! An error is classified by the first cause in its chain whose type says
+//! what went wrong (a kernel node missing, a permission, a file that does
+//! not parse, the daemon unreachable or refusing); anything else is a
+//! plain failure.
+
+use lever_client::ClientError;
+use lever_kernel::KernelError;
+use serde::Serialize;
+use std::io;
+
+/// What kind of failure ended the command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// Anything not classified below.
+    Failed,
+    /// The command line itself is wrong (clap's own errors).
+    Usage,
+    /// A file, flag value or target that does not parse.
+    BadInput,
+    /// A kernel feature, node or file that is not there.
+    NotAvailable,
+    /// A permission is missing.
+    NotAllowed,
+    /// The kernel refused a value.
+    Rejected,
+    /// The daemon could not be reached or broke the connection.
+    DaemonUnreachable,
+    /// The daemon answered with a refusal.
+    Refused,
+}
+
+impl Class {
+    /// The stable code in the JSON error object.
+    pub fn code(self) -> &'static str {
+        match self {
+            Class::Failed => "failed",
+            Class::Usage => "usage",
+            Class::BadInput => "bad_input",
+            Class::NotAvailable => "not_available",
+            Class::NotAllowed => "not_allowed",
+            Class::Rejected => "rejected",
+            Class::DaemonUnreachable => "daemon_unreachable",
+            Class::Refused => "refused",
+        }
+    }
+
+    /// The process exit code.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Class::Failed => 1,
+            Class::Usage => 2,
+            Class::BadInput => 3,
+            Class::NotAvailable => 4,
+            Class::NotAllowed => 5,
+            Class::Rejected => 6,
+            Class::DaemonUnreachable => 7,
+            Class::Refused => 8,
+        }
+    }
+}
+
+fn kernel(e: &KernelError) -> Class {
+    match e {
+        KernelError::Missing { .. } => Class::NotAvailable,
+        KernelError::NotAllowed { .. } => Class::NotAllowed,
+        KernelError::Rejected { .. } => Class::Rejected,
+        KernelError::Parse { .. } | KernelError::BadPath { .. } | KernelError::BadRoot { .. } => {
+            Class::BadInput
+        }
+        KernelError::Io { source, .. } => io_error(source).unwrap_or(Class::Failed),
+    }
+}
+
+fn io_error(e: &io::Error) -> Option<Class> {
+    match e.kind() {
+        io::ErrorKind::NotFound => Some(Class::NotAvailable),
+        io::ErrorKind::PermissionDenied => Some(Class::NotAllowed),
+        io::ErrorKind::InvalidData => Some(Class::BadInput),
+        _ => None,
+    }
+}
+
+fn client(e: &ClientError) -> Class {
+    match e {
+        ClientError::Refused { .. } => Class::Refused,
+        _ => Class::DaemonUnreachable,
+    }
+}
+
+/// Classify an error by the first cause whose type says what happened.
+/// Library errors that wrap a `KernelError` transparently hide it from
+/// the chain, so those wrappers are looked into.
+pub fn classify(err: &anyhow::Error) -> Class {
+    for cause in err.chain() {
+        let class = if let Some(e) = cause.downcast_ref::<KernelError>() {
+            Some(kernel(e))
+        } else if let Some(e) = cause.downcast_ref::<lever_measure::MeasureError>() {
+            use lever_measure::MeasureError as M;
+            Some(match e {
+                M::Kernel(k) => kernel(k),
+                M::File { source, .. } => io_error(source).unwrap_or(Class::Failed),
+                _ => Class::BadInput,
+            })
+        } else if let Some(e) = cause.downcast_ref::<lever_cpu::CpuError>() {
+            Some(match e {
+                lever_cpu::CpuError::Kernel(k) => kernel(k),
+                _ => Class::BadInput,
+            })
+        } else if let Some(e) = cause.downcast_ref::<lever_tracefs::CaptureError>() {
+            use lever_tracefs::CaptureError as C;
+            match e {
+                C::Kernel(k) => Some(kernel(k)),
+                C::NoTracefs(_) => Some(Class::NotAvailable),
+                C::UnknownEvent { .. } | C::UnknownTracer { .. } => Some(Class::BadInput),
+                _ => None,
+            }
+        } else if let Some(e) = cause.downcast_ref::<ClientError>() {
+            Some(client(e))
+        } else if cause.is::<lever_text::ParseError>()
+            || cause.is::<lever_text::UnitError>()
+            || cause.is::<lever_boot::BootError>()
+        {
+            match cause.downcast_ref::<lever_boot::BootError>() {
+                Some(lever_boot::BootError::Io { source, .. }) => io_error(source),
+                _ => Some(Class::BadInput),
+            }
+        } else if let Some(e) = cause.downcast_ref::<lever_targets::TargetError>() {
+            match e {
+                lever_targets::TargetError::Read { source, .. } => io_error(source),
+                _ => Some(Class::BadInput),
+            }
+        } else if let Some(e) = cause.downcast_ref::<io::Error>() {
+            io_error(e)
+        } else {
+            None
+        };
+        if let Some(class) = class {
+            return class;
+        }
+    }
+    Class::Failed
+}
+
+/// The JSON error object printed on stdout with `--json`: a result never
+/// has a top-level `error` key, so a script can tell the two apart.
+#[derive(Debug, Serialize)]
+pub struct ErrorDoc {
+    /// The error.
+    pub error: ErrorBody,
+}
+
+/// The error's fields.
+#[derive(Debug, Serialize)]
+pub struct ErrorBody {
+    /// Stable code ([`Class::code`]).
+    pub code: &'static str,
+    /// The process exit code.
+    pub exit_code: u8,
+    /// What went wrong, as the text view prints it.
+    pub message: String,
+    /// The causes that add something to the message.
+    pub causes: Vec<String>,
+}
+
+/// The causes worth printing: library errors often embed their source
+/// already, so only those that add something.
+pub fn causes(err: &anyhow::Error) -> Vec<String> {
+    let top = err.to_string();
+    err.chain()
+        .skip(1)
+        .map(|c| c.to_string())
+        .filter(|c| !top.contains(c.as_str()))
+        .collect()
+}
+
+/// The error document for `err`.
+pub fn error_doc(err: &anyhow::Error, class: Class) -> ErrorDoc {
+    ErrorDoc {
+        error: ErrorBody {
+            code: class.code(),
+            exit_code: class.exit_code(),
+            message: err.to_string(),
+            causes: causes(err),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn class_of(e: impl Into<anyhow::Error>) -> Class {
+        classify(&e.into())
+    }
+
+    #[test]
+    fn kernel_errors_keep_their_errno_class() {
+        let missing = KernelError::Missing {
+            path: "/sys/x".into(),
+        };
+        assert_eq!(class_of(missing), Class::NotAvailable);
+        let wrapped = lever_measure::MeasureError::Kernel(KernelError::Missing {
+            path: "/proc/pressure/io".into(),
+        });
+        assert_eq!(class_of(wrapped), Class::NotAvailable);
+        let denied = io::Error::from(io::ErrorKind::PermissionDenied);
+        assert_eq!(class_of(denied), Class::NotAllowed);
+    }
+
+    #[test]
+    fn parse_errors_are_bad_input_even_under_context() {
+        let e = anyhow::Error::new(lever_text::ParseError::new("f", 3, "x", "a number"))
+            .context("reading the serial log");
+        assert_eq!(classify(&e), Class::BadInput);
+        assert_eq!(error_doc(&e, Class::BadInput).error.causes.len(), 1);
+    }
+
+    #[test]
+    fn unknown_errors_are_plain_failures() {
+        assert_eq!(classify(&anyhow::anyhow!("something")), Class::Failed);
+        let codes: Vec<u8> = [
+            Class::Failed,
+            Class::Usage,
+            Class::BadInput,
+            Class::NotAvailable,
+            Class::NotAllowed,
+            Class::Rejected,
+            Class::DaemonUnreachable,
+            Class::Refused,
+        ]
+        .iter()
+        .map(|c| c.exit_code())
+        .collect();
+        assert_eq!(codes, [1, 2, 3, 4, 5, 6, 7, 8], "documented in docs/cli.md");
+    }
+}
