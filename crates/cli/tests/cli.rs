@@ -152,7 +152,11 @@ fn bad_target_file_names_file_line_and_field() {
 
 #[test]
 fn empty_root_gives_generic_with_nothing_and_no_crash() {
+    // A kernel tree with nothing tunable in it (an empty directory with no
+    // sys/ or proc/ at all is refused as a mistyped --root: tests/errors.rs).
     let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("sys")).unwrap();
+    std::fs::create_dir(dir.path().join("proc")).unwrap();
     let text = ok(&["--root", dir.path().to_str().unwrap(), "resources"]);
     assert!(text.contains("generic"), "{text}");
     assert!(text.contains("no tunable resources"), "{text}");
