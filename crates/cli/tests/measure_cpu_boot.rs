@@ -137,7 +137,8 @@ fn ipc_of_true_counts_or_says_why() {
 
 #[test]
 fn ipc_on_a_file_tree_is_not_countable() {
-    let tree = FakeTree::new();
+    // A kernel tree (it has /proc) that is files, not a kernel.
+    let tree = FakeTree::with(&[("/proc/version", "Linux version 6.18.44\n")]);
     let root = tree.root().display().to_string();
     let out = ok(&["--root", &root, "cpu", "ipc", "--", "true"]);
     assert!(out.contains("is a file tree, not a kernel"), "{out}");
@@ -240,7 +241,7 @@ fn boot_on_this_machine_says_what_is_missing() {
 fn boot_errors_name_file_and_line() {
     let bad = boot_fixture("bad-markers.yaml");
     let o = lever(&["boot", "--markers", &bad]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(3), "bad input (docs/cli.md)");
     assert!(
         stderr(&o).contains("bad-markers.yaml:7:3: unknown key `matches` in `end`"),
         "{}",
@@ -255,7 +256,7 @@ fn boot_errors_name_file_and_line() {
     )
     .unwrap();
     let o = lever(&["boot", "--serial", log.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(3));
     assert!(
         stderr(&o).contains("serial.log:1: `UEFI Start` has no [ms] value"),
         "{}",

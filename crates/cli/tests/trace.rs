@@ -155,7 +155,8 @@ fn export_is_valid_chrome_json() {
 
 #[test]
 fn record_without_tracefs_says_why() {
-    let tree = FakeTree::new();
+    // A kernel tree without tracefs.
+    let tree = FakeTree::with(&[("/proc/mounts", "proc /proc proc rw 0 0\n")]);
     let root = tree.root().to_str().unwrap();
     let r = lever(&[
         "--root",
