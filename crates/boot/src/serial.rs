@@ -337,10 +337,18 @@ impl Line<'_> {
         Skipped {
             file: file.to_string(),
             line: self.no,
-            text: self.raw.trim().to_string(),
-            reason,
+            text: printable(self.raw.trim()),
+            reason: printable(&reason),
         }
     }
+}
+
+/// UART noise (NUL, escape sequences) shown as `\u{fffd}`, so a warning
+/// prints as one clean line.
+fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { '\u{fffd}' } else { c })
+        .collect()
 }
 
 /// `15:26:06.978` → µs since midnight.
