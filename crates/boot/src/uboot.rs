@@ -338,27 +338,34 @@ impl UBootTimes {
         const SRC: &str = "host clock";
         let mut out = BeforeKernel::default();
         let first = self.spl_banner.as_ref().or(self.banner.as_ref());
-        if let (Some(spl), Some(b)) = (&self.spl_banner, &self.banner) {
-            if let Some(us) = host_span(b, spl) {
+        // (stage, from, its text, to, its text): consecutive milestones.
+        let spans = [
+            (
+                "SPL",
+                &self.spl_banner,
+                "`U-Boot SPL` banner",
+                &self.banner,
+                "`U-Boot` banner",
+            ),
+            (
+                "U-Boot",
+                &self.banner,
+                "`U-Boot` banner",
+                &self.starting_kernel,
+                "`Starting kernel ...`",
+            ),
+        ];
+        for (stage, from, from_text, to, to_text) in spans {
+            let (Some(f), Some(t)) = (from, to) else {
+                continue;
+            };
+            if let Some(us) = host_span(t, f) {
                 out.stages.push(LoaderStage::new(
-                    "SPL",
+                    stage,
                     SRC,
                     format!(
-                        "`U-Boot` banner (line {}) − `U-Boot SPL` banner (line {})",
-                        b.line, spl.line
-                    ),
-                    us,
-                ));
-            }
-        }
-        if let (Some(b), Some(k)) = (&self.banner, &self.starting_kernel) {
-            if let Some(us) = host_span(k, b) {
-                out.stages.push(LoaderStage::new(
-                    "U-Boot",
-                    SRC,
-                    format!(
-                        "`Starting kernel ...` (line {}) − `U-Boot` banner (line {})",
-                        k.line, b.line
+                        "{to_text} (line {}) − {from_text} (line {})",
+                        t.line, f.line
                     ),
                     us,
                 ));

@@ -11,16 +11,20 @@ fn fixture(name: &str) -> (String, String) {
     (name.to_string(), lever_boot::read_file(&path).unwrap())
 }
 
+/// The table of a serial log alone.
+fn table_of(s: &serial::SerialTimes) -> StageTable {
+    stages::build(Sources {
+        serial: Some(s),
+        time: None,
+        journal: None,
+        markers: &Markers::default(),
+    })
+}
+
 fn serial_table(name: &str) -> (serial::SerialTimes, StageTable) {
     let (f, text) = fixture(name);
     let s = serial::parse(&f, &text).unwrap();
-    let m = Markers::default();
-    let t = stages::build(Sources {
-        serial: Some(&s),
-        time: None,
-        journal: None,
-        markers: &m,
-    });
+    let t = table_of(&s);
     (s, t)
 }
 
@@ -311,13 +315,7 @@ fn a_dmesg_alone_gives_the_kernel_stage() {
         .collect();
     let s = serial::parse("dmesg.txt", &dmesg).unwrap();
     assert_eq!(s.loader, None);
-    let m = Markers::default();
-    let t = stages::build(Sources {
-        serial: Some(&s),
-        time: None,
-        journal: None,
-        markers: &m,
-    });
+    let t = table_of(&s);
     assert_eq!(rows(&t), owned(&[("Kernel total", "2.523")]));
     assert_eq!(t.loader.as_deref(), Some("none (kernel lines only)"));
 }
