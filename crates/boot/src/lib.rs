@@ -4,7 +4,9 @@
 //!
 //! | stage | log | module |
 //! |---|---|---|
-//! | PBL + XBL, Core UEFI, kernel loader, total before kernel | serial console log (`UEFI Start [ms]`, `UEFI Total : N ms`, `Exit EBS [ms]`) | [`serial`] |
+//! | PBL + XBL, Core UEFI, kernel loader, total before kernel | Qualcomm serial console log (`UEFI Start [ms]`, `UEFI Total : N ms`, `Exit EBS [ms]`) | [`serial`] |
+//! | SPL, U-Boot, total before kernel | U-Boot serial log (banners, bootstage report, terminal timestamps) | [`uboot`] |
+//! | kernel (without systemd) | the kernel's `[    1.234567]` printk lines in the serial log | [`printk`] |
 //! | kernel, (initrd,) userspace | `systemd-analyze time` | [`systemd`] |
 //! | slowest units | `systemd-analyze blame` | [`systemd`] |
 //! | kernel init → use case ready | `journalctl --output=short-monotonic` with start/end markers | [`journalctl`], [`stage_markers`] |
@@ -31,10 +33,12 @@
 #![warn(missing_docs)]
 
 pub mod journalctl;
+pub mod printk;
 pub mod serial;
 pub mod stage_markers;
 pub mod stages;
 pub mod systemd;
+pub mod uboot;
 
 pub use stage_markers::{Marker, Markers};
 

@@ -15,6 +15,15 @@
 //! = 11.409 s. When the journal markers are missing the total falls back to
 //! "until userspace finished" (before kernel + systemd's kernel, initrd and
 //! userspace); with the serial log alone it is the total before the kernel.
+//!
+//! The loader rows come from whichever loader wrote the serial log
+//! ([`crate::serial`]: Qualcomm XBL/UEFI, U-Boot). Without a serial log,
+//! systemd's own `(firmware)` and `(loader)` parts (UEFI machines) are the
+//! rows before the kernel, so the rows add up to the total. Without
+//! systemd's `(kernel)`, the kernel's printk times in the serial log give
+//! the kernel stage ([`crate::printk`]); the total is then "until init".
+//! Totals that add systemd parts are the sum of the rows shown; systemd's
+//! own `= …` figure (each part rounded to the ms) is quoted beside it.
 
 use serde::Serialize;
 
@@ -72,6 +81,12 @@ pub struct StageTable {
     pub rows: Vec<Row>,
     /// Why rows are missing.
     pub notes: Vec<String>,
+    /// Log lines that were skipped as garbled (`file:line: skipped garbled
+    /// line `…`: why`); the rows were computed without them.
+    pub warnings: Vec<String>,
+    /// The boot loader the serial log was written by (`Qualcomm
+    /// XBL/UEFI`, `U-Boot 2024.04-…`), when one was read.
+    pub loader: Option<String>,
 }
 
 impl StageTable {
@@ -96,96 +111,138 @@ fn row(stage: &str, source: &str, calculation: String, us: u64, kind: RowKind) -
     }
 }
 
+/// Add up a row's `us` under `name`, as a `+`-joined formula.
+fn joined(names: &[String]) -> String {
+    names.join(" + ")
+}
+
 /// Build the table from whatever sources are present.
 pub fn build(src: Sources<'_>) -> StageTable {
-    let ms = |us: u64| crate::format_ms(us);
     let mut rows = Vec::new();
     let mut notes = Vec::new();
+    let mut warnings = Vec::new();
+    let mut loader = None;
 
+    // Before the kernel: the serial log's loader stages, else systemd's
+    // (firmware) and (loader) parts.
     let mut before_kernel = None;
-    match src.serial {
-        Some(s) => {
-            if let Some(us) = s.pbl_xbl_us() {
-                rows.push(row(
-                    "PBL+XBL",
-                    "serial log",
-                    format!("UEFI Start [{}]", ms(us)),
-                    us,
-                    RowKind::Stage,
-                ));
-            }
-            if let Some(us) = s.core_uefi_us() {
-                rows.push(row(
-                    "Core UEFI",
-                    "serial log",
-                    format!("UEFI Total : {} ms", ms(us)),
-                    us,
-                    RowKind::Stage,
-                ));
-            }
-            match (s.kernel_loader_us(), s.exit_ebs) {
-                (Some(us), Some(ebs)) => {
-                    rows.push(row(
-                        "Kernel loader",
-                        "serial log",
-                        format!("Exit EBS [{}] − (Core UEFI + PBL+XBL)", ms(ebs.us)),
-                        us,
-                        RowKind::Stage,
-                    ));
-                    rows.push(row(
-                        "Total before kernel",
-                        "serial log",
-                        format!("Exit EBS [{}]", ms(ebs.us)),
-                        ebs.us,
-                        RowKind::Subtotal,
-                    ));
-                    before_kernel = Some(ebs.us);
-                }
-                _ => notes.push(
-                    "serial log: kernel loader needs `UEFI Start`, `UEFI Total` and `Exit EBS`; some are missing".into(),
-                ),
-            }
+    let mut before_names: Vec<String> = Vec::new();
+    // How the before-kernel part is named inside a total's formula.
+    let mut before_label = String::from("Total before kernel");
+    if let Some(s) = src.serial {
+        warnings.extend(s.warnings.iter().map(ToString::to_string));
+        loader = s.loader_name();
+        let bk = s.before_kernel();
+        for st in &bk.stages {
+            rows.push(row(
+                &st.stage,
+                &st.source,
+                st.calculation.clone(),
+                st.us,
+                RowKind::Stage,
+            ));
+            before_names.push(st.stage.clone());
         }
-        None => notes.push("no serial log (--serial LOG): boot loader stages not measured".into()),
+        if let Some(t) = &bk.total {
+            rows.push(row(
+                &t.stage,
+                &t.source,
+                t.calculation.clone(),
+                t.us,
+                RowKind::Subtotal,
+            ));
+            before_kernel = Some(t.us);
+        }
+        notes.extend(bk.notes);
+    }
+    let systemd_before: Vec<(&str, u64)> = src
+        .time
+        .map(|t| {
+            [("Firmware", t.firmware_us), ("Loader", t.loader_us)]
+                .into_iter()
+                .filter_map(|(n, us)| us.map(|us| (n, us)))
+                .collect()
+        })
+        .unwrap_or_default();
+    if before_names.is_empty() && before_kernel.is_none() && !systemd_before.is_empty() {
+        // A UEFI machine: systemd reads the firmware's and the boot
+        // loader's times from EFI variables; they are rows like any other.
+        for (name, us) in &systemd_before {
+            rows.push(row(
+                name,
+                "systemd-analyze",
+                format!("{} s ({})", crate::format_s(*us), name.to_ascii_lowercase()),
+                *us,
+                RowKind::Stage,
+            ));
+            before_names.push(name.to_string());
+        }
+        before_kernel = Some(systemd_before.iter().map(|(_, us)| us).sum());
+        before_label = joined(&before_names);
+    } else if !systemd_before.is_empty() {
+        notes.push(
+            "systemd-analyze (firmware)/(loader) not used: the serial log measures the time before the kernel"
+                .into(),
+        );
+    } else if src.serial.is_none() {
+        notes.push("no serial log (--serial LOG): boot loader stages not measured".into());
     }
 
     let (mut kernel, mut after_kernel) = (None, None);
+    let mut after_names: Vec<String> = Vec::new();
     match src.time {
         Some(t) => {
-            if let Some(us) = t.kernel_us {
-                rows.push(row(
-                    "Kernel total",
-                    "systemd-analyze",
-                    format!("{} s (kernel)", crate::format_s(us)),
-                    us,
-                    RowKind::Stage,
-                ));
-                kernel = Some(us);
+            for (name, part, value) in [
+                ("Kernel total", "kernel", t.kernel_us),
+                ("Initrd", "initrd", t.initrd_us),
+                ("Userspace", "userspace", t.userspace_us),
+            ] {
+                if let Some(us) = value {
+                    rows.push(row(
+                        name,
+                        "systemd-analyze",
+                        format!("{} s ({part})", crate::format_s(us)),
+                        us,
+                        RowKind::Stage,
+                    ));
+                    after_names.push(name.to_string());
+                }
             }
-            if let Some(us) = t.initrd_us {
-                rows.push(row(
-                    "Initrd",
-                    "systemd-analyze",
-                    format!("{} s (initrd)", crate::format_s(us)),
-                    us,
-                    RowKind::Stage,
-                ));
-            }
-            if let Some(us) = t.userspace_us {
-                rows.push(row(
-                    "Userspace",
-                    "systemd-analyze",
-                    format!("{} s (userspace)", crate::format_s(us)),
-                    us,
-                    RowKind::Stage,
-                ));
-            }
+            kernel = t.kernel_us;
             if let (Some(k), Some(u)) = (t.kernel_us, t.userspace_us) {
                 after_kernel = Some(k + t.initrd_us.unwrap_or(0) + u);
             }
         }
         None => {
             notes.push("no systemd-analyze time: kernel and userspace times not measured".into())
+        }
+    }
+    // Without systemd's (kernel), the kernel's own printk times give it.
+    if kernel.is_none() {
+        if let Some(k) = src.serial.and_then(|s| s.kernel.as_ref()) {
+            match (k.kernel_us(), &k.init) {
+                (Some(us), Some(init)) => {
+                    rows.push(row(
+                        "Kernel total",
+                        "kernel printk",
+                        format!(
+                            "`{}` [{}] (line {}) − first printk [{}] (line {})",
+                            init.text,
+                            crate::format_s(init.us),
+                            init.line,
+                            crate::format_s(k.first.us),
+                            k.first.line
+                        ),
+                        us,
+                        RowKind::Stage,
+                    ));
+                    kernel = Some(us);
+                }
+                _ => notes.push(
+                    "kernel printk: no `Run /sbin/init as init process` or `Freeing unused kernel memory` line: kernel stage not measured"
+                        .into(),
+                ),
+            }
         }
     }
 
@@ -237,34 +294,55 @@ pub fn build(src: Sources<'_>) -> StageTable {
         None => notes.push("no journal (--journal FILE): start/end markers not measured".into()),
     }
 
+    let systemd_total = src
+        .time
+        .and_then(|t| t.total_us)
+        .map(|us| {
+            format!(
+                "; systemd prints {} s, each part rounded",
+                crate::format_s(us)
+            )
+        })
+        .unwrap_or_default();
     let total = match (before_kernel, kernel, span, after_kernel) {
         (Some(b), Some(k), Some(d), _) => Some((
             format!("Total until {}", src.markers.end.name),
-            "PBL+XBL + Core UEFI + Kernel loader + Kernel total + (end − start)".to_string(),
+            format!("{} + Kernel total + (end − start)", joined(&before_names)),
             b + k + d,
         )),
         (Some(b), _, _, Some(a)) => Some((
             "Total until userspace finished".to_string(),
-            "Total before kernel + kernel + initrd + userspace".to_string(),
+            format!("{before_label} + {}{systemd_total}", joined(&after_names)),
             b + a,
         )),
-        (Some(b), _, _, None) => {
-            Some(("Total before kernel".to_string(), "Exit EBS".to_string(), b))
+        (Some(b), Some(k), _, None) => Some((
+            "Total until init".to_string(),
+            format!("{before_label} + Kernel total"),
+            b + k,
+        )),
+        (Some(b), None, _, None) => {
+            Some(("Total before kernel".to_string(), before_label.clone(), b))
         }
-        (None, _, _, _) => src.time.and_then(|t| t.total_us).map(|us| {
-            (
-                "Total (systemd-analyze)".to_string(),
-                "systemd's own total (no boot loader stages)".to_string(),
-                us,
-            )
-        }),
+        (None, _, _, Some(a)) => Some((
+            "Total (systemd-analyze)".to_string(),
+            format!(
+                "{} (no boot loader stages{systemd_total})",
+                joined(&after_names)
+            ),
+            a,
+        )),
+        (None, _, _, None) => None,
     };
     if let Some((stage, calc, us)) = total {
-        if !(stage == "Total before kernel" && rows.iter().any(|r| r.kind == RowKind::Subtotal)) {
-            rows.push(row(&stage, "", calc, us, RowKind::Total));
-        } else if let Some(r) = rows.iter_mut().find(|r| r.kind == RowKind::Subtotal) {
-            r.kind = RowKind::Total;
+        match rows.iter_mut().find(|r| r.kind == RowKind::Subtotal) {
+            Some(r) if stage == "Total before kernel" => r.kind = RowKind::Total,
+            _ => rows.push(row(&stage, "", calc, us, RowKind::Total)),
         }
     }
-    StageTable { rows, notes }
+    StageTable {
+        rows,
+        notes,
+        warnings,
+        loader,
+    }
 }
