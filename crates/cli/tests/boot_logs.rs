@@ -122,3 +122,18 @@ fn u_boot_logs_name_their_loader_and_time_the_kernel() {
         assert!(out.contains(want), "{want} missing:\n{out}");
     }
 }
+
+#[test]
+fn the_text_view_names_the_loader_and_the_skipped_line() {
+    let log = fixture("seed000-7.2-serial-cut-total.log");
+    let text = ok(&["boot", "--serial", &log]);
+    assert!(text.contains("serial log: Qualcomm XBL/UEFI"), "{text}");
+    let warnings = text
+        .split("\nwarnings:\n")
+        .nth(1)
+        .expect("a warnings section");
+    assert!(
+        warnings.starts_with("  - ") && warnings.contains("cut-total.log:5: skipped garbled line"),
+        "{text}"
+    );
+}

@@ -24,7 +24,8 @@ pub struct BootReport {
     pub notes: Vec<String>,
 }
 
-/// Stage table, userspace target, blame top, what was not measured.
+/// Stage table, userspace target, the loader read, blame top, skipped
+/// lines, what was not measured.
 pub fn report(r: &BootReport) -> String {
     let mut out = stages(r);
     if let Some((target, us)) = r.systemd_time.as_ref().and_then(|t| t.target.as_ref()) {
@@ -33,8 +34,24 @@ pub fn report(r: &BootReport) -> String {
     if r.journal_start.is_some() || r.journal_end.is_some() {
         out += &format!("markers: {}\n", r.markers.source);
     }
+    if let Some(loader) = &r.stages.loader {
+        out += &format!("serial log: {loader}\n");
+    }
     out += &blame(&r.blame);
+    out += &warnings(&r.stages.warnings);
     out += &notes(&r.notes);
+    out
+}
+
+/// Log lines skipped as garbled: the rows were computed without them.
+fn warnings(warnings: &[String]) -> String {
+    if warnings.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\nwarnings:\n");
+    for w in warnings {
+        out += &format!("  - {w}\n");
+    }
     out
 }
 
