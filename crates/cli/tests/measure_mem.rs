@@ -81,6 +81,85 @@ fn mem_map_total_ram_fallback_and_saved_dmesg() {
     assert!(!bad.status.success());
 }
 
+/// A fixture of `lever-measure` (real files of this VM; see its
+/// fixtures/README.md).
+fn measure_fixture(name: &str) -> String {
+    lever_testkit::fixture(&format!("{}/../measure", env!("CARGO_MANIFEST_DIR")), name)
+}
+
+#[test]
+fn mem_map_total_ram_flag_wins_over_device_tree_and_dmesg() {
+    // The simulated board has a device tree: --total-ram still wins.
+    let (_d, root) = board("qcs6490");
+    let out = ok(&["--root", &root, "mem", "map", "--total-ram", "24G"]);
+    assert!(
+        out.contains("25165824 kB from --total-ram (overrides: device tree says"),
+        "{out}"
+    );
+    assert!(out.contains("Total RAM                 24576.0"), "{out}");
+    let json = ok(&[
+        "--root",
+        &root,
+        "--json",
+        "mem",
+        "map",
+        "--total-ram",
+        "24g",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["after_boot"]["total_ram"]["value"]["source"], "user");
+    assert_eq!(v["after_boot"]["total_ram"]["value"]["kb"], 25165824);
+
+    // This VM's real files, with a dmesg total: the flag wins there too.
+    let tree = FakeTree::with(&[
+        ("/proc/meminfo", &measure_fixture("vm_meminfo")),
+        ("/proc/vmstat", &measure_fixture("vm_vmstat")),
+        ("/proc/iomem", &measure_fixture("vm_iomem")),
+    ]);
+    let log = tree.root().join("dmesg.txt");
+    std::fs::write(&log, measure_fixture("vm_dmesg_memory_line")).unwrap();
+    let root = tree.root().to_str().unwrap();
+    let args = [
+        "--root",
+        root,
+        "mem",
+        "map",
+        "--dmesg",
+        log.to_str().unwrap(),
+    ];
+    let kernel = ok(&args);
+    assert!(kernel.contains("25165432 kB from dmesg"), "{kernel}");
+    let user = ok(&[&args[..], &["--total-ram", "24G"]].concat());
+    assert!(
+        user.contains(
+            "25165824 kB from --total-ram (overrides: dmesg `Memory:` line says 25165432 kB)"
+        ),
+        "{user}"
+    );
+    // With the real size, non-Linux is no longer negative.
+    assert!(!user.contains("read non-Linux as 0"), "{user}");
+    assert!(kernel.contains("read non-Linux as 0"), "{kernel}");
+}
+
+#[test]
+fn mem_map_explains_a_negative_kernel_static_from_an_excerpted_iomem() {
+    // This VM's /proc/iomem cut before its last System RAM range (above
+    // 4 GiB), as one pastes part of it: Σ System RAM < MemTotal.
+    let iomem = measure_fixture("vm_iomem");
+    let cut = iomem.find("100000000-63fffffff : System RAM").unwrap();
+    let tree = FakeTree::with(&[
+        ("/proc/meminfo", &measure_fixture("vm_meminfo")),
+        ("/proc/vmstat", &measure_fixture("vm_vmstat")),
+        ("/proc/iomem", &iomem[..cut]),
+    ]);
+    let root = tree.root().to_str().unwrap();
+    let out = ok(&["--root", root, "mem", "map", "--total-ram", "24G"]);
+    assert!(
+        out.contains("kernel static    -21538") && out.contains("lists only part of RAM"),
+        "{out}"
+    );
+}
+
 #[test]
 fn mem_map_during_a_command() {
     let (_d, root) = board("qcs6490");

@@ -115,6 +115,25 @@ fn total_ram_fallbacks() {
 }
 
 #[test]
+fn total_ram_from_the_user_wins_over_dmesg() {
+    // This VM's dmesg total (25165432 kB) leaves out firmware-reserved
+    // pages; the user's 24 GiB is the board's size and is kept.
+    let (_d, fs) = tree(&[
+        ("/proc/meminfo", fixture("vm_meminfo")),
+        ("/proc/vmstat", fixture("vm_vmstat")),
+        ("/proc/iomem", fixture("vm_iomem")),
+    ]);
+    let log = Some(fixture("vm_dmesg_memory_line"));
+    let fixed = StaticMemory::read(&fs, log, Some(24 << 20)).unwrap();
+    let t = fixed.total_ram.value().unwrap();
+    assert_eq!((t.kb, t.source), (24 << 20, TotalRamSource::User));
+    // The dmesg line is still read (vmlinux sections come from it).
+    assert_eq!(fixed.dmesg.value().unwrap().total_kb, 25165432);
+    let map = MemoryMap::new(&fixed, &MemSample::read(&fs).unwrap(), None).unwrap();
+    assert_eq!(map.non_linux_kb, Avail::Value((24 << 20) - 25165435));
+}
+
+#[test]
 fn device_tree_cells() {
     // 2/2 cells: 0x80000000 + 2 GiB, 0x1_0000_0000 + 4 GiB.
     let mut reg = Vec::new();

@@ -3,8 +3,8 @@
 
 use crate::render::Table;
 use lever_boot::journalctl::Found;
-use lever_boot::stage_markers::Markers;
 use lever_boot::serial::SerialTimes;
+use lever_boot::stage_markers::Markers;
 use lever_boot::stages::{RowKind, StageTable};
 use lever_boot::systemd::{BlameEntry, SystemdTime};
 use lever_boot::{format_ms, format_s};
