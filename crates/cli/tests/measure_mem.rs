@@ -233,6 +233,30 @@ fn mem_procs_on_this_machine() {
 }
 
 #[test]
+fn mem_procs_as_root_never_says_run_as_root() {
+    // On this VM root (with CAP_SYS_PTRACE) is refused PID 1's rollup by the
+    // sandbox: the report must say that, not "not readable without root".
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("skipped: needs root (this checks what root is told)");
+        return;
+    }
+    if std::fs::read("/proc/1/smaps_rollup").is_ok() {
+        eprintln!("skipped: this machine lets root read /proc/1/smaps_rollup");
+        return;
+    }
+    let out = ok(&["mem", "procs", "--limit", "1"]);
+    assert!(!out.contains("without root"), "{out}");
+    assert!(!out.contains("run as root"), "{out}");
+    assert!(
+        out.contains("although running as root"),
+        "PID 1 refused to root must be explained: {out}"
+    );
+    let json = ok(&["mem", "procs", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert!(v["denied"]["root_refused"].as_u64().unwrap() >= 1, "{json}");
+}
+
+#[test]
 fn mem_thrash_on_sim_writes_series() {
     let (d, root) = board("qcs6490");
     let out_dir = d.root().join("out");

@@ -11,7 +11,8 @@ use lever_measure::meminfo::Meminfo;
 use lever_measure::memmap::{MemSample, MemoryMap, PageSizeSource, StaticMemory, TotalRamSource};
 use lever_measure::pressure::Pressure;
 use lever_measure::smaps::{
-    parse_rollup, parse_status, ProcRaw, ProcScan, Procrank, SortKey, View,
+    parse_rollup, parse_status, Denied, DeniedAs, DeniedReason, ProcRaw, ProcScan, Procrank,
+    Reader, SortKey, View,
 };
 use lever_measure::thrash::{Level, ThrashInterval, ThrashSample, Verdict};
 use lever_measure::vmstat::Vmstat;
@@ -252,7 +253,7 @@ fn procrank_sorts_views_and_totals() {
         procs: vec![raw(1, 100, 10, 5), raw(2, 300, 5, 0), raw(3, 200, 50, 9)],
         kernel_threads: 4,
         vanished: 1,
-        denied: 0,
+        denied: Denied::default(),
     };
     let p = Procrank::new(&scan, View::All, SortKey::Pss);
     assert_eq!(p.procs.iter().map(|r| r.pid).collect::<Vec<_>>(), [2, 3, 1]);
@@ -269,6 +270,68 @@ fn procrank_sorts_views_and_totals() {
     let p = Procrank::new(&scan, View::File, SortKey::Pss);
     assert_eq!(p.total.pss_kb, Some(300));
     assert_eq!(p.total.swap_kb, Some(0));
+}
+
+#[test]
+fn refused_rollups_say_why_for_root_and_for_users() {
+    // Real status files of this VM whose smaps_rollup answered EACCES to
+    // root with CAP_SYS_PTRACE (the sandbox's security module): PID 1
+    // (process_api, uid 0) and kthreadd (no VmSize).
+    let pid1 = fixture("vm_status_pid1_denied");
+    let kthreadd = fixture("vm_status_kthreadd");
+    let root = Reader {
+        euid: 0,
+        cap_sys_ptrace: true,
+    };
+    let user = Reader {
+        euid: 1000,
+        cap_sys_ptrace: false,
+    };
+    assert_eq!(
+        Denied::classify(root, Some(&pid1)),
+        DeniedAs::Refused(DeniedReason::RootRefused)
+    );
+    let capless_root = Reader {
+        cap_sys_ptrace: false,
+        ..root
+    };
+    assert_eq!(
+        Denied::classify(capless_root, Some(&pid1)),
+        DeniedAs::Refused(DeniedReason::RootWithoutCapSysPtrace)
+    );
+    assert_eq!(
+        Denied::classify(user, Some(&pid1)),
+        DeniedAs::Refused(DeniedReason::OtherUser)
+    );
+    // A process of uid 0 read by uid 0 that is not root cannot exist; a
+    // non-root reader whose uid matches gets "not dumpable".
+    let as_owner = pid1.replace("Uid:\t0\t0\t0\t0", "Uid:\t1000\t1000\t1000\t1000");
+    assert_ne!(as_owner, pid1);
+    assert_eq!(
+        Denied::classify(user, Some(&as_owner)),
+        DeniedAs::Refused(DeniedReason::NotDumpable)
+    );
+    // A kernel thread has no user memory: skipped as one, not "refused".
+    assert_eq!(
+        Denied::classify(root, Some(&kthreadd)),
+        DeniedAs::KernelThread
+    );
+    assert_eq!(
+        Denied::classify(root, None),
+        DeniedAs::Refused(DeniedReason::Unknown)
+    );
+
+    let mut d = Denied::default();
+    d.add(DeniedReason::RootRefused);
+    d.add(DeniedReason::OtherUser);
+    d.add(DeniedReason::OtherUser);
+    assert_eq!(d.total(), 3);
+    let text: Vec<_> = d.explained();
+    assert_eq!(text.len(), 2);
+    assert_eq!(text[0].0, 2);
+    assert!(text[0].1.contains("another user"));
+    assert!(text[1].1.contains("although running as root"));
+    assert!(!text[1].1.contains("run as root"));
 }
 
 #[test]
