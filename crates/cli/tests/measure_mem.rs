@@ -372,3 +372,29 @@ fn io_on_sim_and_here() {
     assert!(v["elapsed_s"].as_f64().unwrap() > 0.0);
     assert!(v["pgpgin_kb"].is_u64());
 }
+
+#[test]
+fn io_gives_a_verdict_with_its_reason() {
+    // The simulated board has static PSI: nothing stalled during the run.
+    let (_d, root) = board("qcs6490");
+    let out = ok(&["--root", &root, "io", "--", "true"]);
+    assert!(out.contains("\nverdict: "), "{out}");
+
+    // This machine: a verdict, and what the blocked time rests on.
+    let out = ok(&["io", "--", "sh", "-c", "sleep 0.1"]);
+    assert!(out.contains("\nverdict: "), "{out}");
+    let delayacct = std::fs::read_to_string("/proc/sys/kernel/task_delayacct").ok();
+    if delayacct.as_deref().map(str::trim) == Some("0") {
+        // This VM: accounting off, so field 42 is 0 and must not be taken
+        // as "never blocked".
+        assert!(out.contains("delay accounting is off"), "{out}");
+        assert!(out.contains("kernel.task_delayacct=1"), "{out}");
+    }
+    if Path::new("/proc/pressure/io").exists() {
+        assert!(out.contains("PSI io some"), "{out}");
+        let v: serde_json::Value =
+            serde_json::from_str(&ok(&["--json", "io", "--", "true"])).unwrap();
+        assert!(v["verdict"]["blocked_pct"].is_f64(), "{v}");
+        assert!(v["wait"]["psi_some_s"].is_f64(), "{v}");
+    }
+}

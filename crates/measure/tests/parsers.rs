@@ -450,3 +450,54 @@ fn csv_and_svg() {
     assert_eq!(svg.matches("<polyline").count(), 6);
     assert!(svg.contains("refaults/s"));
 }
+
+#[test]
+fn io_verdict_from_real_psi_around_a_direct_write() {
+    use lever_measure::iobound::{IoLevel, IoVerdict, IoWait};
+    use std::time::Duration;
+    let before = Pressure::parse("/proc/pressure/io", &fixture("vm_pressure_io_before")).unwrap();
+    let after = Pressure::parse("/proc/pressure/io", &fixture("vm_pressure_io_after")).unwrap();
+    let wall = Duration::from_nanos(42_703_879);
+    // This VM: delay accounting off, so the child's field 42 read 0.
+    let w = IoWait::new(
+        wall,
+        Some(Duration::ZERO),
+        Some(false),
+        Some(&before),
+        Some(&after),
+    );
+    assert_eq!(w.blkio_s, None, "0 with accounting off is unknown, not 0");
+    assert_eq!(w.psi_some_s, Some((23660603 - 23629052) as f64 / 1e6));
+    let v = IoVerdict::new(&w);
+    assert_eq!(v.level, IoLevel::IoBound);
+    let pct = v.blocked_pct.unwrap();
+    assert!((pct - 73.88).abs() < 0.01, "{pct}");
+    assert!(
+        v.reasons[0].contains("delay accounting is off"),
+        "{:?}",
+        v.reasons
+    );
+    assert!(v.reasons[1].contains("PSI io some"), "{:?}", v.reasons);
+
+    // With delay accounting on, the command's own time decides.
+    let own = IoWait::new(
+        Duration::from_secs(2),
+        Some(Duration::from_millis(100)),
+        Some(true),
+        Some(&before),
+        Some(&after),
+    );
+    let v = IoVerdict::new(&own);
+    assert_eq!(v.level, IoLevel::NotIoBound);
+    assert_eq!(v.blocked_pct, Some(5.0));
+    let half = IoWait::new(wall, None, None, None, None);
+    assert_eq!(IoVerdict::new(&half).level, IoLevel::Unknown);
+    let partly = IoWait::new(
+        Duration::from_secs(1),
+        Some(Duration::from_millis(200)),
+        Some(true),
+        None,
+        None,
+    );
+    assert_eq!(IoVerdict::new(&partly).level, IoLevel::PartlyIo);
+}
