@@ -340,7 +340,8 @@ fn mem_thrash_on_this_machine_during_a_command() {
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["exit_code"], 0);
     assert!(v["intervals"].as_array().unwrap().len() >= 2);
-    assert!(["calm", "pressure", "thrashing"].contains(&v["verdict"]["level"].as_str().unwrap()));
+    assert!(["calm", "brief_burst", "pressure", "thrashing"]
+        .contains(&v["verdict"]["level"].as_str().unwrap()));
 }
 
 #[test]
@@ -371,6 +372,73 @@ fn io_on_sim_and_here() {
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert!(v["elapsed_s"].as_f64().unwrap() > 0.0);
     assert!(v["pgpgin_kb"].is_u64());
+}
+
+#[test]
+fn mem_thrash_reads_a_cgroup() {
+    // A memory-limited cgroup reclaiming its page cache: the command swaps
+    // in the second memory.stat mid-run (see the fixtures' README).
+    let dir = "sys/fs/cgroup/app.slice";
+    let tree = FakeTree::with(&[
+        (
+            &format!("/{dir}/memory.stat") as &str,
+            &measure_fixture("cgroup_memory_stat_before"),
+        ),
+        (
+            &format!("/{dir}/memory.pressure"),
+            &measure_fixture("vm_pressure_memory"),
+        ),
+    ]);
+    let after = tree.root().join("after");
+    std::fs::write(&after, measure_fixture("cgroup_memory_stat_after")).unwrap();
+    let stat = tree.root().join(dir).join("memory.stat");
+    let script = format!(
+        "sleep 0.25; cp {} {}; sleep 0.25",
+        after.display(),
+        stat.display()
+    );
+    let root = tree.root().to_str().unwrap();
+    let json = ok(&[
+        "--root",
+        root,
+        "--json",
+        "mem",
+        "thrash",
+        "--cgroup",
+        "app.slice",
+        "--interval",
+        "0.1",
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["cgroup"], "/sys/fs/cgroup/app.slice");
+    let effs: Vec<f64> = v["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|i| i["reclaim_efficiency"].as_f64())
+        .collect();
+    // pgsteal +500 / pgscan +2000 in the interval that saw the change.
+    assert_eq!(effs, [0.25], "{json}");
+    let bad = lever(&[
+        "--root",
+        root,
+        "mem",
+        "thrash",
+        "--cgroup",
+        "nope",
+        "--duration",
+        "0.1",
+    ]);
+    assert!(!bad.status.success());
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("/sys/fs/cgroup/nope/memory.stat"),
+        "{}",
+        String::from_utf8_lossy(&bad.stderr)
+    );
 }
 
 #[test]
