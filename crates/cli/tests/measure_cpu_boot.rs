@@ -111,28 +111,74 @@ fn host_has_cpu_pmu() -> bool {
 #[test]
 fn ipc_of_true_counts_or_says_why() {
     let out = ok(&["cpu", "ipc", "--", "true"]);
-    if out.starts_with("IPC: not available here") {
+    // The command always runs, and software counters always count.
+    assert!(out.starts_with("command: true (exit 0"), "{out}");
+    for sw in [
+        "task-clock",
+        "context-switches",
+        "cpu-migrations",
+        "page-faults",
+    ] {
+        assert!(out.contains(sw), "{sw}: {out}");
+    }
+    if out.contains("hardware counters: ") {
+        // This VM: no PMU. Which counters are missing, and why.
         assert!(
             !host_has_cpu_pmu(),
             "a CPU PMU exists but nothing was counted: {out}"
         );
-        assert!(out.contains("because"), "{out}");
+        assert!(
+            out.contains("instructions, cycles cannot be counted here because"),
+            "{out}"
+        );
         assert!(out.contains("/sys/bus/event_source/devices lists"), "{out}");
-        assert!(out.contains("the command was not run"), "{out}");
-        println!("no hardware counters on this machine; checked the reason: {out}");
+        assert!(out.contains("IPC: not available here because"), "{out}");
+        println!("no hardware counters on this machine; software fallback: {out}");
     } else {
-        assert!(out.starts_with("command: true (exit 0"), "{out}");
         assert!(out.contains("instructions"), "{out}");
         assert!(out.contains("IPC: "), "{out}");
     }
     let v: serde_json::Value =
         serde_json::from_str(&ok(&["cpu", "ipc", "--json", "--", "true"])).unwrap();
-    if v["available"] == serde_json::json!(true) {
-        assert!(v["report"]["instructions"]["raw_count"].as_u64().unwrap() > 0);
-        assert_eq!(v["exit_code"], 0);
+    assert_eq!(v["exit_code"], 0);
+    let sw = v["report"]["software"].as_array().unwrap();
+    let task_clock = sw.iter().find(|c| c["name"] == "task-clock").unwrap();
+    assert!(task_clock["count"].as_u64().unwrap() > 0, "{v}");
+    if v["report"]["instructions"].is_null() {
+        assert!(v["report"]["hardware_note"]
+            .as_str()
+            .unwrap()
+            .contains("because"));
     } else {
-        assert!(v["reason"].as_str().unwrap().contains("because"));
+        assert!(v["report"]["instructions"]["raw_count"].as_u64().unwrap() > 0);
     }
+}
+
+#[test]
+fn ipc_runs_the_command_and_passes_its_exit_status() {
+    // On this VM (no PMU) the command used to be skipped with exit 0.
+    let tree = FakeTree::new();
+    let marker = tree.root().join("ran");
+    let script = format!(
+        "dd if=/dev/zero of={} bs=64k count=16 2>/dev/null; exit 7",
+        marker.display()
+    );
+    let out = lever(&["cpu", "ipc", "--", "sh", "-c", &script]);
+    assert_eq!(out.status.code(), Some(7), "{}", stderr(&out));
+    assert!(marker.exists(), "the command must run");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("(exit 7,"), "{text}");
+    // dd touched 1 MiB of fresh pages: the software counters saw faults.
+    assert!(text.contains("page-faults"), "{text}");
+
+    // A file tree cannot be counted, but the command still runs.
+    let root = tree.root().display().to_string();
+    std::fs::remove_file(&marker).unwrap();
+    let out = lever(&["--root", &root, "cpu", "ipc", "--", "sh", "-c", &script]);
+    assert_eq!(out.status.code(), Some(7));
+    assert!(marker.exists());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("is a file tree, not a kernel"), "{text}");
 }
 
 #[test]
@@ -142,6 +188,7 @@ fn ipc_on_a_file_tree_is_not_countable() {
     let root = tree.root().display().to_string();
     let out = ok(&["--root", &root, "cpu", "ipc", "--", "true"]);
     assert!(out.contains("is a file tree, not a kernel"), "{out}");
+    assert!(out.contains("command: true (exit 0"), "{out}");
 }
 
 #[test]

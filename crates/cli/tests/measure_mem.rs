@@ -81,6 +81,85 @@ fn mem_map_total_ram_fallback_and_saved_dmesg() {
     assert!(!bad.status.success());
 }
 
+/// A fixture of `lever-measure` (real files of this VM; see its
+/// fixtures/README.md).
+fn measure_fixture(name: &str) -> String {
+    lever_testkit::fixture(&format!("{}/../measure", env!("CARGO_MANIFEST_DIR")), name)
+}
+
+#[test]
+fn mem_map_total_ram_flag_wins_over_device_tree_and_dmesg() {
+    // The simulated board has a device tree: --total-ram still wins.
+    let (_d, root) = board("qcs6490");
+    let out = ok(&["--root", &root, "mem", "map", "--total-ram", "24G"]);
+    assert!(
+        out.contains("25165824 kB from --total-ram (overrides: device tree says"),
+        "{out}"
+    );
+    assert!(out.contains("Total RAM                 24576.0"), "{out}");
+    let json = ok(&[
+        "--root",
+        &root,
+        "--json",
+        "mem",
+        "map",
+        "--total-ram",
+        "24g",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["after_boot"]["total_ram"]["value"]["source"], "user");
+    assert_eq!(v["after_boot"]["total_ram"]["value"]["kb"], 25165824);
+
+    // This VM's real files, with a dmesg total: the flag wins there too.
+    let tree = FakeTree::with(&[
+        ("/proc/meminfo", &measure_fixture("vm_meminfo")),
+        ("/proc/vmstat", &measure_fixture("vm_vmstat")),
+        ("/proc/iomem", &measure_fixture("vm_iomem")),
+    ]);
+    let log = tree.root().join("dmesg.txt");
+    std::fs::write(&log, measure_fixture("vm_dmesg_memory_line")).unwrap();
+    let root = tree.root().to_str().unwrap();
+    let args = [
+        "--root",
+        root,
+        "mem",
+        "map",
+        "--dmesg",
+        log.to_str().unwrap(),
+    ];
+    let kernel = ok(&args);
+    assert!(kernel.contains("25165432 kB from dmesg"), "{kernel}");
+    let user = ok(&[&args[..], &["--total-ram", "24G"]].concat());
+    assert!(
+        user.contains(
+            "25165824 kB from --total-ram (overrides: dmesg `Memory:` line says 25165432 kB)"
+        ),
+        "{user}"
+    );
+    // With the real size, non-Linux is no longer negative.
+    assert!(!user.contains("read non-Linux as 0"), "{user}");
+    assert!(kernel.contains("read non-Linux as 0"), "{kernel}");
+}
+
+#[test]
+fn mem_map_explains_a_negative_kernel_static_from_an_excerpted_iomem() {
+    // This VM's /proc/iomem cut before its last System RAM range (above
+    // 4 GiB), as one pastes part of it: Σ System RAM < MemTotal.
+    let iomem = measure_fixture("vm_iomem");
+    let cut = iomem.find("100000000-63fffffff : System RAM").unwrap();
+    let tree = FakeTree::with(&[
+        ("/proc/meminfo", &measure_fixture("vm_meminfo")),
+        ("/proc/vmstat", &measure_fixture("vm_vmstat")),
+        ("/proc/iomem", &iomem[..cut]),
+    ]);
+    let root = tree.root().to_str().unwrap();
+    let out = ok(&["--root", root, "mem", "map", "--total-ram", "24G"]);
+    assert!(
+        out.contains("kernel static    -21538") && out.contains("lists only part of RAM"),
+        "{out}"
+    );
+}
+
 #[test]
 fn mem_map_during_a_command() {
     let (_d, root) = board("qcs6490");
@@ -151,6 +230,30 @@ fn mem_procs_on_this_machine() {
     let file = ok(&["mem", "procs", "-c"]);
     assert!(file.contains("file-backed"), "{file}");
     assert!(!lever(&["mem", "procs", "-c", "-C"]).status.success());
+}
+
+#[test]
+fn mem_procs_as_root_never_says_run_as_root() {
+    // On this VM root (with CAP_SYS_PTRACE) is refused PID 1's rollup by the
+    // sandbox: the report must say that, not "not readable without root".
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("skipped: needs root (this checks what root is told)");
+        return;
+    }
+    if std::fs::read("/proc/1/smaps_rollup").is_ok() {
+        eprintln!("skipped: this machine lets root read /proc/1/smaps_rollup");
+        return;
+    }
+    let out = ok(&["mem", "procs", "--limit", "1"]);
+    assert!(!out.contains("without root"), "{out}");
+    assert!(!out.contains("run as root"), "{out}");
+    assert!(
+        out.contains("although running as root"),
+        "PID 1 refused to root must be explained: {out}"
+    );
+    let json = ok(&["mem", "procs", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert!(v["denied"]["root_refused"].as_u64().unwrap() >= 1, "{json}");
 }
 
 #[test]
@@ -237,7 +340,8 @@ fn mem_thrash_on_this_machine_during_a_command() {
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["exit_code"], 0);
     assert!(v["intervals"].as_array().unwrap().len() >= 2);
-    assert!(["calm", "pressure", "thrashing"].contains(&v["verdict"]["level"].as_str().unwrap()));
+    assert!(["calm", "brief_burst", "pressure", "thrashing"]
+        .contains(&v["verdict"]["level"].as_str().unwrap()));
 }
 
 #[test]
@@ -268,4 +372,97 @@ fn io_on_sim_and_here() {
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert!(v["elapsed_s"].as_f64().unwrap() > 0.0);
     assert!(v["pgpgin_kb"].is_u64());
+}
+
+#[test]
+fn mem_thrash_reads_a_cgroup() {
+    // A memory-limited cgroup reclaiming its page cache: the command swaps
+    // in the second memory.stat mid-run (see the fixtures' README).
+    let dir = "sys/fs/cgroup/app.slice";
+    let tree = FakeTree::with(&[
+        (
+            &format!("/{dir}/memory.stat") as &str,
+            &measure_fixture("cgroup_memory_stat_before"),
+        ),
+        (
+            &format!("/{dir}/memory.pressure"),
+            &measure_fixture("vm_pressure_memory"),
+        ),
+    ]);
+    let after = tree.root().join("after");
+    std::fs::write(&after, measure_fixture("cgroup_memory_stat_after")).unwrap();
+    let stat = tree.root().join(dir).join("memory.stat");
+    let script = format!(
+        "sleep 0.25; cp {} {}; sleep 0.25",
+        after.display(),
+        stat.display()
+    );
+    let root = tree.root().to_str().unwrap();
+    let json = ok(&[
+        "--root",
+        root,
+        "--json",
+        "mem",
+        "thrash",
+        "--cgroup",
+        "app.slice",
+        "--interval",
+        "0.1",
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["cgroup"], "/sys/fs/cgroup/app.slice");
+    let effs: Vec<f64> = v["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|i| i["reclaim_efficiency"].as_f64())
+        .collect();
+    // pgsteal +500 / pgscan +2000 in the interval that saw the change.
+    assert_eq!(effs, [0.25], "{json}");
+    let bad = lever(&[
+        "--root",
+        root,
+        "mem",
+        "thrash",
+        "--cgroup",
+        "nope",
+        "--duration",
+        "0.1",
+    ]);
+    assert!(!bad.status.success());
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("/sys/fs/cgroup/nope/memory.stat"),
+        "{}",
+        String::from_utf8_lossy(&bad.stderr)
+    );
+}
+
+#[test]
+fn io_gives_a_verdict_with_its_reason() {
+    // The simulated board has static PSI: nothing stalled during the run.
+    let (_d, root) = board("qcs6490");
+    let out = ok(&["--root", &root, "io", "--", "true"]);
+    assert!(out.contains("\nverdict: "), "{out}");
+
+    // This machine: a verdict, and what the blocked time rests on.
+    let out = ok(&["io", "--", "sh", "-c", "sleep 0.1"]);
+    assert!(out.contains("\nverdict: "), "{out}");
+    let delayacct = std::fs::read_to_string("/proc/sys/kernel/task_delayacct").ok();
+    if delayacct.as_deref().map(str::trim) == Some("0") {
+        // This VM: accounting off, so field 42 is 0 and must not be taken
+        // as "never blocked".
+        assert!(out.contains("delay accounting is off"), "{out}");
+        assert!(out.contains("kernel.task_delayacct=1"), "{out}");
+    }
+    if Path::new("/proc/pressure/io").exists() {
+        assert!(out.contains("PSI io some"), "{out}");
+        let v: serde_json::Value =
+            serde_json::from_str(&ok(&["--json", "io", "--", "true"])).unwrap();
+        assert!(v["verdict"]["blocked_pct"].is_f64(), "{v}");
+        assert!(v["wait"]["psi_some_s"].is_f64(), "{v}");
+    }
 }

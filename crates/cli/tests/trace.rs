@@ -99,6 +99,28 @@ fn errors_name_the_file() {
 }
 
 #[test]
+fn kpi_between_plain_markers_and_help_says_so() {
+    // A real capture of `lever trace mark start` … `mark stop`, twice.
+    let f = fixture("plain_markers.txt");
+    let ok = |args: &[&str]| {
+        let out = lever(args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let text = ok(&["trace", "analyze", &f, "--kpi", "load=start..stop"]);
+    assert!(
+        text.contains("== KPI load (start..stop): 2 occurrence(s)"),
+        "{text}"
+    );
+    let help = ok(&["trace", "analyze", "--help"]);
+    assert!(help.contains("plain marker"), "{help}");
+}
+
+#[test]
 fn analyze_tables_and_json() {
     let f = fixture("sched_irq_power_markers.txt");
     let out = lever(&[

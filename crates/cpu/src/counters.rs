@@ -17,6 +17,12 @@
 //! big.LITTLE parts each cluster type has its own PMU; the event is opened
 //! on every PMU that has it and the counts are added.
 //!
+//! Without a PMU (most VMs, some SoCs' kernels) the hardware counters do
+//! not open; the session then says which are missing and why, and still
+//! counts the software events every perf-enabled kernel has (`task-clock`,
+//! `context-switches`, `cpu-migrations`, `page-faults`), as `perf stat`
+//! does.
+//!
 //! Counting needs the running kernel: with a `--root` other than `/` (a
 //! simulated or copied tree) there is nothing to count, and
 //! [`Session::open`] says so.
@@ -24,7 +30,7 @@
 use std::io;
 
 use lever_kernel::{paths, KernelFs};
-use perf_event::events::{Dynamic, Hardware};
+use perf_event::events::{Dynamic, Hardware, Software};
 use perf_event::{Builder, Counter};
 
 use crate::ipc::{self, ChainEvent, EventCount, IpcReport, CACHE_CHAIN};
@@ -41,7 +47,7 @@ pub enum NotCountable {
         /// The root given.
         root: String,
     },
-    /// The kernel refused to open a counter.
+    /// The kernel refused to open any counter, software ones included.
     #[error("`{event}` cannot be counted here because {reason}")]
     NoCounter {
         /// Event name.
@@ -114,12 +120,22 @@ impl Open {
     }
 }
 
+/// The software events counted everywhere, in `perf stat`'s order.
+pub const SOFTWARE_EVENTS: [(&str, Software); 4] = [
+    ("task-clock", Software::TASK_CLOCK),
+    ("context-switches", Software::CONTEXT_SWITCHES),
+    ("cpu-migrations", Software::CPU_MIGRATIONS),
+    ("page-faults", Software::PAGE_FAULTS),
+];
+
 /// Open counters, ready to count one command.
 pub struct Session {
-    cycles: Open,
-    instructions: Open,
+    cycles: Option<Open>,
+    instructions: Option<Open>,
+    hardware_note: Option<String>,
     chain: Vec<(ChainEvent, Open)>,
     chain_note: Option<String>,
+    software: Vec<Open>,
     user_space_only: bool,
 }
 
@@ -130,6 +146,7 @@ impl std::fmt::Debug for Session {
                 "chain",
                 &self.chain.iter().map(|(e, _)| e.name).collect::<Vec<_>>(),
             )
+            .field("hardware", &self.hardware_note.is_none())
             .field("user_space_only", &self.user_space_only)
             .finish()
     }
@@ -176,7 +193,7 @@ pub fn explain(err: &io::Error, fs: &KernelFs) -> String {
     let paranoid = fs.read_optional(&paranoid_path).ok().flatten();
     match err.raw_os_error() {
         Some(2) | Some(95) | Some(19) => format!(
-            "the kernel exposes no hardware counter for it (perf_event_open: {err}); {pmus_text} \
+            "the kernel exposes no hardware counter (perf_event_open: {err}); {pmus_text} \
              — typical of a VM without a virtual PMU"
         ),
         Some(1) | Some(13) => format!(
@@ -223,20 +240,41 @@ impl Session {
             });
         }
         let mut user_only = false;
-        let mut hw = |event: &'static str, which: Hardware| {
-            open_one(|| Ok(Builder::new(which)), &mut user_only)
+        type Make<'a> = &'a dyn Fn() -> io::Result<Builder<'static>>;
+        let mut open = |event: &'static str, make: Make<'_>| {
+            open_one(make, &mut user_only)
                 .map(|c| Open {
                     name: event.to_string(),
                     counters: vec![c],
                 })
-                .map_err(|e| NotCountable::NoCounter {
-                    event,
-                    reason: explain(&e, fs),
-                })
+                .map_err(|e| (event, e))
         };
-        let instructions = hw("instructions", Hardware::INSTRUCTIONS)?;
-        let cycles = hw("cycles", Hardware::CPU_CYCLES)?;
-
+        let mut hw_failed = Vec::new();
+        let mut hw = |event, which: Hardware| match open(event, &|| Ok(Builder::new(which))) {
+            Ok(o) => Some(o),
+            Err(f) => {
+                hw_failed.push(f);
+                None
+            }
+        };
+        let instructions = hw("instructions", Hardware::INSTRUCTIONS);
+        let cycles = hw("cycles", Hardware::CPU_CYCLES);
+        let mut software = Vec::new();
+        let mut sw_failed = Vec::new();
+        for (event, which) in SOFTWARE_EVENTS {
+            match open(event, &|| Ok(Builder::new(which))) {
+                Ok(o) => software.push(o),
+                Err(f) => sw_failed.push(f),
+            }
+        }
+        if software.is_empty() && instructions.is_none() && cycles.is_none() {
+            let (event, e) = sw_failed.swap_remove(0);
+            return Err(NotCountable::NoCounter {
+                event,
+                reason: explain(&e, fs),
+            });
+        }
+        let hardware_note = missing_note(&hw_failed, fs);
         let mut chain = Vec::new();
         let mut missing = Vec::new();
         let mut failed = Vec::new();
@@ -273,11 +311,16 @@ impl Session {
         if !failed.is_empty() {
             notes.push(format!("could not open {}", failed.join("; ")));
         }
+        if let Some(sw) = missing_note(&sw_failed, fs) {
+            notes.push(format!("software counters: {sw}"));
+        }
         Ok(Session {
             cycles,
             instructions,
+            hardware_note,
             chain,
             chain_note: (!notes.is_empty()).then(|| notes.join("; ")),
+            software,
             user_space_only: user_only,
         })
     }
@@ -285,7 +328,14 @@ impl Session {
     fn all(&mut self) -> impl Iterator<Item = &mut Open> {
         [&mut self.cycles, &mut self.instructions]
             .into_iter()
+            .flatten()
             .chain(self.chain.iter_mut().map(|(_, o)| o))
+            .chain(self.software.iter_mut())
+    }
+
+    /// Which hardware counters are missing and why (`None` with a PMU).
+    pub fn hardware_note(&self) -> Option<&str> {
+        self.hardware_note.as_deref()
     }
 
     /// Enable every counter; call right before spawning the command.
@@ -303,20 +353,46 @@ impl Session {
         for o in self.all() {
             o.each("disable", Counter::disable)?;
         }
-        let cycles = self.cycles.read()?;
-        let instructions = self.instructions.read()?;
+        let cycles = self.cycles.as_mut().map(Open::read).transpose()?;
+        let instructions = self.instructions.as_mut().map(Open::read).transpose()?;
         let mut chain = Vec::new();
         for (event, open) in &mut self.chain {
             chain.push((*event, open.read()?));
         }
-        Ok(ipc::report(
+        let software = self
+            .software
+            .iter_mut()
+            .map(Open::read)
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut report = ipc::report(
             cycles,
             instructions,
             self.user_space_only,
             chain,
             self.chain_note,
-        ))
+        );
+        report.hardware_note = self.hardware_note;
+        report.software = software;
+        Ok(report)
     }
+}
+
+/// "`cycles`, `instructions`: <why>" for the counters that did not open,
+/// grouped by explanation; `None` when all opened.
+fn missing_note(failed: &[(&'static str, io::Error)], fs: &KernelFs) -> Option<String> {
+    let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
+    for (event, e) in failed {
+        let why = explain(e, fs);
+        match groups.iter_mut().find(|(w, _)| *w == why) {
+            Some((_, events)) => events.push(event),
+            None => groups.push((why, vec![event])),
+        }
+    }
+    let parts: Vec<String> = groups
+        .into_iter()
+        .map(|(why, events)| format!("{} cannot be counted here because {why}", events.join(", ")))
+        .collect();
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 #[cfg(test)]

@@ -157,10 +157,12 @@ pub struct ChainStep {
 /// The whole result of counting one command.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct IpcReport {
-    /// `cycles` (PERF_COUNT_HW_CPU_CYCLES).
-    pub cycles: EventCount,
-    /// `instructions` (PERF_COUNT_HW_INSTRUCTIONS).
-    pub instructions: EventCount,
+    /// `cycles` (PERF_COUNT_HW_CPU_CYCLES); `None` without a PMU.
+    pub cycles: Option<EventCount>,
+    /// `instructions` (PERF_COUNT_HW_INSTRUCTIONS); `None` without a PMU.
+    pub instructions: Option<EventCount>,
+    /// Which hardware counters are missing and why, when some are.
+    pub hardware_note: Option<String>,
     /// instructions / cycles, when both were counted and cycles > 0.
     pub ipc: Option<f64>,
     /// The seed's reading of `ipc`.
@@ -172,24 +174,30 @@ pub struct IpcReport {
     pub chain: Vec<ChainStep>,
     /// Why chain events are missing, when some are.
     pub chain_note: Option<String>,
+    /// Software counters, which every kernel with perf events has:
+    /// `task-clock` (ns on a CPU), `context-switches`, `cpu-migrations`,
+    /// `page-faults` (as `perf stat` prints them).
+    pub software: Vec<EventCount>,
 }
 
-/// Build the report from counts (pure).
+/// Build the report from counts (pure). `cycles`/`instructions` are `None`
+/// when the machine has no hardware counter for them.
 pub fn report(
-    cycles: EventCount,
-    instructions: EventCount,
+    cycles: Option<EventCount>,
+    instructions: Option<EventCount>,
     user_space_only: bool,
     chain: Vec<(ChainEvent, EventCount)>,
     chain_note: Option<String>,
 ) -> IpcReport {
-    let ipc = match (instructions.count, cycles.count) {
+    let instr = instructions.as_ref().and_then(|i| i.count);
+    let ipc = match (instr, cycles.as_ref().and_then(|c| c.count)) {
         (Some(i), Some(c)) if c > 0 => Some(i as f64 / c as f64),
         _ => None,
     };
     let chain = chain
         .into_iter()
         .map(|(event, count)| {
-            let per_kilo_instructions = match (count.count, instructions.count) {
+            let per_kilo_instructions = match (count.count, instr) {
                 (Some(m), Some(i)) if i > 0 => Some(m as f64 * 1000.0 / i as f64),
                 _ => None,
             };
@@ -205,9 +213,11 @@ pub fn report(
         reading: ipc.map(IpcReading::of),
         cycles,
         instructions,
+        hardware_note: None,
         user_space_only,
         chain,
         chain_note,
+        software: Vec::new(),
     }
 }
 
@@ -246,8 +256,8 @@ mod tests {
             ),
         ];
         let r = report(
-            EventCount::new("cycles", 10_000_000, 1, 1),
-            EventCount::new("instructions", 5_797_000, 1, 1),
+            Some(EventCount::new("cycles", 10_000_000, 1, 1)),
+            Some(EventCount::new("instructions", 5_797_000, 1, 1)),
             false,
             chain,
             None,
@@ -261,13 +271,24 @@ mod tests {
     #[test]
     fn no_ipc_without_cycles() {
         let r = report(
-            EventCount::new("cycles", 0, 0, 0),
-            EventCount::new("instructions", 5, 0, 0),
+            Some(EventCount::new("cycles", 0, 0, 0)),
+            Some(EventCount::new("instructions", 5, 0, 0)),
             true,
             vec![],
             None,
         );
         assert_eq!(r.ipc, None);
         assert_eq!(r.reading, None);
+    }
+
+    #[test]
+    fn no_pmu_no_ipc_and_no_rates() {
+        let chain = vec![(
+            CACHE_CHAIN[0],
+            EventCount::new("l1d_cache_lmiss_rd", 5, 1, 1),
+        )];
+        let r = report(None, None, false, chain, None);
+        assert_eq!((r.ipc, r.reading), (None, None));
+        assert_eq!(r.chain[0].per_kilo_instructions, None);
     }
 }

@@ -24,7 +24,7 @@ fn benches(c: &mut Criterion) {
                 "mem_procs: {} processes with user memory, {} kernel threads/zombies, {} not readable",
                 scan.procs.len(),
                 scan.kernel_threads,
-                scan.denied
+                scan.denied.total()
             );
             c.bench_function("mem_procs", |b| {
                 b.iter(|| {

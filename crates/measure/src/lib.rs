@@ -39,6 +39,7 @@ pub mod devicetree;
 pub mod diskstats;
 pub mod dmesg;
 mod error;
+pub mod iobound;
 pub mod iomem;
 pub mod meminfo;
 pub mod memmap;

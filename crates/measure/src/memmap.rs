@@ -2,8 +2,10 @@
 //!
 //! Formulas (all in kB, 1 kB = 1024 bytes, as the seed and the kernel use):
 //!
-//! - total RAM: device tree memory nodes, else the dmesg `Memory:` line's
-//!   second figure, else a size given by the user;
+//! - total RAM: a size given by the user (`--total-ram`) when there is one
+//!   (the user knows the board; the other sources can be short: the dmesg
+//!   total leaves out firmware carve-outs), else device tree memory nodes,
+//!   else the dmesg `Memory:` line's second figure;
 //! - Linux RAM = Σ over `/proc/iomem` "System RAM" ranges of `end − start + 1`;
 //! - non-Linux = total RAM − Linux RAM;
 //! - kernel static = Linux RAM − MemTotal;
@@ -33,7 +35,7 @@ pub enum TotalRamSource {
     /// The dmesg `Memory: …K/…K available` line (pages the kernel manages;
     /// firmware carve-outs removed before boot are not in it).
     Dmesg,
-    /// Given by the user (`--total-ram`).
+    /// Given by the user (`--total-ram`); it wins over the other sources.
     User,
 }
 
@@ -308,7 +310,14 @@ impl StaticMemory {
             },
             Err(why) => Avail::Unavailable(why),
         };
-        let total_ram = if let Some(dt) = &dt_memory {
+        // The user's figure wins: Lever's own report suggests --total-ram
+        // exactly when the kernel's figure is short (see `non_linux_kb`).
+        let total_ram = if let Some(kb) = user_total_kb {
+            Avail::Value(TotalRam {
+                kb,
+                source: TotalRamSource::User,
+            })
+        } else if let Some(dt) = &dt_memory {
             Avail::Value(TotalRam {
                 kb: dt.total_bytes() / 1024,
                 source: TotalRamSource::DeviceTree,
@@ -317,11 +326,6 @@ impl StaticMemory {
             Avail::Value(TotalRam {
                 kb: m.total_kb,
                 source: TotalRamSource::Dmesg,
-            })
-        } else if let Some(kb) = user_total_kb {
-            Avail::Value(TotalRam {
-                kb,
-                source: TotalRamSource::User,
             })
         } else {
             Avail::Unavailable(

@@ -17,6 +17,9 @@ use serde::Serialize;
 /// Kernel path of the memory pressure file.
 pub const MEMORY: &str = "/proc/pressure/memory";
 
+/// Kernel path of the I/O pressure file.
+pub const IO: &str = "/proc/pressure/io";
+
 /// One PSI line.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct PsiLine {
@@ -82,8 +85,19 @@ impl Pressure {
 
     /// Read `/proc/pressure/memory`; `Ok(None)` when the kernel has no PSI.
     pub fn read_memory(fs: &KernelFs) -> Result<Option<Self>, MeasureError> {
-        match fs.read_optional(MEMORY)? {
-            Some(t) => Ok(Some(Self::parse(MEMORY, &t)?)),
+        Self::read_path(fs, MEMORY)
+    }
+
+    /// Read `/proc/pressure/io`; `Ok(None)` when the kernel has no PSI.
+    pub fn read_io(fs: &KernelFs) -> Result<Option<Self>, MeasureError> {
+        Self::read_path(fs, IO)
+    }
+
+    /// Read any PSI file (`memory.pressure` of a cgroup too); `Ok(None)`
+    /// when it does not exist.
+    pub fn read_path(fs: &KernelFs, path: &str) -> Result<Option<Self>, MeasureError> {
+        match fs.read_optional(path)? {
+            Some(t) => Ok(Some(Self::parse(path, &t)?)),
             None => Ok(None),
         }
     }

@@ -22,6 +22,12 @@
 //! Processes exit while we read them: a `/proc/<pid>` that vanished (ENOENT,
 //! ESRCH) is counted, not an error; tasks without user memory (kernel
 //! threads and zombies, whose rollup is empty or answers ESRCH) are skipped.
+//!
+//! A rollup the kernel refuses (EACCES) is refused by its ptrace access
+//! check (`PTRACE_MODE_READ`), which has several causes; [`Denied::classify`]
+//! names the one that fits the reader ([`Reader`]: effective uid and
+//! `CAP_SYS_PTRACE`) and the process (its `status`, still readable), so
+//! root is never told to become root.
 
 use crate::error::MeasureError;
 use lever_kernel::{KernelError, KernelFs};
@@ -143,12 +149,175 @@ pub fn parse_status(text: &str, raw: &mut ProcRaw) {
     }
 }
 
+/// Who reads `/proc`: what the kernel's ptrace access check looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Reader {
+    /// Effective user id.
+    pub euid: u32,
+    /// Whether `CAP_SYS_PTRACE` is in the effective set.
+    pub cap_sys_ptrace: bool,
+}
+
+impl Reader {
+    /// This process.
+    pub fn current() -> Reader {
+        Reader {
+            euid: rustix::process::geteuid().as_raw(),
+            cap_sys_ptrace: rustix::thread::capabilities(None).is_ok_and(|c| {
+                c.effective
+                    .contains(rustix::thread::CapabilitySet::SYS_PTRACE)
+            }),
+        }
+    }
+
+    /// True for root (euid 0).
+    pub fn is_root(self) -> bool {
+        self.euid == 0
+    }
+}
+
+/// Why the kernel refused a process's `smaps_rollup` (EACCES), one counter
+/// per cause.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Denied {
+    /// Not root, and the process belongs to another user: root can read it.
+    pub other_user: usize,
+    /// Not root, same user, yet refused: the process is not dumpable (a
+    /// setuid/setcap program, or `prctl(PR_SET_DUMPABLE, 0)`) or holds
+    /// capabilities the reader lacks.
+    pub not_dumpable: usize,
+    /// Root without `CAP_SYS_PTRACE` (a container that drops it), reading a
+    /// process with capabilities it does not have.
+    pub root_without_cap_sys_ptrace: usize,
+    /// Root with `CAP_SYS_PTRACE` and still refused: a security module
+    /// (Landlock, Yama, SELinux, AppArmor) or another user namespace.
+    pub root_refused: usize,
+    /// The status file could not be read either: no way to tell.
+    pub unknown: usize,
+}
+
+/// What a refused process turned out to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeniedAs {
+    /// A kernel thread (no `VmSize`): no user memory, nothing lost.
+    KernelThread,
+    /// A user process, refused for this reason (a [`Denied`] field name).
+    Refused(DeniedReason),
+}
+
+/// One cause of a refusal; see the fields of [`Denied`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeniedReason {
+    /// [`Denied::other_user`].
+    OtherUser,
+    /// [`Denied::not_dumpable`].
+    NotDumpable,
+    /// [`Denied::root_without_cap_sys_ptrace`].
+    RootWithoutCapSysPtrace,
+    /// [`Denied::root_refused`].
+    RootRefused,
+    /// [`Denied::unknown`].
+    Unknown,
+}
+
+impl Denied {
+    /// Classify one refusal from the reader and the process's
+    /// `/proc/<pid>/status` text (`None` when that was refused too). No I/O.
+    ///
+    /// ```text
+    /// Uid:    1000    1000    1000    1000   (real, effective, saved, filesystem uid; tab-separated)
+    /// VmSize:    42340 kB                    (absent for kernel threads)
+    /// ```
+    pub fn classify(reader: Reader, status: Option<&str>) -> DeniedAs {
+        let Some(status) = status else {
+            return DeniedAs::Refused(DeniedReason::Unknown);
+        };
+        if !status.contains("\nVmSize:") {
+            return DeniedAs::KernelThread;
+        }
+        let reason = if reader.is_root() {
+            if reader.cap_sys_ptrace {
+                DeniedReason::RootRefused
+            } else {
+                DeniedReason::RootWithoutCapSysPtrace
+            }
+        } else {
+            let uids: Vec<u32> = status
+                .lines()
+                .find_map(|l| l.strip_prefix("Uid:"))
+                .map(|rest| {
+                    rest.split_whitespace()
+                        .filter_map(|w| w.parse().ok())
+                        .collect()
+                })
+                .unwrap_or_default();
+            // The kernel requires real, effective and saved uid to match.
+            if uids.len() >= 3 && uids[..3].iter().all(|u| *u == reader.euid) {
+                DeniedReason::NotDumpable
+            } else {
+                DeniedReason::OtherUser
+            }
+        };
+        DeniedAs::Refused(reason)
+    }
+
+    /// Count one refusal.
+    pub fn add(&mut self, reason: DeniedReason) {
+        let n = match reason {
+            DeniedReason::OtherUser => &mut self.other_user,
+            DeniedReason::NotDumpable => &mut self.not_dumpable,
+            DeniedReason::RootWithoutCapSysPtrace => &mut self.root_without_cap_sys_ptrace,
+            DeniedReason::RootRefused => &mut self.root_refused,
+            DeniedReason::Unknown => &mut self.unknown,
+        };
+        *n += 1;
+    }
+
+    /// All refusals.
+    pub fn total(&self) -> usize {
+        self.other_user
+            + self.not_dumpable
+            + self.root_without_cap_sys_ptrace
+            + self.root_refused
+            + self.unknown
+    }
+
+    /// Each non-zero count with its explanation, for a report.
+    pub fn explained(&self) -> Vec<(usize, &'static str)> {
+        [
+            (
+                self.other_user,
+                "belong to another user (run as root to read them)",
+            ),
+            (
+                self.not_dumpable,
+                "are yours but not dumpable (setuid/setcap programs or prctl(PR_SET_DUMPABLE, 0)) or hold capabilities you lack (run as root)",
+            ),
+            (
+                self.root_without_cap_sys_ptrace,
+                "were refused to root: this root lacks CAP_SYS_PTRACE (a container that drops it) and the processes hold capabilities it does not have",
+            ),
+            (
+                self.root_refused,
+                "were refused by the kernel's ptrace access check although running as root with CAP_SYS_PTRACE: a security module (Landlock, Yama, SELinux, AppArmor) or another user namespace forbids it",
+            ),
+            (
+                self.unknown,
+                "were refused, and so was their status file: no way to tell why",
+            ),
+        ]
+        .into_iter()
+        .filter(|(n, _)| *n > 0)
+        .collect()
+    }
+}
+
 /// What happened to a process while reading.
 enum Read {
     Ok(ProcRaw),
     KernelThread,
     Vanished,
-    Denied,
+    Denied(DeniedReason),
 }
 
 fn vanished(e: &KernelError) -> bool {
@@ -160,7 +329,7 @@ fn vanished(e: &KernelError) -> bool {
     }
 }
 
-fn read_one(fs: &KernelFs, pid: u32) -> Result<Read, MeasureError> {
+fn read_one(fs: &KernelFs, reader: Reader, pid: u32) -> Result<Read, MeasureError> {
     let base = format!("/proc/{pid}");
     let mut raw = ProcRaw {
         pid,
@@ -177,7 +346,15 @@ fn read_one(fs: &KernelFs, pid: u32) -> Result<Read, MeasureError> {
                 _ => Read::Vanished,
             })
         }
-        Err(KernelError::NotAllowed { .. }) => return Ok(Read::Denied),
+        Err(KernelError::NotAllowed { .. }) => {
+            return Ok(match fs.read(&format!("{base}/status")) {
+                Err(e) if vanished(&e) => Read::Vanished,
+                status => match Denied::classify(reader, status.ok().as_deref()) {
+                    DeniedAs::KernelThread => Read::KernelThread,
+                    DeniedAs::Refused(why) => Read::Denied(why),
+                },
+            })
+        }
         Err(e) => return Err(e.into()),
     };
     if !parse_rollup(&rollup_path, &rollup, &mut raw)? {
@@ -209,8 +386,8 @@ pub struct ProcScan {
     pub kernel_threads: usize,
     /// Processes that exited while being read.
     pub vanished: usize,
-    /// Processes whose smaps_rollup we may not read (not root).
-    pub denied: usize,
+    /// Processes whose smaps_rollup the kernel refused, by cause.
+    pub denied: Denied,
 }
 
 /// Why a scan could not run at all.
@@ -238,8 +415,17 @@ impl ScanUnavailable {
 }
 
 impl ProcScan {
-    /// Scan every `/proc/<pid>` below the root.
+    /// Scan every `/proc/<pid>` below the root, as this process.
     pub fn read(fs: &KernelFs) -> Result<Result<ProcScan, ScanUnavailable>, MeasureError> {
+        Self::read_as(fs, Reader::current())
+    }
+
+    /// Scan every `/proc/<pid>` below the root; refusals are explained as
+    /// they apply to `reader`.
+    pub fn read_as(
+        fs: &KernelFs,
+        reader: Reader,
+    ) -> Result<Result<ProcScan, ScanUnavailable>, MeasureError> {
         let pids: Vec<u32> = fs
             .list_dir(lever_kernel::paths::PROC)?
             .iter()
@@ -262,7 +448,7 @@ impl ProcScan {
                 .map(|part| {
                     s.spawn(move || {
                         part.iter()
-                            .map(|&pid| read_one(fs, pid))
+                            .map(|&pid| read_one(fs, reader, pid))
                             .collect::<Vec<_>>()
                     })
                 })
@@ -278,10 +464,10 @@ impl ProcScan {
                 Read::Ok(r) => scan.procs.push(r),
                 Read::KernelThread => scan.kernel_threads += 1,
                 Read::Vanished => scan.vanished += 1,
-                Read::Denied => scan.denied += 1,
+                Read::Denied(why) => scan.denied.add(why),
             }
         }
-        if scan.procs.is_empty() && scan.denied == 0 && scan.kernel_threads == 0 {
+        if scan.procs.is_empty() && scan.denied.total() == 0 && scan.kernel_threads == 0 {
             // Every pid vanished or had no rollup: check which.
             if !fs.exists("/proc/self/smaps_rollup") && fs.exists("/proc/self") {
                 return Ok(Err(ScanUnavailable::NoRollup));
@@ -327,8 +513,8 @@ pub struct Procrank {
     pub kernel_threads: usize,
     /// Processes that vanished mid-read.
     pub vanished: usize,
-    /// Processes not readable without root.
-    pub denied: usize,
+    /// Processes whose smaps_rollup the kernel refused, by cause.
+    pub denied: Denied,
 }
 
 impl Procrank {

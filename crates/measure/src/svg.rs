@@ -1,5 +1,8 @@
 //! A tiny hand-written SVG line plot (no dependencies): axes with five
-//! ticks each, one polyline per series, a legend.
+//! ticks each, one polyline per series, a legend. Series differ in colour,
+//! dash pattern and width (earlier series drawn wider, underneath), so two
+//! series with the same values — refaults and pswpin when every refault is
+//! a swap-in — both stay visible. [`stack`] puts plots one above another.
 
 use std::fmt::Write as _;
 
@@ -29,6 +32,39 @@ const COLORS: [&str; 8] = [
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
 ];
 
+/// Dash patterns, one per series (none = solid).
+const DASHES: [&str; 6] = ["", "7 4", "2 3", "10 3 2 3", "4 2", "1 4"];
+
+/// The SVG attributes that tell series `i` of `n` apart.
+fn style(i: usize, n: usize) -> String {
+    let color = COLORS[i % COLORS.len()];
+    let width = 1.5 + 1.2 * (n.saturating_sub(i + 1)) as f64;
+    let dash = DASHES[i % DASHES.len()];
+    let dash = if dash.is_empty() {
+        String::new()
+    } else {
+        format!(r#" stroke-dasharray="{dash}""#)
+    };
+    format!(r#"stroke="{color}" stroke-width="{width:.1}"{dash}"#)
+}
+
+/// Plots stacked vertically in one SVG document.
+pub fn stack(plots: &[LinePlot]) -> String {
+    let (w, h) = (
+        LinePlot::WIDTH,
+        LinePlot::HEIGHT * plots.len().max(1) as f64,
+    );
+    let mut s = format!(
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">"#
+    );
+    s.push('\n');
+    for (i, p) in plots.iter().enumerate() {
+        s += &p.render_at(i as f64 * LinePlot::HEIGHT);
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
 fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
@@ -49,9 +85,20 @@ fn tick(v: f64) -> String {
 }
 
 impl LinePlot {
+    /// Width of one plot, px.
+    pub const WIDTH: f64 = 800.0;
+    /// Height of one plot, px.
+    pub const HEIGHT: f64 = 420.0;
+
     /// Render as a standalone SVG document.
     pub fn render(&self) -> String {
-        let (w, h) = (800.0, 420.0);
+        self.render_at(0.0)
+    }
+
+    /// Render as an `<svg>` element placed `y` px down (nested in
+    /// [`stack`]'s document, or standalone at 0).
+    fn render_at(&self, y: f64) -> String {
+        let (w, h) = (Self::WIDTH, Self::HEIGHT);
         let (left, right, top, bottom) = (70.0, 170.0, 40.0, 50.0);
         let (pw, ph) = (w - left - right, h - top - bottom);
         let pts = self.series.iter().flat_map(|s| s.points.iter());
@@ -77,7 +124,7 @@ impl LinePlot {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">"#
+            r#"<svg xmlns="http://www.w3.org/2000/svg" y="{y}" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">"#
         );
         let _ = writeln!(s, r#"<rect width="{w}" height="{h}" fill="white"/>"#);
         let _ = writeln!(
@@ -125,8 +172,9 @@ impl LinePlot {
             top + ph / 2.0,
             escape(&self.y_label)
         );
+        let n = self.series.len();
         for (i, series) in self.series.iter().enumerate() {
-            let color = COLORS[i % COLORS.len()];
+            let style = style(i, n);
             let points: Vec<String> = series
                 .points
                 .iter()
@@ -136,7 +184,7 @@ impl LinePlot {
             if !points.is_empty() {
                 let _ = writeln!(
                     s,
-                    r#"<polyline fill="none" stroke="{color}" stroke-width="1.5" points="{}"/>"#,
+                    r#"<polyline fill="none" {style} points="{}"/>"#,
                     points.join(" ")
                 );
             }
@@ -144,7 +192,7 @@ impl LinePlot {
             let lx = left + pw + 12.0;
             let _ = writeln!(
                 s,
-                r#"<line x1="{lx}" y1="{ly}" x2="{}" y2="{ly}" stroke="{color}" stroke-width="3"/><text x="{}" y="{}">{}</text>"#,
+                r#"<line x1="{lx}" y1="{ly}" x2="{}" y2="{ly}" {style}/><text x="{}" y="{}">{}</text>"#,
                 lx + 18.0,
                 lx + 24.0,
                 ly + 4.0,
@@ -153,5 +201,45 @@ impl LinePlot {
         }
         s.push_str("</svg>\n");
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn equal_series_stay_apart_and_stack() {
+        let same = vec![(0.0, 215.0), (1.0, 0.0)];
+        let plot = LinePlot {
+            title: "t".into(),
+            x_label: "x".into(),
+            y_label: "y".into(),
+            series: vec![
+                Series {
+                    name: "refaults/s".into(),
+                    points: same.clone(),
+                },
+                Series {
+                    name: "pswpin/s".into(),
+                    points: same,
+                },
+            ],
+        };
+        let svg = plot.render();
+        // The first (underneath) is wider and solid, the second dashed.
+        assert!(
+            svg.contains(r##"stroke="#1f77b4" stroke-width="2.7" points"##),
+            "{svg}"
+        );
+        assert!(
+            svg.contains(r##"stroke="#d62728" stroke-width="1.5" stroke-dasharray="7 4" points"##),
+            "{svg}"
+        );
+        // The legend shows the same styles.
+        assert_eq!(svg.matches(r#"stroke-dasharray="7 4""#).count(), 2);
+        let two = stack(&[plot.clone(), plot]);
+        assert_eq!(two.matches("<svg").count(), 3);
+        assert!(two.contains(r#"y="420""#));
     }
 }

@@ -8,8 +8,21 @@
 //! refaults, the system thrashes; `pgsteal/pgscan` is the reclaim
 //! efficiency — low means the kernel struggles to find reclaimable memory.
 //!
+//! The seed also says thrashing happens on file cache pages, not only on
+//! anonymous pages in ZRAM: file pages reclaimed and read back
+//! (`workingset_refault_file`) while reclaim runs and tasks stall (PSI),
+//! with no swap at all. Both patterns count.
+//!
+//! A cgroup with a memory limit reclaims inside itself, which the global
+//! `/proc/vmstat` does not show; [`ThrashSample::read_cgroup`] reads the
+//! cgroup v2 `memory.stat` (same counter names, `pgscan`/`pgsteal` totals
+//! on kernels without the kswapd/direct split) and `memory.pressure`
+//! instead. cgroup v2 has no `pgpgin`/`pswpin` counters: those are `None`.
+//!
 //! [`ThrashSample::read`] collects, [`ThrashInterval::new`] derives rates
-//! with no I/O, [`Verdict::new`] judges a series.
+//! with no I/O, [`Verdict::new`] judges a series: only evidence that lasts
+//! (≥ 2 intervals and ≥ a quarter of them) and agrees with PSI makes
+//! pressure or thrashing; a lone spike is a "brief burst".
 
 use crate::error::MeasureError;
 use crate::pressure::Pressure;
@@ -50,6 +63,8 @@ pub struct ThrashSample {
 impl ThrashSample {
     /// Pick the counters out of a parsed vmstat. Kernels before 5.9 have a
     /// single `workingset_refault`/`workingset_activate`, counted as file.
+    /// A cgroup's `memory.stat` without the kswapd/direct split has
+    /// `pgscan`/`pgsteal` totals: counted as kswapd, direct 0.
     pub fn from_parts(t_s: f64, vmstat: &Vmstat, psi: Option<Pressure>) -> ThrashSample {
         let counters = COUNTERS
             .iter()
@@ -57,6 +72,9 @@ impl ThrashSample {
                 vmstat.get(name).or_else(|| match *name {
                     "workingset_refault_file" => vmstat.get("workingset_refault"),
                     "workingset_activate_file" => vmstat.get("workingset_activate"),
+                    "pgscan_kswapd" => vmstat.get("pgscan"),
+                    "pgsteal_kswapd" => vmstat.get("pgsteal"),
+                    "pgscan_direct" | "pgsteal_direct" => vmstat.get("pgscan").map(|_| 0),
                     _ => None,
                 })
             })
@@ -69,6 +87,22 @@ impl ThrashSample {
         let vmstat = Vmstat::read(fs)?;
         let psi = Pressure::read_memory(fs).unwrap_or(None);
         Ok(Self::from_parts(t_s, &vmstat, psi))
+    }
+
+    /// Read a cgroup v2 directory's `memory.stat` and `memory.pressure`
+    /// below the root (`dir` as a kernel path, e.g.
+    /// `/sys/fs/cgroup/system.slice/foo.service`).
+    ///
+    /// ```text
+    /// workingset_refault_file 4247
+    /// pgscan 1629223
+    /// pgsteal_kswapd 1561315
+    /// ```
+    pub fn read_cgroup(fs: &KernelFs, dir: &str, t_s: f64) -> Result<ThrashSample, MeasureError> {
+        let stat_path = format!("{dir}/memory.stat");
+        let stat = Vmstat::parse(&stat_path, &fs.read(&stat_path)?)?;
+        let psi = Pressure::read_path(fs, &format!("{dir}/memory.pressure")).unwrap_or(None);
+        Ok(Self::from_parts(t_s, &stat, psi))
     }
 
     fn get(&self, name: &str) -> Option<u64> {
@@ -139,6 +173,11 @@ impl ThrashInterval {
         self.rates[i]
     }
 
+    /// File-page refaults per second (page cache read back after reclaim).
+    pub fn file_refaults_per_s(&self) -> Option<f64> {
+        self.rate("workingset_refault_file")
+    }
+
     /// Working-set activations (anon + file) per second.
     pub fn activations_per_s(&self) -> Option<f64> {
         Some(self.rate("workingset_activate_anon")? + self.rate("workingset_activate_file")?)
@@ -158,19 +197,32 @@ pub mod thresholds {
     pub const PSI_FULL_PCT: f64 = 10.0;
     /// PSI `some` share (percent) that means pressure.
     pub const PSI_SOME_PCT: f64 = 10.0;
+    /// Evidence counts when it lasts this many intervals…
+    pub const SUSTAINED_MIN: usize = 2;
+    /// …and at least this share of them.
+    pub const SUSTAINED_SHARE: f64 = 0.25;
+
+    /// True when `k` of `n` intervals is sustained evidence.
+    pub fn sustained(k: usize, n: usize) -> bool {
+        k >= SUSTAINED_MIN && k as f64 >= SUSTAINED_SHARE * n as f64
+    }
 }
 
 /// The judgement over a series.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Level {
-    /// No reclaim and no refaults.
+    /// No reclaim and no refaults, or only a trickle of refaults.
     Calm,
-    /// Reclaim, refaults at a thrashing rate, or PSI stalls — but not the
-    /// thrashing pattern.
+    /// Refaults, reclaim or stalls in too few intervals to call pressure
+    /// (a lone spike), or without any stall where PSI can tell.
+    BriefBurst,
+    /// Sustained reclaim, refaults at a thrashing rate, or PSI stalls — but
+    /// not the thrashing pattern.
     Pressure,
-    /// The seed's pattern: refaults with paging and swapping, and reclaim
-    /// struggling or tasks stalled.
+    /// Sustained: the seed's pattern (refaults with paging and swapping, or
+    /// file refaults while reclaim runs), with tasks stalled (PSI) — or,
+    /// without PSI, reclaim struggling.
     Thrashing,
 }
 
@@ -195,40 +247,47 @@ impl Verdict {
             };
         }
         let pos = |v: Option<f64>| v.is_some_and(|x| x > 0.0);
-        // The seed's pattern: pgpg*, pswp* and refaults rising together.
-        let together = intervals
-            .iter()
-            .filter(|i| {
-                pos(i.refaults_per_s)
-                    && pos(i.rate("pswpin"))
-                    && pos(i.rate("pswpout"))
-                    && pos(i.rate("pgpgin"))
-                    && pos(i.rate("pgpgout"))
-                    && i.refaults_per_s.unwrap_or(0.0) >= REFAULTS_PER_S
-            })
-            .count();
+        let at_least = |v: Option<f64>, t: f64| v.unwrap_or(0.0) >= t;
+        let count = |f: &dyn Fn(&ThrashInterval) -> bool| intervals.iter().filter(|i| f(i)).count();
+        let psi_known = intervals.iter().any(|i| i.psi_some_pct.is_some());
+        let stalls = |i: &ThrashInterval| {
+            at_least(i.psi_some_pct, PSI_SOME_PCT) || at_least(i.psi_full_pct, PSI_FULL_PCT)
+        };
+        let scanning = |i: &ThrashInterval| at_least(i.scanned_per_s, MIN_SCAN_PER_S);
+        let struggles = |i: &ThrashInterval| {
+            scanning(i) && i.reclaim_efficiency.is_some_and(|e| e < LOW_EFFICIENCY)
+        };
+        // The seed's swap pattern: pgpg*, pswp* and refaults rising together.
+        let swap_pattern = |i: &ThrashInterval| {
+            at_least(i.refaults_per_s, REFAULTS_PER_S)
+                && pos(i.rate("pswpin"))
+                && pos(i.rate("pswpout"))
+                && pos(i.rate("pgpgin"))
+                && pos(i.rate("pgpgout"))
+        };
+        // File-cache thrashing (no swap needed): page cache read back after
+        // reclaim while reclaim keeps running.
+        let file_pattern =
+            |i: &ThrashInterval| at_least(i.file_refaults_per_s(), REFAULTS_PER_S) && scanning(i);
+        // A thrashing interval: a pattern, and tasks waiting for it (PSI);
+        // without PSI, reclaim struggling stands in for the stall.
+        let thrashing_interval = |i: &ThrashInterval| {
+            (swap_pattern(i) || file_pattern(i)) && if psi_known { stalls(i) } else { struggles(i) }
+        };
+        let together = count(&swap_pattern);
+        let file = count(&|i| file_pattern(i) && !swap_pattern(i));
+        let thrashing = count(&thrashing_interval);
         let struggling: Vec<f64> = intervals
             .iter()
-            .filter(|i| i.scanned_per_s.unwrap_or(0.0) >= MIN_SCAN_PER_S)
+            .filter(|i| struggles(i))
             .filter_map(|i| i.reclaim_efficiency)
-            .filter(|e| *e < LOW_EFFICIENCY)
             .collect();
-        let stalled = intervals
-            .iter()
-            .filter(|i| i.psi_full_pct.unwrap_or(0.0) >= PSI_FULL_PCT)
-            .count();
-        let some_pressure = intervals
-            .iter()
-            .filter(|i| i.psi_some_pct.unwrap_or(0.0) >= PSI_SOME_PCT)
-            .count();
-        let reclaiming = intervals.iter().filter(|i| pos(i.scanned_per_s)).count();
-        // A trickle of refaults with no reclaim is ordinary page-cache churn
-        // (a file read again after it aged out), not pressure.
-        let refaulting = intervals
-            .iter()
-            .filter(|i| i.refaults_per_s.unwrap_or(0.0) >= REFAULTS_PER_S)
-            .count();
-        let trickle = intervals.iter().filter(|i| pos(i.refaults_per_s)).count();
+        let stalled = count(&|i| at_least(i.psi_full_pct, PSI_FULL_PCT));
+        let some_pressure = count(&|i| at_least(i.psi_some_pct, PSI_SOME_PCT));
+        let reclaiming = count(&|i| pos(i.scanned_per_s));
+        let refaulting = count(&|i| at_least(i.refaults_per_s, REFAULTS_PER_S));
+        let trickle = count(&|i| pos(i.refaults_per_s));
+        let any_stall = intervals.iter().any(|i| pos(i.psi_some_pct));
         let max = |f: fn(&ThrashInterval) -> Option<f64>| {
             intervals.iter().filter_map(f).fold(0.0f64, f64::max)
         };
@@ -237,6 +296,12 @@ impl Verdict {
             reasons.push(format!(
                 "{together} of {n} intervals had refaults (≥ {REFAULTS_PER_S}/s, peak {:.0}/s) while pgpgin, pgpgout, pswpin and pswpout all rose (seed 000 §7.2's thrashing pattern)",
                 max(|i| i.refaults_per_s)
+            ));
+        }
+        if file > 0 {
+            reasons.push(format!(
+                "{file} of {n} intervals had file-page refaults ≥ {REFAULTS_PER_S}/s (peak {:.0}/s) while reclaim scanned ≥ {MIN_SCAN_PER_S} pages/s: page cache evicted and read back (file-cache thrashing needs no swap)",
+                max(|i| i.file_refaults_per_s())
             ));
         }
         if !struggling.is_empty() {
@@ -260,9 +325,18 @@ impl Verdict {
                 max(|i| i.psi_some_pct)
             ));
         }
-        let level = if together > 0 && (!struggling.is_empty() || stalled > 0) {
+        let sustained_what = |k: usize| {
+            format!(
+                "{k} of {n} intervals (sustained needs ≥ {SUSTAINED_MIN} and ≥ {:.0}% of them)",
+                SUSTAINED_SHARE * 100.0
+            )
+        };
+        let level = if sustained(thrashing, n) {
             Level::Thrashing
-        } else if reclaiming > 0 || refaulting > 0 || some_pressure > 0 {
+        } else if sustained(reclaiming, n)
+            || sustained(refaulting, n)
+            || sustained(some_pressure, n)
+        {
             if reclaiming > 0 {
                 reasons.push(format!(
                     "reclaim ran in {reclaiming} of {n} intervals (peak {:.0} pages scanned/s)",
@@ -275,7 +349,38 @@ impl Verdict {
                     max(|i| i.refaults_per_s)
                 ));
             }
+            if thrashing > 0 {
+                reasons.push(format!(
+                    "the thrashing pattern with stalls held in only {}",
+                    sustained_what(thrashing)
+                ));
+            } else if together + file > 0 && psi_known {
+                reasons.push(
+                    "the counters show the thrashing pattern, but PSI shows no task stalled by it: not thrashing"
+                        .into(),
+                );
+            }
+            if psi_known && !any_stall {
+                reasons.push("no task stalled on memory at all (PSI some 0.0%)".into());
+            }
             Level::Pressure
+        } else if refaulting > 0 || reclaiming > 0 || some_pressure > 0 || thrashing > 0 {
+            let burst = refaulting.max(reclaiming).max(some_pressure);
+            reasons.push(format!(
+                "only a brief burst: refaults ≥ {REFAULTS_PER_S}/s (peak {:.0}/s), reclaim (peak {:.0} pages scanned/s) or stalls in {}",
+                max(|i| i.refaults_per_s),
+                max(|i| i.scanned_per_s),
+                sustained_what(burst)
+            ));
+            reasons.push(if psi_known {
+                format!(
+                    "PSI agrees it passed: some task stalled on memory at most {:.1}% of an interval",
+                    max(|i| i.psi_some_pct)
+                )
+            } else {
+                "no PSI to tell whether tasks stalled".into()
+            });
+            Level::BriefBurst
         } else if trickle > 0 {
             reasons.push(format!(
                 "no reclaim, and refaults stayed below {REFAULTS_PER_S}/s (peak {:.0}/s in {trickle} of {n} intervals): ordinary page-cache churn",
@@ -288,7 +393,7 @@ impl Verdict {
             ));
             Level::Calm
         };
-        if intervals[0].psi_some_pct.is_none() {
+        if !psi_known {
             reasons.push("no PSI (/proc/pressure/memory): stall time not judged".into());
         }
         Verdict { level, reasons }
@@ -327,7 +432,9 @@ pub fn to_csv(intervals: &[ThrashInterval]) -> String {
     out
 }
 
-/// An SVG plot of refaults, swap-in/out and scan/steal rates over time.
+/// An SVG of two plots: refaults, activations, swap-in/out and scan/steal
+/// rates over time (each series its own colour, dash and width, so equal
+/// series such as refaults and pswpin both show), and PSI `some`/`full`.
 pub fn to_svg(intervals: &[ThrashInterval]) -> String {
     let series =
         |name: &'static str, f: &dyn Fn(&ThrashInterval) -> Option<f64>| crate::svg::Series {
@@ -337,12 +444,13 @@ pub fn to_svg(intervals: &[ThrashInterval]) -> String {
                 .filter_map(|i| Some((i.t_s, f(i)?)))
                 .collect(),
         };
-    let plot = crate::svg::LinePlot {
+    let rates = crate::svg::LinePlot {
         title: "Memory thrashing: /proc/vmstat rates (seed 000 §7.2)".into(),
         x_label: "time (s)".into(),
         y_label: "events per second".into(),
         series: vec![
             series("refaults/s", &|i| i.refaults_per_s),
+            series("file refaults/s", &|i| i.file_refaults_per_s()),
             series("activations/s", &|i| i.activations_per_s()),
             series("pswpin/s", &|i| i.rate("pswpin")),
             series("pswpout/s", &|i| i.rate("pswpout")),
@@ -350,7 +458,16 @@ pub fn to_svg(intervals: &[ThrashInterval]) -> String {
             series("pgsteal/s", &|i| i.stolen_per_s),
         ],
     };
-    plot.render()
+    let psi = crate::svg::LinePlot {
+        title: "Memory pressure stall (PSI)".into(),
+        x_label: "time (s)".into(),
+        y_label: "% of the interval stalled".into(),
+        series: vec![
+            series("PSI some %", &|i| i.psi_some_pct),
+            series("PSI full %", &|i| i.psi_full_pct),
+        ],
+    };
+    crate::svg::stack(&[rates, psi])
 }
 
 /// The names [`write_series`] writes, in its order.

@@ -11,7 +11,8 @@ use lever_measure::meminfo::Meminfo;
 use lever_measure::memmap::{MemSample, MemoryMap, PageSizeSource, StaticMemory, TotalRamSource};
 use lever_measure::pressure::Pressure;
 use lever_measure::smaps::{
-    parse_rollup, parse_status, ProcRaw, ProcScan, Procrank, SortKey, View,
+    parse_rollup, parse_status, Denied, DeniedAs, DeniedReason, ProcRaw, ProcScan, Procrank,
+    Reader, SortKey, View,
 };
 use lever_measure::thrash::{Level, ThrashInterval, ThrashSample, Verdict};
 use lever_measure::vmstat::Vmstat;
@@ -112,6 +113,25 @@ fn total_ram_fallbacks() {
         Avail::Unavailable(r) => assert!(r.contains("/dev/kmsg") && r.contains("--dmesg"), "{r}"),
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn total_ram_from_the_user_wins_over_dmesg() {
+    // This VM's dmesg total (25165432 kB) leaves out firmware-reserved
+    // pages; the user's 24 GiB is the board's size and is kept.
+    let (_d, fs) = tree(&[
+        ("/proc/meminfo", fixture("vm_meminfo")),
+        ("/proc/vmstat", fixture("vm_vmstat")),
+        ("/proc/iomem", fixture("vm_iomem")),
+    ]);
+    let log = Some(fixture("vm_dmesg_memory_line"));
+    let fixed = StaticMemory::read(&fs, log, Some(24 << 20)).unwrap();
+    let t = fixed.total_ram.value().unwrap();
+    assert_eq!((t.kb, t.source), (24 << 20, TotalRamSource::User));
+    // The dmesg line is still read (vmlinux sections come from it).
+    assert_eq!(fixed.dmesg.value().unwrap().total_kb, 25165432);
+    let map = MemoryMap::new(&fixed, &MemSample::read(&fs).unwrap(), None).unwrap();
+    assert_eq!(map.non_linux_kb, Avail::Value((24 << 20) - 25165435));
 }
 
 #[test]
@@ -233,7 +253,7 @@ fn procrank_sorts_views_and_totals() {
         procs: vec![raw(1, 100, 10, 5), raw(2, 300, 5, 0), raw(3, 200, 50, 9)],
         kernel_threads: 4,
         vanished: 1,
-        denied: 0,
+        denied: Denied::default(),
     };
     let p = Procrank::new(&scan, View::All, SortKey::Pss);
     assert_eq!(p.procs.iter().map(|r| r.pid).collect::<Vec<_>>(), [2, 3, 1]);
@@ -250,6 +270,68 @@ fn procrank_sorts_views_and_totals() {
     let p = Procrank::new(&scan, View::File, SortKey::Pss);
     assert_eq!(p.total.pss_kb, Some(300));
     assert_eq!(p.total.swap_kb, Some(0));
+}
+
+#[test]
+fn refused_rollups_say_why_for_root_and_for_users() {
+    // Real status files of this VM whose smaps_rollup answered EACCES to
+    // root with CAP_SYS_PTRACE (the sandbox's security module): PID 1
+    // (process_api, uid 0) and kthreadd (no VmSize).
+    let pid1 = fixture("vm_status_pid1_denied");
+    let kthreadd = fixture("vm_status_kthreadd");
+    let root = Reader {
+        euid: 0,
+        cap_sys_ptrace: true,
+    };
+    let user = Reader {
+        euid: 1000,
+        cap_sys_ptrace: false,
+    };
+    assert_eq!(
+        Denied::classify(root, Some(&pid1)),
+        DeniedAs::Refused(DeniedReason::RootRefused)
+    );
+    let capless_root = Reader {
+        cap_sys_ptrace: false,
+        ..root
+    };
+    assert_eq!(
+        Denied::classify(capless_root, Some(&pid1)),
+        DeniedAs::Refused(DeniedReason::RootWithoutCapSysPtrace)
+    );
+    assert_eq!(
+        Denied::classify(user, Some(&pid1)),
+        DeniedAs::Refused(DeniedReason::OtherUser)
+    );
+    // A process of uid 0 read by uid 0 that is not root cannot exist; a
+    // non-root reader whose uid matches gets "not dumpable".
+    let as_owner = pid1.replace("Uid:\t0\t0\t0\t0", "Uid:\t1000\t1000\t1000\t1000");
+    assert_ne!(as_owner, pid1);
+    assert_eq!(
+        Denied::classify(user, Some(&as_owner)),
+        DeniedAs::Refused(DeniedReason::NotDumpable)
+    );
+    // A kernel thread has no user memory: skipped as one, not "refused".
+    assert_eq!(
+        Denied::classify(root, Some(&kthreadd)),
+        DeniedAs::KernelThread
+    );
+    assert_eq!(
+        Denied::classify(root, None),
+        DeniedAs::Refused(DeniedReason::Unknown)
+    );
+
+    let mut d = Denied::default();
+    d.add(DeniedReason::RootRefused);
+    d.add(DeniedReason::OtherUser);
+    d.add(DeniedReason::OtherUser);
+    assert_eq!(d.total(), 3);
+    let text: Vec<_> = d.explained();
+    assert_eq!(text.len(), 2);
+    assert_eq!(text[0].0, 2);
+    assert!(text[0].1.contains("another user"));
+    assert!(text[1].1.contains("although running as root"));
+    assert!(!text[1].1.contains("run as root"));
 }
 
 #[test]
@@ -299,6 +381,11 @@ fn sample(t: f64, refault: u64, swap: u64, scan: u64, steal: u64, full_us: u64) 
     ThrashSample::from_parts(t, &v, Some(psi))
 }
 
+/// `k` intervals of the same rates: sustained evidence.
+fn repeated(a: &ThrashSample, b: &ThrashSample, k: usize) -> Vec<ThrashInterval> {
+    vec![ThrashInterval::new(b, a); k]
+}
+
 #[test]
 fn thrash_verdicts() {
     let calm = [sample(0.0, 5, 5, 0, 0, 0), sample(1.0, 5, 5, 0, 0, 0)];
@@ -306,19 +393,21 @@ fn thrash_verdicts() {
     assert_eq!(Verdict::new(&i).level, Level::Calm);
     assert_eq!(i[0].reclaim_efficiency, None);
 
-    // Reclaim at 90 % efficiency, no refaults: pressure, not thrashing.
+    // Sustained reclaim at 90 % efficiency, no refaults: pressure, not
+    // thrashing.
     let p = [sample(0.0, 0, 0, 0, 0, 0), sample(1.0, 0, 0, 1000, 900, 0)];
-    let i = [ThrashInterval::new(&p[1], &p[0])];
+    let i = repeated(&p[0], &p[1], 4);
     let v = Verdict::new(&i);
     assert_eq!(v.level, Level::Pressure);
     assert!((i[0].reclaim_efficiency.unwrap() - 0.9).abs() < 1e-12);
 
-    // Refaults with paging and swapping, efficiency 20 %, 50 % full stall.
+    // Refaults with paging and swapping, efficiency 20 %, 50 % full stall,
+    // sustained.
     let t = [
         sample(0.0, 0, 0, 0, 0, 0),
-        sample(2.0, 1000, 500, 10000, 2000, 1_000_000),
+        sample(1.0, 500, 300, 1000, 200, 500_000),
     ];
-    let i = [ThrashInterval::new(&t[1], &t[0])];
+    let i = repeated(&t[0], &t[1], 4);
     assert_eq!(i[0].refaults_per_s, Some(1000.0));
     assert_eq!(i[0].psi_full_pct, Some(50.0));
     let v = Verdict::new(&i);
@@ -332,15 +421,148 @@ fn thrash_verdicts() {
     let v = Verdict::new(&i);
     assert_eq!(v.level, Level::Calm, "{v:?}");
     assert!(v.reasons[0].contains("page-cache churn"), "{v:?}");
-    // At the thrashing rate but without reclaim or swapping: pressure.
+    // At the thrashing rate, sustained, but without reclaim or swapping:
+    // pressure.
     let fast = [sample(0.0, 0, 0, 0, 0, 0), sample(1.0, 100, 0, 0, 0, 0)];
-    let i = [ThrashInterval::new(&fast[1], &fast[0])];
+    let i = repeated(&fast[0], &fast[1], 4);
     assert_eq!(Verdict::new(&i).level, Level::Pressure);
 
     // A counter reset gives no rate instead of a negative one.
     let i = ThrashInterval::new(&calm[0], &t[1]);
     assert_eq!(i.refaults_per_s, None);
     assert_eq!(Verdict::new(&[]).level, Level::Calm);
+}
+
+/// This VM's real /proc/vmstat and PSI with `refaults` added to its
+/// refault counters and the given PSI totals, at `t_s`.
+fn vm_sample(t_s: f64, refaults: u64, psi_some_us: u64) -> ThrashSample {
+    let mut v = Vmstat::parse("/proc/vmstat", &fixture("vm_vmstat")).unwrap();
+    for (name, value) in v.counters.iter_mut() {
+        if name == "workingset_refault_anon" {
+            *value += refaults;
+        }
+    }
+    let psi = Pressure::parse("/proc/pressure/memory", &fixture("vm_pressure_memory")).unwrap();
+    let mut psi = psi;
+    psi.some.total_us += psi_some_us;
+    ThrashSample::from_parts(t_s, &v, Some(psi))
+}
+
+#[test]
+fn a_lone_refault_spike_with_no_stall_is_a_brief_burst() {
+    // The report of issue 10: 10 intervals on this VM (24 GB, 23 GB free),
+    // one with 215 refaults/s, PSI 0.0 throughout. It used to say "memory
+    // pressure, but not thrashing".
+    let mut samples = vec![vm_sample(0.0, 0, 0)];
+    for k in 1..=10u64 {
+        let extra = if k >= 4 { 215 } else { 0 };
+        samples.push(vm_sample(k as f64, extra, 0));
+    }
+    let i: Vec<ThrashInterval> = samples
+        .windows(2)
+        .map(|w| ThrashInterval::new(&w[1], &w[0]))
+        .collect();
+    assert_eq!(i[3].refaults_per_s, Some(215.0));
+    assert_eq!(i[3].psi_some_pct, Some(0.0));
+    let v = Verdict::new(&i);
+    assert_eq!(v.level, Level::BriefBurst, "{v:?}");
+    assert!(
+        v.reasons.iter().any(|r| r.contains("1 of 10 intervals")),
+        "{v:?}"
+    );
+    assert!(v.reasons.iter().any(|r| r.contains("PSI agrees")), "{v:?}");
+    // A single interval is never sustained either.
+    let one = [ThrashInterval::new(&samples[4], &samples[3])];
+    assert_eq!(Verdict::new(&one).level, Level::BriefBurst);
+}
+
+/// File-cache thrashing: file refaults and reclaim, no swap at all.
+fn file_sample(t: f64, file_refaults: u64, scan: u64, steal: u64, some_us: u64) -> ThrashSample {
+    let v = Vmstat::parse(
+        "v",
+        &format!(
+            "workingset_refault_anon 0\nworkingset_refault_file {file_refaults}\n\
+             workingset_activate_anon 0\nworkingset_activate_file {file_refaults}\n\
+             pgpgin {file_refaults}\npgpgout 0\npswpin 0\npswpout 0\n\
+             pgsteal_kswapd {steal}\npgsteal_direct 0\npgscan_kswapd {scan}\npgscan_direct 0\n"
+        ),
+    )
+    .unwrap();
+    let psi = Pressure::parse(
+        "p",
+        &format!("some avg10=0 avg60=0 avg300=0 total={some_us}\nfull avg10=0 avg60=0 avg300=0 total=0\n"),
+    )
+    .unwrap();
+    ThrashSample::from_parts(t, &v, Some(psi))
+}
+
+#[test]
+fn file_cache_thrashing_without_swap() {
+    // 800 file refaults/s, 4000 pages scanned/s at 90 %, tasks stalled 30 %.
+    let s = [
+        file_sample(0.0, 0, 0, 0, 0),
+        file_sample(1.0, 800, 4000, 3600, 300_000),
+    ];
+    let i = repeated(&s[0], &s[1], 5);
+    assert_eq!(i[0].rate("pswpin"), Some(0.0));
+    let v = Verdict::new(&i);
+    assert_eq!(v.level, Level::Thrashing, "{v:?}");
+    assert!(
+        v.reasons.iter().any(|r| r.contains("file-cache thrashing")),
+        "{v:?}"
+    );
+    // The same counters with no task stalled: PSI disagrees, not thrashing.
+    let quiet = [
+        file_sample(0.0, 0, 0, 0, 0),
+        file_sample(1.0, 800, 4000, 3600, 0),
+    ];
+    let v = Verdict::new(&repeated(&quiet[0], &quiet[1], 5));
+    assert_eq!(v.level, Level::Pressure, "{v:?}");
+    assert!(
+        v.reasons
+            .iter()
+            .any(|r| r.contains("PSI shows no task stalled")),
+        "{v:?}"
+    );
+}
+
+#[test]
+fn cgroup_memory_stat_gives_reclaim_efficiency() {
+    // A cgroup v2 memory.stat as kernels before the kswapd/direct split
+    // print it (pgscan/pgsteal totals), and its memory.pressure.
+    let dir = "/sys/fs/cgroup/app.slice";
+    let (_d, fs) = tree(&[
+        (
+            &format!("{dir}/memory.stat") as &str,
+            fixture("cgroup_memory_stat_before"),
+        ),
+        (
+            &format!("{dir}/memory.pressure"),
+            fixture("vm_pressure_memory"),
+        ),
+    ]);
+    let a = ThrashSample::read_cgroup(&fs, dir, 0.0).unwrap();
+    std::fs::write(
+        _d.root().join(&dir[1..]).join("memory.stat"),
+        fixture("cgroup_memory_stat_after"),
+    )
+    .unwrap();
+    let b = ThrashSample::read_cgroup(&fs, dir, 1.0).unwrap();
+    let i = ThrashInterval::new(&b, &a);
+    assert_eq!(i.scanned_per_s, Some(2000.0));
+    assert_eq!(i.stolen_per_s, Some(500.0));
+    assert_eq!(i.reclaim_efficiency, Some(0.25));
+    assert_eq!(i.file_refaults_per_s(), Some(450.0));
+    // cgroup v2 has no pswpin: unknown, not 0.
+    assert_eq!(i.rate("pswpin"), None);
+    assert_eq!(i.psi_some_pct, Some(0.0));
+    let missing = ThrashSample::read_cgroup(&fs, "/sys/fs/cgroup/nope", 0.0).unwrap_err();
+    assert!(
+        missing
+            .to_string()
+            .contains("/sys/fs/cgroup/nope/memory.stat"),
+        "{missing}"
+    );
 }
 
 #[test]
@@ -365,6 +587,73 @@ fn csv_and_svg() {
     );
     let svg = lever_measure::thrash::to_svg(&i);
     assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
-    assert_eq!(svg.matches("<polyline").count(), 6);
+    // Seven rate series (file refaults added) and PSI some/full below them.
+    assert_eq!(svg.matches("<polyline").count(), 9);
     assert!(svg.contains("refaults/s"));
+    assert!(svg.contains("PSI some %") && svg.contains("PSI full %"));
+    // refaults/s and pswpin/s are drawn differently (here both are 20/s).
+    let style_of = |name: &str| {
+        let legend = svg.find(&format!(">{name}</text>")).unwrap();
+        let line = svg[..legend].rfind("<line").unwrap();
+        svg[line..legend]
+            .split(" stroke=")
+            .nth(1)
+            .unwrap()
+            .split("/>")
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    assert_ne!(style_of("refaults/s"), style_of("pswpin/s"));
+}
+
+#[test]
+fn io_verdict_from_real_psi_around_a_direct_write() {
+    use lever_measure::iobound::{IoLevel, IoVerdict, IoWait};
+    use std::time::Duration;
+    let before = Pressure::parse("/proc/pressure/io", &fixture("vm_pressure_io_before")).unwrap();
+    let after = Pressure::parse("/proc/pressure/io", &fixture("vm_pressure_io_after")).unwrap();
+    let wall = Duration::from_nanos(42_703_879);
+    // This VM: delay accounting off, so the child's field 42 read 0.
+    let w = IoWait::new(
+        wall,
+        Some(Duration::ZERO),
+        Some(false),
+        Some(&before),
+        Some(&after),
+    );
+    assert_eq!(w.blkio_s, None, "0 with accounting off is unknown, not 0");
+    assert_eq!(w.psi_some_s, Some((23660603 - 23629052) as f64 / 1e6));
+    let v = IoVerdict::new(&w);
+    assert_eq!(v.level, IoLevel::IoBound);
+    let pct = v.blocked_pct.unwrap();
+    assert!((pct - 73.88).abs() < 0.01, "{pct}");
+    assert!(
+        v.reasons[0].contains("delay accounting is off"),
+        "{:?}",
+        v.reasons
+    );
+    assert!(v.reasons[1].contains("PSI io some"), "{:?}", v.reasons);
+
+    // With delay accounting on, the command's own time decides.
+    let own = IoWait::new(
+        Duration::from_secs(2),
+        Some(Duration::from_millis(100)),
+        Some(true),
+        Some(&before),
+        Some(&after),
+    );
+    let v = IoVerdict::new(&own);
+    assert_eq!(v.level, IoLevel::NotIoBound);
+    assert_eq!(v.blocked_pct, Some(5.0));
+    let half = IoWait::new(wall, None, None, None, None);
+    assert_eq!(IoVerdict::new(&half).level, IoLevel::Unknown);
+    let partly = IoWait::new(
+        Duration::from_secs(1),
+        Some(Duration::from_millis(200)),
+        Some(true),
+        None,
+        None,
+    );
+    assert_eq!(IoVerdict::new(&partly).level, IoLevel::PartlyIo);
 }

@@ -158,23 +158,29 @@ pub fn parse_duration(text: &str, bare: TimeUnit) -> Result<Duration, UnitError>
 }
 
 /// Parse a size in bytes: a non-negative number with an optional binary
-/// suffix (`k`/`K`/`KiB`/`kB` = 1024, `M`/`MiB`/`MB`, `G`/`GiB`/`GB`; the
-/// kernel's `kB` is 1024 too). A bare number is multiplied by `bare`
-/// (1 for bytes, 1024 for a flag that always took KiB).
+/// suffix, in any letter case (`k`/`K`/`KiB`/`kB`/`kb` = 1024,
+/// `M`/`MiB`/`MB`, `G`/`GiB`/`GB`, `T`/`TiB`/`TB`; the kernel's `kB` is
+/// 1024 too, and so is every `B` form here). A bare number is multiplied
+/// by `bare` (1 for bytes, 1024 for a flag that always took KiB).
 pub fn parse_size(text: &str, bare: u64) -> Result<u64, UnitError> {
     let (value, unit) = split_number(text)?;
-    let scale = match unit {
-        "" => bare as f64,
-        "b" | "B" => 1.0,
-        "k" | "K" | "KiB" | "kB" | "KB" => 1024.0,
-        "m" | "M" | "MiB" | "MB" => 1024.0 * 1024.0,
-        "g" | "G" | "GiB" | "GB" => 1024.0 * 1024.0 * 1024.0,
-        other => {
+    let power = match unit.to_ascii_lowercase().as_str() {
+        "" => None,
+        "b" => Some(0),
+        "k" | "kib" | "kb" => Some(1),
+        "m" | "mib" | "mb" => Some(2),
+        "g" | "gib" | "gb" => Some(3),
+        "t" | "tib" | "tb" => Some(4),
+        _ => {
             return Err(unit_err(
                 text,
-                format!("unknown unit {other:?}: use k, M or G (1024-based), e.g. 64k"),
+                format!("unknown unit {unit:?}: use k, M, G or T (1024-based), e.g. 64k"),
             ))
         }
+    };
+    let scale = match power {
+        None => bare as f64,
+        Some(p) => 1024f64.powi(p),
     };
     let bytes = value * scale;
     if !bytes.is_finite() || bytes > u64::MAX as f64 {
@@ -249,6 +255,12 @@ mod tests {
         assert_eq!(parse_size("1GiB", 1).unwrap(), 1 << 30);
         assert_eq!(parse_size("512B", 1024).unwrap(), 512);
         assert!(parse_size("3q", 1).is_err());
+        // Lowercase `kb` (as people type it) and terabytes.
+        assert_eq!(parse_size("6291456kb", 1).unwrap(), 6291456 << 10);
+        assert_eq!(parse_size("6g", 1).unwrap(), 6 << 30);
+        assert_eq!(parse_size("2T", 1).unwrap(), 2 << 40);
+        assert_eq!(parse_size("1TiB", 1).unwrap(), 1 << 40);
+        assert_eq!(parse_size("1tb", 1).unwrap(), 1 << 40);
     }
 
     #[test]

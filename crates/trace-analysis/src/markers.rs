@@ -11,6 +11,9 @@
 //!   KPI is the sum of the steps (= last − first), exactly seed 000
 //!   §8.3's reference table (`Connect to StartCamera = 273.120 − 273.083
 //!   = 0.037` … `Record latency = 4.223`).
+//!   `FROM`/`TO` may also be the whole text of a plain marker (`lever
+//!   trace mark start` writes `start`), matched exactly; a KPI that uses
+//!   plain markers counts every plain marker in between as a step too.
 //! * **Frames**: for a periodic marker (e.g. a `B|pid|frame` per frame),
 //!   with a period (16.6 ms at 60 Hz, seed 000 §7.2), a frame interval
 //!   longer than 1.5 periods is a deadline miss and drops
@@ -34,6 +37,8 @@ pub enum MarkKind {
     Instant,
     /// `C`
     Counter,
+    /// Plain text (`start`), named by its whole text.
+    Text,
 }
 
 /// One named marker.
@@ -75,6 +80,8 @@ pub struct MarkerTracker {
     open_by_name: BTreeMap<String, Vec<(i32, u64)>>,
     unmatched_ends: u64,
     text_markers: u64,
+    /// Plain text markers, for KPIs that name them.
+    texts: Vec<MarkerOcc>,
 }
 
 impl MarkerTracker {
@@ -96,8 +103,16 @@ impl MarkerTracker {
             Marker::Counter { pid, name, value } => {
                 (MarkKind::Counter, Some(name), pid, Some(value))
             }
-            Marker::Text(_) => {
+            Marker::Text(text) => {
+                // tracing_mark_write: decode done
                 self.text_markers += 1;
+                self.texts.push(MarkerOcc {
+                    ts_ns: e.ts_ns,
+                    pid: e.pid,
+                    kind: MarkKind::Text,
+                    name: text.trim().to_string(),
+                    value: None,
+                });
                 return;
             }
         };
@@ -194,18 +209,35 @@ impl MarkerTracker {
         }
     }
 
+    /// The markers a KPI walks: the named ones, and the plain texts too
+    /// when the KPI starts or ends at one (kept in time order).
+    fn kpi_timeline(&self, spec: &KpiSpec) -> Vec<&MarkerOcc> {
+        let mut all: Vec<&MarkerOcc> = self.marks.iter().collect();
+        if self
+            .texts
+            .iter()
+            .any(|t| t.name == spec.from || t.name == spec.to)
+        {
+            all.extend(&self.texts);
+            // Stable: equal times keep the named marker first.
+            all.sort_by_key(|m| m.ts_ns);
+        }
+        all
+    }
+
     fn kpi(&self, spec: &KpiSpec) -> KpiReport {
+        let marks = self.kpi_timeline(spec);
         let mut occurrences = Vec::new();
         let mut i = 0;
-        while i < self.marks.len() {
-            if self.marks[i].name != spec.from {
+        while i < marks.len() {
+            if marks[i].name != spec.from {
                 i += 1;
                 continue;
             }
-            let Some(j) = (i + 1..self.marks.len()).find(|&j| self.marks[j].name == spec.to) else {
+            let Some(j) = (i + 1..marks.len()).find(|&j| marks[j].name == spec.to) else {
                 break;
             };
-            let window = &self.marks[i..=j];
+            let window = &marks[i..=j];
             let steps = window
                 .windows(2)
                 .map(|w| KpiStep {
@@ -287,7 +319,9 @@ pub struct KpiSpec {
 
 impl KpiSpec {
     /// Parse `record=Connect..FirstVidFrame` (the name is optional:
-    /// `Connect..FirstVidFrame`).
+    /// `Connect..FirstVidFrame`). `FROM`/`TO` are marker names (`B Connect`,
+    /// `B|pid|Connect`, `S Connect`) or the whole text of a plain marker
+    /// (`start..stop`, `load=start..decode done`).
     pub fn parse(s: &str) -> Option<KpiSpec> {
         let (name, range) = match s.split_once('=') {
             Some((n, r)) => (n.trim(), r),

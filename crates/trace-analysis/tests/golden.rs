@@ -146,6 +146,45 @@ fn golden(name: &str, actual: &str) {
 }
 
 #[test]
+fn kpi_between_plain_text_markers() {
+    // `lever trace mark start` … `mark 'decode done'` … `mark stop`, twice.
+    let opts = Options {
+        markers: true,
+        kpis: vec![
+            KpiSpec::parse("run=start..stop").unwrap(),
+            KpiSpec::parse("decode=start..decode done").unwrap(),
+        ],
+        ..Options::default()
+    };
+    let r = run("plain_markers.txt", &opts);
+    let mk = r.markers.as_ref().unwrap();
+    assert_eq!((mk.markers, mk.text_markers), (0, 5));
+    let run = &mk.kpis[0];
+    // Timestamps of the five tracing_mark_write lines of the capture.
+    let ns = |s: u64, us: u64| s * 1_000_000_000 + us * 1000;
+    let totals: Vec<u64> = run.occurrences.iter().map(|o| o.total_ns).collect();
+    assert_eq!(
+        totals,
+        [
+            ns(2744, 116029) - ns(2744, 71365),
+            ns(2744, 152055) - ns(2744, 117907)
+        ]
+    );
+    // The plain marker in between is a step.
+    let steps: Vec<(&str, &str)> = run.occurrences[0]
+        .steps
+        .iter()
+        .map(|s| (s.from.as_str(), s.to.as_str()))
+        .collect();
+    assert_eq!(steps, [("start", "decode done"), ("decode done", "stop")]);
+    assert_eq!(mk.kpis[1].occurrences.len(), 1);
+    assert_eq!(
+        mk.kpis[1].occurrences[0].total_ns,
+        ns(2744, 97462) - ns(2744, 71365)
+    );
+}
+
+#[test]
 fn real_capture_sched_irq_power_markers() {
     let mut opts = Options::all();
     opts.kpis = vec![

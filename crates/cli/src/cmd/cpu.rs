@@ -6,7 +6,9 @@ use clap::{Args, Subcommand};
 use lever_cpu::counters::{NotCountable, Session};
 use lever_cpu::{cpufreq, cpuidle, gpu, topology};
 use lever_kernel::KernelFs;
-use lever_measure::sampling::run_command;
+use lever_measure::sampling::{run_command, RunOutcome};
+use std::io::Write as _;
+use std::process::ExitStatus;
 
 use crate::args::Global;
 use crate::render::cpu::ipc::IpcOutput;
@@ -24,6 +26,9 @@ pub struct CpuArgs {
 pub enum CpuCommand {
     /// Count cycles, instructions and the seed's cache-miss events while
     /// CMD runs (perf_event_open), and read the IPC as seed 000 §7.1 does.
+    /// Without a PMU, say which hardware counters are missing and count
+    /// the software ones (task-clock, context switches, CPU migrations,
+    /// page faults). Exits with CMD's exit status, like `perf stat`.
     Ipc {
         /// The command to count, after `--`.
         #[arg(last = true, required = true, value_name = "CMD")]
@@ -57,34 +62,56 @@ fn inventory(global: &Global, fs: &KernelFs) -> anyhow::Result<()> {
     emit(global.json, &read_inventory(fs)?, render::cpu::inventory)
 }
 
+/// Count CMD and exit with its status, as `perf stat` does: the command
+/// runs even when nothing can be counted here.
 fn ipc(global: &Global, fs: &KernelFs, cmd: &[String]) -> anyhow::Result<()> {
-    let mut session = match Session::open(fs) {
-        Ok(s) => s,
-        Err(e) => return not_countable(global, cmd, &e),
+    let (outcome, out) = match Session::open(fs) {
+        Ok(mut session) => {
+            session.start()?;
+            let outcome = run_command(cmd);
+            let report = session.finish()?;
+            let outcome = outcome?;
+            let out = IpcOutput {
+                command: cmd.to_vec(),
+                available: true,
+                reason: None,
+                exit_code: outcome.status.code(),
+                elapsed_s: Some(outcome.elapsed.as_secs_f64()),
+                report: Some(report),
+            };
+            (outcome, out)
+        }
+        Err(e) => {
+            let outcome = run_command(cmd)?;
+            let out = not_countable(cmd, &e, &outcome);
+            (outcome, out)
+        }
     };
-    session.start()?;
-    let outcome = run_command(cmd);
-    let report = session.finish()?;
-    let outcome = outcome?;
-    let out = IpcOutput {
-        command: cmd.to_vec(),
-        available: true,
-        reason: None,
-        exit_code: outcome.status.code(),
-        elapsed_s: Some(outcome.elapsed.as_secs_f64()),
-        report: Some(report),
-    };
-    emit(global.json, &out, render::cpu::ipc::report)
+    emit(global.json, &out, render::cpu::ipc::report)?;
+    exit_like(&outcome.status)
 }
 
-fn not_countable(global: &Global, cmd: &[String], e: &NotCountable) -> anyhow::Result<()> {
-    let out = IpcOutput {
+fn not_countable(cmd: &[String], e: &NotCountable, outcome: &RunOutcome) -> IpcOutput {
+    IpcOutput {
         command: cmd.to_vec(),
         available: false,
         reason: Some(e.to_string()),
-        exit_code: None,
-        elapsed_s: None,
+        exit_code: outcome.status.code(),
+        elapsed_s: Some(outcome.elapsed.as_secs_f64()),
         report: None,
-    };
-    emit(global.json, &out, render::cpu::ipc::report)
+    }
+}
+
+/// Pass the command's exit status through (128 + signal when killed, as a
+/// shell reports it); `main` only knows 0 and 1, so exit here.
+fn exit_like(status: &ExitStatus) -> anyhow::Result<()> {
+    use std::os::unix::process::ExitStatusExt;
+    if status.success() {
+        return Ok(());
+    }
+    let code = status
+        .code()
+        .unwrap_or_else(|| 128 + status.signal().unwrap_or(0));
+    std::io::stdout().flush()?;
+    std::process::exit(code)
 }

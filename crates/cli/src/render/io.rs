@@ -4,6 +4,7 @@
 use crate::render::num::{mib_from_bytes as mib, pct};
 use crate::render::Table;
 use lever_measure::diskstats::IoReport;
+use lever_measure::iobound::{IoLevel, IoVerdict, IoWait};
 use serde::Serialize;
 
 /// What `lever io` prints (`--json` flattens the I/O figures).
@@ -13,6 +14,10 @@ pub struct Report {
     pub exit_code: Option<i32>,
     #[serde(flatten)]
     pub io: IoReport,
+    /// Blocked-on-I/O times.
+    pub wait: IoWait,
+    /// Is the command waiting on I/O?
+    pub verdict: IoVerdict,
 }
 
 /// The I/O report: per-device deltas, then vmstat paging.
@@ -74,6 +79,21 @@ pub fn report(r: &Report, total_devices: usize, all: bool) -> String {
             "devices that appeared or vanished meanwhile (not compared): {}\n",
             io.changed_devices.join(", ")
         ));
+    }
+    out + &verdict(&r.verdict)
+}
+
+/// Seed 000 §7.2's question: is the use case waiting on I/O?
+fn verdict(v: &IoVerdict) -> String {
+    let level = match v.level {
+        IoLevel::IoBound => "I/O-BOUND: the command spends most of its time waiting on I/O",
+        IoLevel::PartlyIo => "partly I/O-bound: waiting on I/O is a noticeable share of the run",
+        IoLevel::NotIoBound => "not I/O-bound: the command seldom waits on I/O",
+        IoLevel::Unknown => "unknown: neither delay accounting nor PSI io is available here",
+    };
+    let mut out = format!("\nverdict: {level}\n");
+    for reason in &v.reasons {
+        out += &format!("  - {reason}\n");
     }
     out
 }

@@ -15,8 +15,9 @@ use std::time::Duration;
 /// `lever mem map`
 #[derive(Debug, Args)]
 pub struct MapArgs {
-    /// Total RAM when neither the device tree nor the dmesg `Memory:` line
-    /// gives it, with a binary unit: 6G, 6144M, 6291456K.
+    /// Total RAM, with a binary unit: 6G, 6144M, 6291456K. It wins over the
+    /// device tree and the dmesg `Memory:` line (which leaves out firmware
+    /// carve-outs), and the report says so.
     #[arg(long, value_name = "SIZE", value_parser = parse_size_kb)]
     pub total_ram: Option<u64>,
     /// A saved `dmesg` output to take the `Memory:` line from, instead of
@@ -37,21 +38,15 @@ pub struct MapArgs {
     pub command: Vec<String>,
 }
 
-/// Parse `6G`, `6144M`, `6291456K` (binary units) into kB.
+/// Parse `6G`, `6144M`, `6291456K`, `1T` (binary units, any case) into
+/// kB. A unit is required: a bare `6144` could be MB or kB.
 fn parse_size_kb(s: &str) -> Result<u64, String> {
-    let t = s.trim().to_ascii_uppercase();
-    let t = t.strip_suffix('B').unwrap_or(&t);
-    let (num, mult) = match t.chars().last() {
-        Some('K') => (&t[..t.len() - 1], 1),
-        Some('M') => (&t[..t.len() - 1], 1024),
-        Some('G') => (&t[..t.len() - 1], 1024 * 1024),
-        Some('T') => (&t[..t.len() - 1], 1024 * 1024 * 1024),
-        _ => return Err(format!("{s:?}: give a unit, e.g. 6G, 6144M or 6291456K")),
-    };
-    num.trim()
-        .parse::<u64>()
-        .map(|n| n * mult)
-        .map_err(|_| format!("{s:?}: not a whole number with a unit (6G, 6144M, 6291456K)"))
+    if s.trim().ends_with(|c: char| c.is_ascii_digit() || c == '.') {
+        return Err(format!("{s:?}: give a unit, e.g. 6G, 6144M or 6291456K"));
+    }
+    lever_text::parse_size(s, 1)
+        .map(|bytes| bytes / 1024)
+        .map_err(|e| e.to_string())
 }
 
 pub fn run(global: &Global, fs: &KernelFs, a: MapArgs) -> anyhow::Result<()> {
@@ -139,6 +134,8 @@ mod tests {
         assert_eq!(parse_size_kb("6G"), Ok(6 * 1024 * 1024));
         assert_eq!(parse_size_kb("6144M"), Ok(6 * 1024 * 1024));
         assert_eq!(parse_size_kb("6291456kb"), Ok(6291456));
+        assert_eq!(parse_size_kb("1T"), Ok(1024 * 1024 * 1024));
+        assert_eq!(parse_size_kb("24g"), Ok(24 * 1024 * 1024));
         assert!(parse_size_kb("6144").is_err());
         assert!(parse_size_kb("xG").is_err());
     }

@@ -22,6 +22,13 @@ pub struct ThrashArgs {
     /// 10 s; not with `-- CMD`).
     #[arg(long, value_name = "TIME", value_parser = seconds, conflicts_with = "command")]
     pub duration: Option<Duration>,
+    /// Read this cgroup v2 directory's `memory.stat` and `memory.pressure`
+    /// instead of /proc/vmstat and /proc/pressure/memory: reclaim inside a
+    /// memory-limited cgroup does not show in the global counters. An
+    /// absolute path (`/sys/fs/cgroup/app.slice`) or one relative to
+    /// /sys/fs/cgroup (`app.slice`).
+    #[arg(long, value_name = "PATH")]
+    pub cgroup: Option<String>,
     /// Write thrash.csv, thrash.json and thrash.svg (the series and a plot)
     /// into this directory (created if missing).
     #[arg(long, value_name = "DIR")]
@@ -29,6 +36,16 @@ pub struct ThrashArgs {
     /// Sample while this command runs.
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
+}
+
+/// `app.slice` → `/sys/fs/cgroup/app.slice`; absolute paths are kept.
+fn cgroup_dir(path: &str) -> String {
+    let path = path.trim_end_matches('/');
+    if path.starts_with('/') {
+        path.to_string()
+    } else {
+        format!("/sys/fs/cgroup/{path}")
+    }
 }
 
 pub fn run(global: &Global, fs: &KernelFs, a: ThrashArgs) -> anyhow::Result<()> {
@@ -39,15 +56,30 @@ pub fn run(global: &Global, fs: &KernelFs, a: ThrashArgs) -> anyhow::Result<()> 
         None if a.command.is_empty() => Some(Duration::from_secs(10)),
         None => None,
     };
+    let cgroup = a.cgroup.as_deref().map(cgroup_dir);
+    if let Some(dir) = &cgroup {
+        let stat = format!("{dir}/memory.stat");
+        if !fs.exists(&stat) {
+            bail!("--cgroup: no {stat} (not a cgroup v2 directory with the memory controller)");
+        }
+    }
+    let source = match &cgroup {
+        Some(dir) => format!("{dir}/memory.stat"),
+        None => "/proc/vmstat".to_string(),
+    };
     let label = match duration {
-        Some(d) => format!("sampling /proc/vmstat for {:.0} s", d.as_secs_f64()),
-        None => format!("sampling /proc/vmstat during `{}`", a.command.join(" ")),
+        Some(d) => format!("sampling {source} for {:.0} s", d.as_secs_f64()),
+        None => format!("sampling {source} during `{}`", a.command.join(" ")),
     };
     let progress = Progress::new(label);
     let total_ticks = duration.map(|d| (d.as_secs_f64() / interval.as_secs_f64()).ceil() as u64);
     let mut samples = Vec::new();
     let record = |tick: Tick| -> anyhow::Result<()> {
-        samples.push(ThrashSample::read(fs, tick.elapsed.as_secs_f64())?);
+        let t = tick.elapsed.as_secs_f64();
+        samples.push(match &cgroup {
+            Some(dir) => ThrashSample::read_cgroup(fs, dir, t)?,
+            None => ThrashSample::read(fs, t)?,
+        });
         if tick.index > 0 {
             progress.update(tick.index, total_ticks, "intervals");
         }
@@ -75,6 +107,7 @@ pub fn run(global: &Global, fs: &KernelFs, a: ThrashArgs) -> anyhow::Result<()> 
         None => Vec::new(),
     };
     let report = ThrashReport {
+        cgroup,
         interval_s: interval.as_secs_f64(),
         command: a.command.clone(),
         exit_code,

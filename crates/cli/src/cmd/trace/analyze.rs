@@ -31,7 +31,9 @@ pub struct AnalyzeArgs {
     #[arg(long)]
     pub markers: bool,
     /// KPI from one marker to another: `record=Connect..FirstVidFrame`
-    /// (repeatable).
+    /// (repeatable). FROM/TO are marker names (`B Connect`, `B|pid|Connect`,
+    /// `S Connect`) or the exact text of a plain marker (`lever trace mark
+    /// start` … `mark stop`: `load=start..stop`).
     #[arg(long, value_name = "NAME=FROM..TO")]
     pub kpi: Vec<String>,
     /// Frame deadline check of a periodic marker: `frame@60hz`,
@@ -76,7 +78,7 @@ pub fn analyze(global: &Global, a: AnalyzeArgs) -> anyhow::Result<()> {
     };
     for k in &a.kpi {
         opts.kpis.push(KpiSpec::parse(k).with_context(|| {
-            format!("--kpi {k:?}: expected NAME=FROM..TO, e.g. record=Connect..FirstVidFrame")
+            format!("--kpi {k:?}: expected NAME=FROM..TO, e.g. record=Connect..FirstVidFrame or load=start..stop")
         })?);
     }
     for f in &a.frames {

@@ -33,10 +33,8 @@ pub fn report(out: &IpcOutput) -> String {
         return not_countable(out);
     };
     let mut text = format!(
-        "command: {} (exit {}, {:.3} s){}\n",
-        out.command.join(" "),
-        or_dash(out.exit_code),
-        out.elapsed_s.unwrap_or_default(),
+        "{}{}\n",
+        command_line(out),
         if report.user_space_only {
             "; user space only (perf_event_paranoid forbids kernel counts)"
         } else {
@@ -44,17 +42,45 @@ pub fn report(out: &IpcOutput) -> String {
         }
     );
     let mut t = Table::new(&["EVENT", "COUNT"]);
-    t.row(vec!["cycles".into(), count_cell(&report.cycles)]);
-    t.row(vec![
-        "instructions".into(),
-        count_cell(&report.instructions),
-    ]);
+    for (name, c) in [
+        ("cycles", &report.cycles),
+        ("instructions", &report.instructions),
+    ] {
+        let cell = c
+            .as_ref()
+            .map_or("not available (no PMU counter)".into(), count_cell);
+        t.row(vec![name.into(), cell]);
+    }
+    for c in &report.software {
+        let cell = match (c.name.as_str(), c.count) {
+            // task-clock counts nanoseconds on a CPU, as perf stat shows it.
+            ("task-clock", Some(ns)) => format!("{:.3} ms on a CPU", ns as f64 / 1e6),
+            _ => count_cell(c),
+        };
+        t.row(vec![c.name.clone(), cell]);
+    }
     text += &t.render();
+    if let Some(note) = &report.hardware_note {
+        text += &format!("hardware counters: {note}\n");
+    }
     text += &match (report.ipc, report.reading) {
         (Some(v), Some(r)) => format!("IPC: {v:.2} — {}\n", r.advice()),
+        _ if report.cycles.is_none() || report.instructions.is_none() => {
+            "IPC: not available here because cycles and instructions need hardware counters; the software counters above are what this machine can count\n".into()
+        }
         _ => "IPC: not available because no cycles were counted\n".into(),
     };
     text + &miss_chain(report)
+}
+
+/// `command: CMD (exit N, T s)`.
+fn command_line(out: &IpcOutput) -> String {
+    format!(
+        "command: {} (exit {}, {:.3} s)",
+        out.command.join(" "),
+        or_dash(out.exit_code),
+        out.elapsed_s.unwrap_or_default(),
+    )
 }
 
 /// Seed 000 §7.2: L1 → L2 → L3 → LLCC → DDR, per 1000 instructions.
@@ -78,11 +104,11 @@ fn miss_chain(report: &IpcReport) -> String {
     out
 }
 
-/// Why nothing was counted, and that the command did not run.
+/// Why nothing was counted; the command ran all the same.
 fn not_countable(out: &IpcOutput) -> String {
     format!(
-        "IPC: not available here: {}\n(the command was not run: `{}`)\n",
+        "{}\nIPC: not available here: {}\n",
+        command_line(out),
         out.reason.as_deref().unwrap_or_default(),
-        out.command.join(" ")
     )
 }

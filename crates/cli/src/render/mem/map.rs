@@ -119,7 +119,8 @@ fn sources(r: &MapReport, m: &MemoryMap, unavailable: &mut Unavailable) -> Strin
                         )
                     })
                     .unwrap_or_default(),
-                _ => String::new(),
+                TotalRamSource::User => overridden(r),
+                TotalRamSource::Dmesg => String::new(),
             };
             out += &format!(
                 "  total RAM        {} kB from {}{}\n",
@@ -161,7 +162,32 @@ fn sources(r: &MapReport, m: &MemoryMap, unavailable: &mut Unavailable) -> Strin
             );
         }
     }
+    if let Avail::Value(k) = m.kernel_static_kb {
+        if k < 0 {
+            out += &format!(
+                "  kernel static    {k} kB: Σ System RAM is below MemTotal, which a complete \
+                 /proc/iomem never is, so this iomem lists only part of RAM (an excerpt or a \
+                 copied file?); read kernel static as unknown and give the full /proc/iomem\n"
+            );
+        }
+    }
     out
+}
+
+/// What the kernel's own sources said when `--total-ram` overrode them.
+fn overridden(r: &MapReport) -> String {
+    let mut said = Vec::new();
+    if let Some(dt) = &r.fixed.dt_memory {
+        said.push(format!("device tree says {} kB", dt.total_bytes() / 1024));
+    }
+    if let Avail::Value(d) = &r.fixed.dmesg {
+        said.push(format!("dmesg `Memory:` line says {} kB", d.total_kb));
+    }
+    if said.is_empty() {
+        String::new()
+    } else {
+        format!(" (overrides: {})", said.join(", "))
+    }
 }
 
 /// The free-memory formula and the ION cache behind it.

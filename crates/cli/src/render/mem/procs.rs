@@ -68,8 +68,11 @@ pub fn table(p: &Procrank, limit: Option<usize>) -> String {
         ));
     }
     out.push_str(&format!(
-        "skipped: {} kernel thread(s)/zombie(s), {} process(es) that exited while being read, {} not readable without root\n",
-        p.kernel_threads, p.vanished, p.denied
+        "skipped: {} kernel thread(s)/zombie(s), {} process(es) that exited while being read\n",
+        p.kernel_threads, p.vanished
     ));
+    for (n, why) in p.denied.explained() {
+        out.push_str(&format!("not readable: {n} process(es) {why}\n"));
+    }
     out
 }

@@ -9,6 +9,8 @@ use std::path::PathBuf;
 /// What `lever mem thrash` prints.
 #[derive(Serialize)]
 pub struct ThrashReport {
+    /// The cgroup directory read instead of the global counters.
+    pub cgroup: Option<String>,
     pub interval_s: f64,
     pub command: Vec<String>,
     pub exit_code: Option<i32>,
@@ -65,8 +67,15 @@ fn rates(r: &ThrashReport) -> String {
     }
     let mut out = t.render();
     out.push_str("rates per second over each interval; reclaim eff = pgsteal ÷ pgscan (- when nothing was scanned)\n");
-    if !r.psi_available {
-        out.push_str("PSI: not available here because /proc/pressure/memory is missing (kernel without CONFIG_PSI, or psi=0)\n");
+    match &r.cgroup {
+        Some(dir) => {
+            out.push_str(&format!("counters of cgroup {dir} (memory.stat, memory.pressure); cgroup v2 has no pgpgin/pgpgout/pswpin/pswpout (-)\n"));
+            if !r.psi_available {
+                out.push_str(&format!("PSI: not available here because {dir}/memory.pressure is missing (kernel without CONFIG_PSI, or psi=0)\n"));
+            }
+        }
+        None if !r.psi_available => out.push_str("PSI: not available here because /proc/pressure/memory is missing (kernel without CONFIG_PSI, or psi=0)\n"),
+        None => {}
     }
     out
 }
@@ -76,6 +85,7 @@ fn verdict(r: &ThrashReport) -> String {
     let mut out = String::new();
     let level = match r.verdict.level {
         thrash::Level::Calm => "no memory pressure",
+        thrash::Level::BriefBurst => "calm: only a brief burst, no sustained memory pressure",
         thrash::Level::Pressure => "memory pressure, but not thrashing",
         thrash::Level::Thrashing => "THRASHING",
     };
