@@ -11,6 +11,13 @@ use lever_kernel::KernelError;
 use serde::Serialize;
 use std::io;
 
+/// Not a failure of Lever: the user's `-- CMD` ended with this status and
+/// the command passes it through (as `perf stat` does). `main` exits with
+/// it, quietly, after the result has been printed.
+#[derive(Debug, thiserror::Error)]
+#[error("the command exited with status {0}")]
+pub struct CommandExit(pub u8);
+
 /// What kind of failure ended the command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Class {

@@ -24,6 +24,9 @@ fn main() -> ExitCode {
     if err.chain().any(|c| c.is::<render::StdoutClosed>()) {
         return ExitCode::SUCCESS;
     }
+    if let Some(exit::CommandExit(code)) = err.downcast_ref() {
+        return ExitCode::from(*code);
+    }
     let class = exit::classify(&err);
     eprintln!("lever: error: {err}");
     for cause in exit::causes(&err) {

@@ -44,21 +44,6 @@ pub struct RunOutcome {
     pub blkio: Option<Duration>,
 }
 
-/// Field 42 of `/proc/PID/stat`, `delayacct_blkio_ticks`: clock ticks the
-/// task waited for block I/O. It is 0 unless delay accounting is on
-/// (`kernel.task_delayacct=1` or the `delayacct` boot parameter), and it
-/// covers that task only, not its children. `comm` (field 2) may hold
-/// spaces and parentheses, so fields are counted after the last `)`.
-///
-/// ```text
-/// 1234 (dd) S 1 1234 1234 0 -1 4194560 152 0 0 0 0 1 … 0 0 0 17 1 0 0 31 0 0 …
-/// ```
-pub fn blkio_ticks(stat: &str) -> Option<u64> {
-    let rest = &stat[stat.rfind(')')? + 1..];
-    // `rest` starts at field 3 (state): field 42 is its 40th word.
-    rest.split_whitespace().nth(42 - 3)?.parse().ok()
-}
-
 /// Wait until `child` exited but leave it unreaped (so `/proc/PID` still
 /// exists), read its blocked-on-I/O time, then reap it.
 fn wait_with_blkio(child: &mut Child) -> Result<(ExitStatus, Option<Duration>), CommandError> {
@@ -75,10 +60,9 @@ fn wait_with_blkio(child: &mut Child) -> Result<(ExitStatus, Option<Duration>), 
     };
     let blkio = exited
         .then(|| {
-            let stat = lever_kernel::KernelFs::system()
-                .read(&format!("/proc/{}/stat", pid.as_raw_nonzero()))
-                .ok()?;
-            let ticks = blkio_ticks(&stat)?;
+            let raw = pid.as_raw_nonzero().get() as u32;
+            let stat = crate::process::stat(&lever_kernel::KernelFs::system(), raw.into()).ok()?;
+            let ticks = stat.blkio_ticks?;
             let hz = rustix::param::clock_ticks_per_second().max(1);
             Some(Duration::from_nanos(ticks * 1_000_000_000 / hz))
         })
@@ -277,25 +261,5 @@ mod tests {
         assert!(out.blkio.is_some());
         let out = run_command(&["sh".into(), "-c".into(), "exit 3".into()]).unwrap();
         assert_eq!(out.status.code(), Some(3));
-    }
-
-    #[test]
-    fn blkio_ticks_from_a_real_stat_line() {
-        // /proc/self/stat of a `cat` on this VM (kernel 6.18.44): delay
-        // accounting is off, field 42 is 0.
-        let real = "20383 (cat) R 20340 20340 10933 0 -1 4194304 104 0 1 0 0 0 0 0 20 0 1 0 \
-                    295008 3133440 416 18446744073709551615 93856595894272 93856595914153 \
-                    140732423005168 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0 93856595930160 \
-                    93856595931776 93856789966848 140732423011000 140732423011020 \
-                    140732423011020 140732423012331 0\n";
-        assert_eq!(blkio_ticks(real), Some(0));
-        // The same line with field 42 set to 31 and a comm with a space and
-        // parentheses.
-        let edited =
-            real.replacen("(cat)", "(a (b) c)", 1)
-                .replacen(" 17 1 0 0 0 ", " 17 1 0 0 31 ", 1);
-        assert_eq!(blkio_ticks(&edited), Some(31));
-        assert_eq!(blkio_ticks("12 (x) S 1 2"), None);
-        assert_eq!(blkio_ticks("no paren"), None);
     }
 }

@@ -130,23 +130,18 @@ pub fn parse_rollup(path: &str, text: &str, raw: &mut ProcRaw) -> Result<bool, M
     Ok(any)
 }
 
-/// Parse the fields Lever uses from `/proc/<pid>/status`.
+/// Fill the `status` fields procrank shows (name, VSS, RSS by kind) from
+/// [`crate::process::parse_status`], the one reader of that file. A
+/// malformed file leaves them unset rather than dropping the process.
 pub fn parse_status(text: &str, raw: &mut ProcRaw) {
-    for line in text.lines() {
-        // VmSize:	    3760 kB
-        let Some((name, rest)) = line.split_once(':') else {
-            continue;
-        };
-        let num = || rest.split_whitespace().next()?.parse::<u64>().ok();
-        match name {
-            "Name" => raw.name = rest.trim().to_string(),
-            "VmSize" => raw.vm_size_kb = num().unwrap_or(0),
-            "RssAnon" => raw.rss_anon_kb = num(),
-            "RssFile" => raw.rss_file_kb = num(),
-            "RssShmem" => raw.rss_shmem_kb = num(),
-            _ => {}
-        }
-    }
+    let Ok(s) = crate::process::parse_status("status", text) else {
+        return;
+    };
+    raw.name = s.name;
+    raw.vm_size_kb = s.vm_size_kb.unwrap_or(0);
+    raw.rss_anon_kb = s.rss_anon_kb;
+    raw.rss_file_kb = s.rss_file_kb;
+    raw.rss_shmem_kb = s.rss_shmem_kb;
 }
 
 /// Who reads `/proc`: what the kernel's ptrace access check looks at.

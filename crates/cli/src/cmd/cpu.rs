@@ -7,7 +7,6 @@ use lever_cpu::counters::{NotCountable, Session};
 use lever_cpu::{cpufreq, cpuidle, gpu, topology};
 use lever_kernel::KernelFs;
 use lever_measure::sampling::{run_command, RunOutcome};
-use std::io::Write as _;
 use std::process::ExitStatus;
 
 use crate::args::Global;
@@ -103,7 +102,7 @@ fn not_countable(cmd: &[String], e: &NotCountable, outcome: &RunOutcome) -> IpcO
 }
 
 /// Pass the command's exit status through (128 + signal when killed, as a
-/// shell reports it); `main` only knows 0 and 1, so exit here.
+/// shell reports it), like `perf stat`; `main` ends with it.
 fn exit_like(status: &ExitStatus) -> anyhow::Result<()> {
     use std::os::unix::process::ExitStatusExt;
     if status.success() {
@@ -112,6 +111,5 @@ fn exit_like(status: &ExitStatus) -> anyhow::Result<()> {
     let code = status
         .code()
         .unwrap_or_else(|| 128 + status.signal().unwrap_or(0));
-    std::io::stdout().flush()?;
-    std::process::exit(code)
+    Err(crate::exit::CommandExit(code.clamp(1, 255) as u8).into())
 }
