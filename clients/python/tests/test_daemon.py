@@ -126,3 +126,17 @@ def test_unknown_opcode_is_refused(daemon):
             c.acquire([(0x7FFFFFFF, 1)])
         assert info.value.code is not None
         assert c.ping() == 1
+
+
+def test_acquire_with_report_says_what_was_clamped_and_snapped(daemon):
+    with Client(daemon.socket) as c:
+        r = c.acquire([(0x44008100, 99999999)], report=True)
+        assert r["handle"] > 0
+        silver = r["resources"][0]
+        assert (silver["asked"], silver["held"]) == (99999999, 1958400)
+        assert silver["clamped"] == {"bound": "max", "to": 1958400}
+        assert silver["cause"]["type"] == "vote"
+        assert silver["cause"]["vote"]["handle"] == r["handle"]
+        r = c.acquire([(0x44008100, 1000000)], handle=r["handle"], report=True)
+        assert r["resources"][0]["snapped"] == {"direction": "up", "to": 1152000}
+        assert daemon.read(SILVER_MIN) == "1152000"

@@ -135,8 +135,7 @@ fn resolve_pair(client: &mut Client, pair: &str) -> anyhow::Result<(u32, i64)> {
 /// Hold the lease for its duration (or until Ctrl-C): the lease is this
 /// process's connection, so Ctrl-C ends the process, the connection closes
 /// and the daemon releases everything it held.
-fn hold(handle: Handle, lease: Lease, json: bool) -> anyhow::Result<()> {
-    render::acquired(handle, lease, json)?;
+fn hold(lease: Lease) -> anyhow::Result<()> {
     match lease.duration() {
         Some(d) => std::thread::sleep(d),
         None => loop {
@@ -157,17 +156,21 @@ pub fn acquire(global: &Global, args: AcquireArgs) -> anyhow::Result<()> {
         .iter()
         .map(|p| resolve_pair(&mut client, p))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let handle = client.acquire_with(Acquire {
+    // The report says, per pair, what was clamped or snapped and who
+    // decided the node's value when it is not ours.
+    let report = client.acquire_report(Acquire {
         handle: args.handle,
         lease,
         priority: args.priority,
         detach: args.detach,
+        report: true,
         pairs,
     })?;
     if args.detach {
-        return render::detached(handle, lease, global.json);
+        return render::detached(&report, lease, args.priority, global.json);
     }
-    hold(handle, lease, global.json)
+    render::acquired(&report, lease, args.priority, global.json)?;
+    hold(lease)
 }
 
 pub fn release(global: &Global, args: ReleaseArgs) -> anyhow::Result<()> {
@@ -219,9 +222,15 @@ pub fn perflock(global: &Global, args: PerflockArgs) -> anyhow::Result<()> {
         lease,
         priority: Priority::ThirdPartyLow,
         detach: false,
+        report: false,
         pairs,
     })?;
-    hold(handle, lease, global.json)
+    if global.json {
+        render::held_json(handle, lease)?;
+    } else {
+        render::held(handle, lease)?;
+    }
+    hold(lease)
 }
 
 #[cfg(test)]
