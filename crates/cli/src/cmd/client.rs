@@ -20,12 +20,25 @@ pub struct SocketArg {
 }
 
 impl SocketArg {
-    fn connect(&self) -> anyhow::Result<Client> {
-        let path = self
-            .socket
+    fn path(&self) -> PathBuf {
+        self.socket
             .clone()
-            .unwrap_or_else(lever_client::socket_path);
-        Ok(Client::connect(&path)?)
+            .unwrap_or_else(lever_client::socket_path)
+    }
+
+    /// Connect for `lever COMMAND`, refusing a `--root`: the global flag is
+    /// accepted by every subcommand, but a client never reads a kernel
+    /// path — the daemon it talks to has its own root — so a `--root` here
+    /// is a mistake to point out, not to ignore.
+    fn connect(&self, global: &Global, command: &str) -> anyhow::Result<Client> {
+        if global.root != std::path::Path::new("/") {
+            bail!(
+                "--root has no meaning for `lever {command}` (it talks to the daemon at {}, \
+                 which has its own root: see `lever status`); use --socket to pick a daemon",
+                self.path().display()
+            );
+        }
+        Ok(Client::connect(&self.path())?)
     }
 }
 
@@ -150,7 +163,7 @@ pub fn acquire(global: &Global, args: AcquireArgs) -> anyhow::Result<()> {
     if args.detach && lease == Lease::UntilReleased {
         bail!("--detach needs --duration > 0: an indefinite request must stay tied to a running client");
     }
-    let mut client = args.socket.connect()?;
+    let mut client = args.socket.connect(global, "acquire")?;
     let pairs = args
         .pairs
         .iter()
@@ -174,22 +187,27 @@ pub fn acquire(global: &Global, args: AcquireArgs) -> anyhow::Result<()> {
 }
 
 pub fn release(global: &Global, args: ReleaseArgs) -> anyhow::Result<()> {
-    args.socket.connect()?.release(args.handle)?;
+    args.socket
+        .connect(global, "release")?
+        .release(args.handle)?;
     render::released(args.handle, global.json)
 }
 
 pub fn status(global: &Global, args: StatusArgs) -> anyhow::Result<()> {
-    let status = args.socket.connect()?.status()?;
+    let status = args.socket.connect(global, "status")?.status()?;
     render::status(&status, args.held, global.json)
 }
 
 pub fn explain(global: &Global, args: ExplainArgs) -> anyhow::Result<()> {
-    let doc = args.socket.connect()?.explain(&args.resource)?;
+    let doc = args
+        .socket
+        .connect(global, "explain")?
+        .explain(&args.resource)?;
     render::explain(&doc, global.json)
 }
 
 pub fn perflock(global: &Global, args: PerflockArgs) -> anyhow::Result<()> {
-    let mut client = args.socket.connect()?;
+    let mut client = args.socket.connect(global, "perflock")?;
     if let Some(h) = args.rel {
         client.release(h)?;
         println!("released {h}");
@@ -291,6 +309,42 @@ mod tests {
             let argv = ["lever", "acquire"].iter().chain(bad).chain(&["x=1"]);
             assert!(Cli::try_parse_from(argv).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn root_is_refused_by_client_commands() {
+        for argv in [
+            &["lever", "--root", "/tmp/board", "status"][..],
+            &["lever", "explain", "--root", "/tmp/board", "x"],
+            &["lever", "release", "--root", "/tmp/board", "5"],
+            &["lever", "acquire", "--root", "/tmp/board", "-d", "1", "x=1"],
+            &["lever", "perflock", "--root", "/tmp/board", "--rel", "5"],
+        ] {
+            let cli = Cli::try_parse_from(argv).unwrap();
+            let socket = super::SocketArg {
+                socket: Some("/nonexistent/lever.sock".into()),
+            };
+            let name = argv
+                .iter()
+                .find(|a| !a.starts_with('-') && **a != "lever" && **a != "/tmp/board")
+                .unwrap();
+            let err = socket.connect(&cli.global, name).unwrap_err().to_string();
+            assert!(
+                err.contains(&format!("--root has no meaning for `lever {name}`"))
+                    && err.contains("/nonexistent/lever.sock"),
+                "{err}"
+            );
+        }
+        // Without --root the connection itself is tried (and fails here).
+        let cli = Cli::try_parse_from(["lever", "status"]).unwrap();
+        let socket = super::SocketArg {
+            socket: Some("/nonexistent/lever.sock".into()),
+        };
+        let err = socket
+            .connect(&cli.global, "status")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("cannot connect"), "{err}");
     }
 
     #[test]
