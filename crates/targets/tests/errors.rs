@@ -657,3 +657,29 @@ fn yaml_syntax_errors_carry_the_scanner_position() {
         "bad.yaml:1:1: YAML syntax error: the file is empty",
     );
 }
+
+#[test]
+fn a_builtin_target_missing_a_node_says_what_a_user_can_do() {
+    // An empty machine: the built-in qcs6490 needs nodes it lacks.
+    let tree = lever_testkit::FakeTree::new();
+    let err = lever_targets::load_builtin("qcs6490")
+        .unwrap()
+        .bind(tree.fs())
+        .unwrap_err()
+        .to_string();
+    assert!(err.starts_with("builtin:qcs6490.yaml:"), "{err}");
+    assert!(
+        err.contains("`qcs6490` is a built-in target and cannot be edited: use `--target generic`")
+            && err.contains("copy Lever's crates/targets/targets/qcs6490.yaml"),
+        "{err}"
+    );
+    // A user's own file keeps the advice that works for it.
+    let tree = base_tree();
+    let fs = tree.fs();
+    std::fs::remove_file(
+        fs.resolve("/sys/devices/system/cpu/cpufreq/policy0/cpuinfo_max_freq")
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(bind_error(BASE, fs).ends_with("mark the resource `optional: true` to skip it"));
+}
