@@ -123,11 +123,14 @@ class Client:
         handle: int = 0,
         priority: int = 0,
         detach: bool = False,
-    ) -> int:
+        report: bool = False,
+    ) -> Any:
         """Acquire (``handle=0``) or update a request of ``(opcode, value)``
         pairs (or an ``{opcode: value}`` dict) for ``duration_ms`` (0 = until
         released). ``priority``: 0 third-party-low .. 3 system-high.
-        Returns the handle."""
+        Returns the handle; with ``report=True`` the daemon's report instead
+        (a dict: ``handle``, and per resource ``asked``, ``held``,
+        ``clamped``, ``snapped``, ``applied`` and the ``cause``)."""
         reply = self.call(
             Acquire(
                 handle=handle,
@@ -135,10 +138,13 @@ class Client:
                 priority=priority,
                 detach=detach,
                 pairs=_pairs(pairs),
+                report=report,
             )
         )
-        if isinstance(reply, Handle):
+        if not report and isinstance(reply, Handle):
             return reply.handle
+        if report and isinstance(reply, Json):
+            return json.loads(reply.text)
         raise self._unexpected(reply)
 
     def release(self, handle: int) -> None:

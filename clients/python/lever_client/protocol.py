@@ -99,6 +99,12 @@ class ProtocolError(LeverError):
         return f"ProtocolError({self.reason!r}, {self.message!r})"
 
 
+#: ACQUIRE body flags: keep the request after the connection closes; answer
+#: with a JSON report instead of HANDLE.
+ACQUIRE_DETACH = 1
+ACQUIRE_REPORT = 2
+
+
 # ---- messages -------------------------------------------------------------
 
 
@@ -111,6 +117,10 @@ class Acquire:
     priority: int = 0
     detach: bool = False
     pairs: Tuple[Tuple[int, int], ...] = field(default_factory=tuple)
+    #: ACQUIRE flag bit 1: the daemon answers with a JSON document (handle,
+    #: and per resource the value asked, held, applied and why) instead of
+    #: HANDLE. Daemons that predate it refuse the frame.
+    report: bool = False
 
 
 @dataclass(frozen=True)
@@ -217,7 +227,7 @@ def encode(message: Union[Request, Reply]) -> bytes:
                 message.handle,
                 message.duration_ms,
                 message.priority,
-                1 if message.detach else 0,
+                (ACQUIRE_DETACH if message.detach else 0) | (ACQUIRE_REPORT if message.report else 0),
                 len(message.pairs),
             )
         )
@@ -326,10 +336,17 @@ def decode_request(buf: bytes) -> Optional[Tuple[Request, int]]:
         _exact("ACQUIRE", body, 12 + 12 * count)
         if priority > 3:
             raise ProtocolError("field", f"ACQUIRE priority {priority} is not 0..=3")
-        if acquire_flags & ~1:
+        if acquire_flags & ~(ACQUIRE_DETACH | ACQUIRE_REPORT):
             raise ProtocolError("field", f"ACQUIRE flags 0x{acquire_flags:02x} has unknown bits")
         pairs = tuple(struct.unpack_from("<Iq", body, 12 + 12 * i) for i in range(count))
-        request = Acquire(handle, duration_ms, priority, acquire_flags & 1 == 1, pairs)
+        request = Acquire(
+            handle,
+            duration_ms,
+            priority,
+            bool(acquire_flags & ACQUIRE_DETACH),
+            pairs,
+            bool(acquire_flags & ACQUIRE_REPORT),
+        )
     elif kind == Kind.RELEASE:
         _exact("RELEASE", body, 4)
         request = Release(struct.unpack("<I", body)[0])

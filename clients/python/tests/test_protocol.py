@@ -45,6 +45,9 @@ EXPECTED = {
     "acquire update handle 5, 30 s, system-high, detach, two pairs": Acquire(
         5, 30000, 3, True, ((0x44008100, 1958400), (0x4400C100, -1))
     ),
+    "acquire with report flag: new handle, 10 s, silver min 99999999": Acquire(
+        0, 10000, 0, False, ((0x44008100, 99999999),), report=True
+    ),
     "release handle 0x01020304": Release(0x01020304),
     "status": Status(),
     "explain cpu_min_freq.silver": Explain("cpu_min_freq.silver"),
@@ -136,6 +139,10 @@ def test_refusals_are_precise():
     b = acquire_bytes()
     b[HEADER_LEN + 9] = 0x80
     assert str(refusal(decode_request, b)) == "ACQUIRE flags 0x80 has unknown bits"
+    b[HEADER_LEN + 9] = 0x03  # detach | report: both known
+    assert decode_request(bytes(b))[0].report
+    b[HEADER_LEN + 9] = 0x04
+    assert str(refusal(decode_request, b)) == "ACQUIRE flags 0x04 has unknown bits"
     short = bytes([MAGIC, 1, Kind.ACQUIRE, 0, 4, 0, 0, 0, 0, 0, 0, 0])
     assert str(refusal(decode_request, short)) == "ACQUIRE body has 4 bytes, expected 12"
     b = bytearray(encode(Explain("x")))

@@ -194,6 +194,7 @@ impl Session {
             lease,
             priority,
             detach: false,
+            report: false,
             pairs: pairs.to_vec(),
         };
         let client = self.client()?;

@@ -64,13 +64,6 @@ fn cc() -> Option<String> {
     None
 }
 
-/// The cdylib cargo built next to this test.
-fn liblever() -> Option<PathBuf> {
-    profile_dir()
-        .map(|d| d.join("liblever.so"))
-        .filter(|p| p.is_file())
-}
-
 struct Setup {
     daemon: Daemon,
     cc: String,
@@ -78,21 +71,15 @@ struct Setup {
 }
 
 fn setup(test: &str) -> Option<Setup> {
-    let bin = match lever_with_daemon() {
-        Ok(b) => b,
-        Err(why) => {
-            println!("SKIPPED {test}: {why}");
-            return None;
-        }
-    };
+    // The binary and the library are this workspace's own: not having them
+    // is a failure, never a skip.
+    let built = built().unwrap_or_else(|e| panic!("{test}: {e}"));
+    let bin = lever_with_daemon().unwrap_or_else(|e| panic!("{test}: {e}"));
     let Some(cc) = cc() else {
-        println!("SKIPPED {test}: no gcc/cc");
+        skip(test, "no C compiler (gcc or cc) on PATH");
         return None;
     };
-    let Some(lib) = liblever() else {
-        println!("SKIPPED {test}: liblever.so was not built next to the test");
-        return None;
-    };
+    let lib = built.liblever;
     Some(Setup {
         daemon: Daemon::start(&bin),
         cc,

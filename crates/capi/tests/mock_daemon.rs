@@ -128,6 +128,7 @@ fn c_api_against_a_scripted_daemon() {
             lease: Lease::UntilReleased,
             priority: Priority::ThirdPartyLow,
             detach: false,
+            report: false,
             pairs: pairs.clone(),
         })]
     );
@@ -140,6 +141,7 @@ fn c_api_against_a_scripted_daemon() {
             lease: Lease::from_ms(1500),
             priority: Priority::ThirdPartyLow,
             detach: false,
+            report: false,
             pairs: vec![(0x44008100, 1000000)],
         })]
     );

@@ -1,8 +1,9 @@
 //! Runs the Python client's tests (`python3 -m pytest -q clients/python`)
 //! so that `cargo test --workspace` covers them. Skips, saying why, when
-//! python3 or pytest is missing; fails when pytest fails. The `lever`
-//! binary next to this test is passed as `LEVER_BIN` for the Python
-//! integration tests (which skip themselves without a daemon).
+//! python3 or pytest is missing (a failure under `CI=true`); fails when
+//! pytest fails. The `lever` binary is built first and passed as
+//! `LEVER_BIN` for the Python integration tests, which fail rather than
+//! skip under `CI=true` too.
 mod common;
 
 use std::process::{Command, Stdio};
@@ -16,7 +17,10 @@ fn python_client_tests() {
         .status()
         .is_ok_and(|s| s.success());
     if !has_pytest {
-        println!("SKIPPED python_client_tests: python3 with pytest is not installed");
+        common::skip(
+            "python_client_tests",
+            "python3 with pytest is not installed",
+        );
         return;
     }
     let root = common::repo_root();
@@ -33,9 +37,8 @@ fn python_client_tests() {
     .current_dir(&root)
     .env("PYTHONDONTWRITEBYTECODE", "1");
     if std::env::var_os("LEVER_BIN").is_none() {
-        if let Ok(bin) = common::lever_bin() {
-            cmd.env("LEVER_BIN", bin);
-        }
+        let built = common::built().unwrap_or_else(|e| panic!("python_client_tests: {e}"));
+        cmd.env("LEVER_BIN", built.lever);
     }
     let out = cmd.output().expect("run pytest");
     let text = format!(

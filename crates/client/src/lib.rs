@@ -29,7 +29,10 @@ use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 
 pub use lever_protocol::ErrorCode as Code;
-pub use lever_protocol::{Acquire, Explain, Handle, Holder, Lease, Priority, Status};
+pub use lever_protocol::{
+    Acquire, Acquired, Applied, Bound, Cause, Explain, Handle, Holder, Lease, PairRule, Priority,
+    SnapDirection, Status, VoteInfo,
+};
 
 /// Where the daemon listens unless `LEVER_SOCKET` says otherwise.
 pub const DEFAULT_SOCKET: &str = "/run/lever/lever.sock";
@@ -162,16 +165,33 @@ impl Client {
             lease,
             priority,
             detach: false,
+            report: false,
             pairs: pairs.to_vec(),
         })
     }
 
-    /// Acquire with every field of the protocol (e.g. `detach`).
+    /// Acquire with every field of the protocol (e.g. `detach`); `report`
+    /// must be false (see [`Client::acquire_report`]).
     pub fn acquire_with(&mut self, acquire: Acquire) -> Result<Handle, ClientError> {
         match self.call(&Request::Acquire(acquire))? {
             Reply::Handle(h) => Handle::new(h).ok_or(ClientError::Unexpected(Reply::Handle(h))),
             other => Err(ClientError::Unexpected(other)),
         }
+    }
+
+    /// Acquire and get the daemon's report: the handle and, per resource,
+    /// the value asked, the value held after clamping and snapping (and
+    /// why), and the value the node has now and who decided it. Sets the
+    /// protocol's report flag whatever `acquire.report` says.
+    pub fn acquire_report(&mut self, acquire: Acquire) -> Result<Acquired, ClientError> {
+        let text = self.json(Request::Acquire(Acquire {
+            report: true,
+            ..acquire
+        }))?;
+        serde_json::from_str(&text).map_err(|source| ClientError::Document {
+            what: "acquire report",
+            source,
+        })
     }
 
     /// Release a request.

@@ -230,3 +230,30 @@ fn connect_failure_names_the_path() {
     assert!(text.contains(&path.display().to_string()), "{text}");
     assert!(text.contains("LEVER_SOCKET"), "{text}");
 }
+
+#[test]
+fn acquire_report_sets_the_flag_and_reads_the_document() {
+    let doc = r#"{"handle":77,"resources":[{"opcode":"0x44008100","name":"cpu_min_freq.silver",
+        "unit":"kHz","asked":1000000,"held":1152000,"clamped":null,
+        "snapped":{"direction":"up","to":1152000},"applied":1152000,"shown":"1152000",
+        "cause":{"type":"vote","vote":{"handle":77,"priority":"third-party-low",
+        "value":1152000,"shown":"1152000"}}}]}"#;
+    let s = scripted(vec![Some(Reply::Json(doc.into()).encode())]);
+    let mut c = Client::connect(&s.path).unwrap();
+    let report = c
+        .acquire_report(lever_client::Acquire {
+            handle: None,
+            lease: Lease::UntilReleased,
+            priority: Priority::ThirdPartyLow,
+            detach: false,
+            report: false,
+            pairs: vec![(0x44008100, 1000000)],
+        })
+        .unwrap();
+    assert_eq!(report.handle.get(), 77);
+    assert_eq!(report.resources[0].held, 1152000);
+    match s.seen.recv().unwrap() {
+        Request::Acquire(a) => assert!(a.report, "the report flag is set"),
+        other => panic!("{other:?}"),
+    }
+}

@@ -12,8 +12,9 @@ use lever_engine::{
 };
 use lever_kernel::KernelFs;
 use lever_protocol::{
-    Acquire, ErrorCode, Explain, Handle, Holder, KindInfo, Lease, PairInfo, Priority, Reply,
-    Request as Wire, RequestInfo, ResourceState, SpecInfo, Status, Vote,
+    Acquire, Acquired, Applied, Bound, Cause, Clamped, ErrorCode, Explain, Handle, Holder,
+    KindInfo, Lease, PairInfo, PairRule, Priority, Reply, Request as Wire, RequestInfo,
+    ResourceState, SnapDirection, Snapped, SpecInfo, Status, Vote, VoteInfo,
 };
 use lever_targets::Target;
 use lever_tunables::Applier;
@@ -354,6 +355,7 @@ impl Core {
                 _ => {}
             }
         }
+        let report = a.report;
         let mut plan = Plan::default();
         if let Some(id) = existing {
             if self.engine.request(id).map(|r| r.owner) != Some(owner) {
@@ -362,7 +364,10 @@ impl Core {
             }
         }
         match self.engine.acquire(request, now) {
-            Ok(p) => plan.writes.extend(p.writes),
+            Ok(p) => {
+                plan.writes.extend(p.writes);
+                plan.adjustments = p.adjustments;
+            }
             Err(e) => {
                 if !plan.writes.is_empty() {
                     self.apply(&plan, "request replaced");
@@ -399,7 +404,111 @@ impl Core {
             self.meta.remove(&id);
             return refuse(ErrorCode::Invalid, format!("kernel refused: {err}"));
         }
-        Reply::Handle(handle.get())
+        if !report {
+            return Reply::Handle(handle.get());
+        }
+        let resources = plan
+            .adjustments
+            .iter()
+            .filter_map(|&(idx, adjustment)| self.applied(client, idx, adjustment))
+            .collect();
+        json_reply(&Acquired { handle, resources })
+    }
+
+    /// What became of one pair of an acquire: asked, held after clamp and
+    /// snap (as the engine did them), and what the node has now and why.
+    fn applied(
+        &self,
+        client: &Client,
+        idx: ResourceIndex,
+        adjustment: lever_engine::Adjustment,
+    ) -> Option<Applied> {
+        let spec = self.engine.spec(idx)?;
+        let level = self.engine.applied(idx);
+        Some(Applied {
+            opcode: spec.opcode.to_string(),
+            name: spec.name.clone(),
+            unit: spec.unit.clone(),
+            asked: adjustment.asked,
+            held: adjustment.held,
+            clamped: adjustment.clamped.map(|c| match c {
+                lever_engine::Clamp::ToLow(to) => Clamped {
+                    bound: Bound::Min,
+                    to,
+                },
+                lever_engine::Clamp::ToHigh(to) => Clamped {
+                    bound: Bound::Max,
+                    to,
+                },
+            }),
+            snapped: adjustment.snapped.map(|d| Snapped {
+                direction: match d {
+                    lever_engine::Snap::Up => SnapDirection::Up,
+                    lever_engine::Snap::Down => SnapDirection::Down,
+                    lever_engine::Snap::Nearest => SnapDirection::Nearest,
+                },
+                to: adjustment.held,
+            }),
+            applied: level,
+            shown: level.map_or_else(
+                || {
+                    self.applier
+                        .originals()
+                        .get(&idx)
+                        .cloned()
+                        .unwrap_or_default()
+                },
+                |l| spec.render(l),
+            ),
+            cause: self.cause(client, idx),
+        })
+    }
+
+    /// Who decided a resource's applied value, as `client` may see it.
+    fn cause(&self, client: &Client, idx: ResourceIndex) -> Cause {
+        let Some(decision) = self.engine.decision(idx) else {
+            return Cause::Original;
+        };
+        match decision.cause {
+            lever_engine::Cause::Original => Cause::Original,
+            lever_engine::Cause::Vote(v) => match self.vote_info(client, idx, v) {
+                Some(vote) => Cause::Vote { vote },
+                None => Cause::Original,
+            },
+            lever_engine::Cause::Pair {
+                partner,
+                by,
+                overridden,
+            } => Cause::Pair {
+                partner: self
+                    .engine
+                    .spec(partner)
+                    .map(|s| s.name.clone())
+                    .unwrap_or_default(),
+                // The floor (min half) is lowered by the ceiling; the
+                // ceiling is raised only by a floor of a higher class.
+                rule: match self.engine.spec(idx).map(|s| &s.kind) {
+                    Some(ResourceKind::PairMax { .. }) => PairRule::HigherClassFloorWins,
+                    _ => PairRule::CeilingBeatsFloor,
+                },
+                by: by.and_then(|v| self.vote_info(client, partner, v)),
+                overridden: overridden.and_then(|v| self.vote_info(client, idx, v)),
+            },
+        }
+    }
+
+    fn vote_info(
+        &self,
+        client: &Client,
+        idx: ResourceIndex,
+        vote: lever_engine::VoteRef,
+    ) -> Option<VoteInfo> {
+        Some(VoteInfo {
+            handle: self.holder(client, vote.id),
+            priority: self.meta.get(&vote.id)?.priority,
+            value: vote.value,
+            shown: self.engine.spec(idx)?.render(vote.value),
+        })
     }
 
     fn release(&mut self, client: &Client, handle: u32) -> Reply {
@@ -626,6 +735,7 @@ impl Core {
                         name: spec.name.clone(),
                         value,
                         shown: spec.render(value),
+                        unit: spec.unit.clone(),
                     })
                 })
                 .collect(),
@@ -734,6 +844,7 @@ impl Core {
             rule: rule.to_string(),
             pair,
             applied: self.engine.applied(idx).map(|l| spec.render(l)),
+            cause: Some(self.cause(client, idx)),
             votes,
         })
     }

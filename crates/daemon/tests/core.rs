@@ -4,11 +4,12 @@
 
 mod common;
 
-use common::{fixture, GOVERNOR, RT, UCLAMP};
+use common::{fixture, freq_fixture, GOVERNOR, RT, SILVER_MIN, UCLAMP};
 use lever_daemon::core::{Client, Limits};
 use lever_daemon::identity::Identity;
 use lever_protocol::{
-    Acquire, ErrorCode, Explain, Handle, Holder, Lease, Priority, Reply, Request, Status,
+    Acquire, Acquired, Bound, Cause, Clamped, ErrorCode, Explain, Handle, Holder, Lease, PairRule,
+    Priority, Reply, Request, SnapDirection, Snapped, Status,
 };
 use std::time::Duration;
 
@@ -43,6 +44,7 @@ fn ask(lease_ms: u32, priority: Priority, pairs: &[(u32, i64)]) -> Request {
         lease: Lease::from_ms(lease_ms),
         priority,
         detach: false,
+        report: false,
         pairs: pairs.to_vec(),
     })
 }
@@ -166,6 +168,7 @@ fn updating_a_handle_replaces_its_values() {
         lease: Lease::UntilReleased,
         priority: Priority::ThirdPartyLow,
         detach: false,
+        report: false,
         pairs: vec![(0x44000000, 300)],
     });
     assert_eq!(handle(f.core.handle(&app(1), update.clone(), ms(1))), h);
@@ -253,6 +256,7 @@ fn invalid_requests_are_refused_before_any_write() {
         lease: Lease::UntilReleased,
         priority: Priority::ThirdPartyLow,
         detach: true,
+        report: false,
         pairs: vec![(0x44000000, 1)],
     });
     let (code, msg) = refusal(f.core.handle(&app(1), detach, now));
@@ -468,4 +472,152 @@ fn shutdown_restores_every_node() {
 fn ping_answers_the_protocol_version() {
     let mut f = fixture(Limits::default());
     assert_eq!(f.core.handle(&app(1), Request::Ping, ms(0)), Reply::Pong(1));
+}
+
+fn report(reply: Reply) -> Acquired {
+    match reply {
+        Reply::Json(t) => serde_json::from_str(&t).unwrap(),
+        other => panic!("expected a report, got {other:?}"),
+    }
+}
+
+fn reported(lease_ms: u32, priority: Priority, pairs: &[(u32, i64)]) -> Request {
+    match ask(lease_ms, priority, pairs) {
+        Request::Acquire(a) => Request::Acquire(Acquire { report: true, ..a }),
+        _ => unreachable!(),
+    }
+}
+
+#[test]
+fn an_acquire_with_report_says_what_was_clamped_snapped_and_applied() {
+    let mut f = freq_fixture();
+    let now = ms(1);
+    let r = report(f.core.handle(
+        &app(1),
+        reported(0, Priority::ThirdPartyLow, &[(0x44008100, 99_999_999)]),
+        now,
+    ));
+    let silver = &r.resources[0];
+    assert_eq!(
+        (silver.name.as_str(), silver.unit.as_str()),
+        ("cpu_min_freq_silver", "kHz")
+    );
+    assert_eq!((silver.asked, silver.held), (99_999_999, 1958400));
+    assert_eq!(
+        silver.clamped,
+        Some(Clamped {
+            bound: Bound::Max,
+            to: 1958400
+        })
+    );
+    assert_eq!(silver.snapped, None);
+    assert_eq!(silver.applied, Some(1958400));
+    assert!(
+        matches!(&silver.cause, Cause::Vote { vote } if vote.handle == Holder::Handle(r.handle))
+    );
+    assert_eq!(f.node(SILVER_MIN), "1958400");
+    // Off the table: a floor snaps up (the same request, updated).
+    let r = report(f.core.handle(
+        &app(1),
+        Request::Acquire(Acquire {
+            handle: Some(r.handle),
+            ..match reported(0, Priority::ThirdPartyLow, &[(0x44008100, 1_000_000)]) {
+                Request::Acquire(a) => a,
+                _ => unreachable!(),
+            }
+        }),
+        now,
+    ));
+    let silver = &r.resources[0];
+    assert_eq!(silver.held, 1152000);
+    assert_eq!(
+        silver.snapped,
+        Some(Snapped {
+            direction: SnapDirection::Up,
+            to: 1152000
+        })
+    );
+    assert_eq!(silver.clamped, None);
+    // Another client caps the cluster at 806400: a boost now reports the
+    // ceiling that beat it, by class and value (the handle stays hidden).
+    let cap = handle(f.core.handle(
+        &app(2),
+        ask(0, Priority::ThirdPartyLow, &[(0x4400C100, 806400)]),
+        now,
+    ));
+    let r = report(f.core.handle(
+        &app(3),
+        reported(0, Priority::ThirdPartyLow, &[(0x44008100, 1958400)]),
+        now,
+    ));
+    let silver = &r.resources[0];
+    assert_eq!((silver.held, silver.applied), (1958400, Some(806400)));
+    assert_eq!(f.node(SILVER_MIN), "806400");
+    match &silver.cause {
+        Cause::Pair {
+            partner,
+            rule,
+            by: Some(by),
+            overridden: Some(own),
+        } => {
+            assert_eq!(partner, "cpu_max_freq_silver");
+            assert_eq!(*rule, PairRule::CeilingBeatsFloor);
+            assert_eq!(
+                (by.handle, by.value, by.priority),
+                (Holder::AnotherClient, 806400, Priority::ThirdPartyLow)
+            );
+            assert_eq!((own.handle, own.value), (Holder::Handle(r.handle), 1958400));
+        }
+        other => panic!("{other:?}"),
+    }
+    // Root sees whose cap it is; explain names it too.
+    let e = f.explain(&root(), "cpu_min_freq_silver", now);
+    assert_eq!(e.applied.as_deref(), Some("806400"));
+    match e.cause {
+        Some(Cause::Pair {
+            by: Some(by),
+            rule: PairRule::CeilingBeatsFloor,
+            ..
+        }) => {
+            assert_eq!((by.handle, by.value), (Holder::Handle(cap), 806400));
+        }
+        other => panic!("{other:?}"),
+    }
+    let e = f.explain(&root(), "cpu_max_freq_silver", now);
+    assert!(matches!(e.cause, Some(Cause::Vote { vote }) if vote.handle == Holder::Handle(cap)));
+    // A plain acquire still gets a bare HANDLE (perflock clients).
+    handle(f.core.handle(
+        &app(4),
+        ask(0, Priority::ThirdPartyLow, &[(0x44008100, 1)]),
+        now,
+    ));
+}
+
+#[test]
+fn a_higher_class_vote_is_named_as_the_winner() {
+    let mut f = freq_fixture();
+    let now = ms(1);
+    let sys = handle(f.core.handle(
+        &root(),
+        ask(0, Priority::SystemLow, &[(0x4400C100, 1516800)]),
+        now,
+    ));
+    let r = report(f.core.handle(
+        &app(1),
+        reported(0, Priority::ThirdPartyLow, &[(0x4400C100, 1958400)]),
+        now,
+    ));
+    let max = &r.resources[0];
+    assert_eq!((max.held, max.applied), (1958400, Some(1516800)));
+    match &max.cause {
+        Cause::Vote { vote } => {
+            assert_eq!(
+                (vote.handle, vote.priority, vote.value),
+                (Holder::AnotherClient, Priority::SystemLow, 1516800)
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    let e = f.explain(&root(), "cpu_max_freq_silver", now);
+    assert!(matches!(e.cause, Some(Cause::Vote { vote }) if vote.handle == Holder::Handle(sys)));
 }

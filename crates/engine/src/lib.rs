@@ -137,6 +137,52 @@ pub struct Plan {
     pub next_deadline: Option<Duration>,
     /// Requests that ended in this operation (released or expired).
     pub ended: Vec<RequestId>,
+    /// For an acquire: what became of each pair's value on arrival
+    /// (clamped, snapped), in the request's order. Empty for other
+    /// operations.
+    pub adjustments: Vec<(ResourceIndex, Adjustment)>,
+}
+
+/// One live vote, as [`Engine::decision`] names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct VoteRef {
+    /// The request that cast it.
+    pub id: RequestId,
+    /// Its class.
+    pub class: PriorityClass,
+    /// Its value, as normalized on arrival.
+    pub value: i64,
+}
+
+/// Why a node holds the level Lever asked for ([`Engine::decision`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "type")]
+pub enum Cause {
+    /// No vote: the original value is in place.
+    Original,
+    /// The resource's own winning vote (highest class, then its rule).
+    Vote(VoteRef),
+    /// The other half of a min/max pair overrode this resource's own
+    /// winner (if it has one): a ceiling below the floor lowers the floor;
+    /// a floor of a strictly higher class above the ceiling raises it.
+    Pair {
+        /// The partner resource.
+        partner: ResourceIndex,
+        /// The partner's winning vote; `None` when the partner holds its
+        /// original value (a floor above the node's own untouched max).
+        by: Option<VoteRef>,
+        /// This resource's own winner, which lost to the pair rule.
+        overridden: Option<VoteRef>,
+    },
+}
+
+/// The level Lever wants on a node now, and why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Decision {
+    /// The level; `None` when the original is in place.
+    pub level: Option<i64>,
+    /// Why.
+    pub cause: Cause,
 }
 
 /// Why the engine refused an operation. Nothing changes when an error is
@@ -219,7 +265,8 @@ pub struct Engine {
     seq: u64,
 }
 
-/// A target value for a node after aggregation and pair resolution.
+/// A target value for a node after aggregation and pair resolution: the
+/// winning request, or `None` for a value set only to keep a pair ordered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Target {
     Set(i64, Option<RequestId>),
@@ -324,6 +371,54 @@ impl Engine {
             .map(|(_, &(_, id))| id)
     }
 
+    /// The level Lever wants on a resource now and why: its own winning
+    /// vote, or the other half of its min/max pair (a ceiling that capped a
+    /// floor, a higher-class floor that raised a ceiling), or the original.
+    /// After any operation this is the level its plan left the node at.
+    pub fn decision(&self, index: ResourceIndex) -> Option<Decision> {
+        let r = self.resources.get(index)?;
+        let own = self
+            .ballot(index)
+            .map(|(value, class, id)| VoteRef { id, class, value });
+        let target = match r.partner {
+            None => {
+                return Some(Decision {
+                    level: own.map(|v| v.value),
+                    cause: own.map_or(Cause::Original, Cause::Vote),
+                })
+            }
+            Some(partner) => {
+                let (min_idx, max_idx) = match r.spec.kind {
+                    ResourceKind::PairMax { .. } => (partner, index),
+                    _ => (index, partner),
+                };
+                let (t_min, t_max) = self.pair_targets(min_idx, max_idx);
+                let t = if index == min_idx { t_min } else { t_max };
+                (t, partner)
+            }
+        };
+        Some(match target {
+            (Target::Original, _) => Decision {
+                level: None,
+                cause: Cause::Original,
+            },
+            (Target::Set(level, Some(_)), _) => Decision {
+                level: Some(level),
+                cause: own.map_or(Cause::Original, Cause::Vote),
+            },
+            (Target::Set(level, None), partner) => Decision {
+                level: Some(level),
+                cause: Cause::Pair {
+                    partner,
+                    by: self
+                        .ballot(partner)
+                        .map(|(value, class, id)| VoteRef { id, class, value }),
+                    overridden: own,
+                },
+            },
+        })
+    }
+
     /// Live votes on a resource, strongest first: (request, normalized value,
     /// class).
     pub fn votes(
@@ -371,6 +466,7 @@ impl Engine {
             }
         }
         let mut indexes = Vec::with_capacity(request.pairs.len());
+        let mut adjustments = Vec::with_capacity(request.pairs.len());
         for (opcode, value) in request.pairs.iter_mut() {
             let idx = self
                 .index_of(*opcode)
@@ -385,7 +481,9 @@ impl Engine {
                     name: spec.name.clone(),
                 });
             }
-            *value = spec.normalize(*value);
+            let adjustment = spec.adjust(*value);
+            *value = adjustment.held;
+            adjustments.push((idx, adjustment));
             indexes.push(idx);
         }
         // Validated: from here on nothing fails.
@@ -413,7 +511,9 @@ impl Engine {
             self.deadlines.insert((d, request.id));
         }
         self.live.insert(request.id, Live { request, votes });
-        Ok(self.replan(touched, Vec::new()))
+        let mut plan = self.replan(touched, Vec::new());
+        plan.adjustments = adjustments;
+        Ok(plan)
     }
 
     /// Release one request.
@@ -555,6 +655,7 @@ impl Engine {
             writes,
             next_deadline: self.next_deadline(),
             ended,
+            adjustments: Vec::new(),
         }
     }
 

@@ -120,6 +120,43 @@ impl ResourceKind {
     }
 }
 
+/// How a requested value was brought into what a node can hold
+/// ([`ResourceSpec::adjust`]): clamped to a bound, then snapped to the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Adjustment {
+    /// The value the request asked for.
+    pub asked: i64,
+    /// The value the request holds: `asked` after clamping and snapping.
+    pub held: i64,
+    /// The bound `asked` was clamped to, if it was outside `[low, high]`.
+    pub clamped: Option<Clamp>,
+    /// How the (clamped) value was moved onto a table step, if it was not
+    /// one.
+    pub snapped: Option<Snap>,
+}
+
+/// A value outside a resource's bounds was clamped to one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Clamp {
+    /// Raised to the resource's lowest value.
+    ToLow(i64),
+    /// Lowered to the resource's highest value.
+    ToHigh(i64),
+}
+
+/// Which way a value was moved onto the resource's table (`steps`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Snap {
+    /// Up to the next step: a floor keeps its promise.
+    Up,
+    /// Down to the previous step: a ceiling keeps its promise.
+    Down,
+    /// To the nearest step (newest/oldest resources).
+    Nearest,
+}
+
 /// One kernel node Lever can tune.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ResourceSpec {
@@ -156,7 +193,34 @@ impl ResourceSpec {
     /// request's promise (a floor never ends lower than asked, a ceiling
     /// never higher, as far as the table allows).
     pub fn normalize(&self, value: i64) -> i64 {
-        let v = value.clamp(self.low, self.high.max(self.low));
+        self.adjust(value).held
+    }
+
+    /// What [`ResourceSpec::normalize`] does to `value`, step by step, so a
+    /// client can be told why its request holds another value than it asked.
+    pub fn adjust(&self, value: i64) -> Adjustment {
+        let high = self.high.max(self.low);
+        let v = value.clamp(self.low, high);
+        let clamped = match value {
+            _ if value < self.low => Some(Clamp::ToLow(self.low)),
+            _ if value > high => Some(Clamp::ToHigh(high)),
+            _ => None,
+        };
+        let held = self.snap(v);
+        let snapped = (held != v).then_some(match self.aggregation {
+            Aggregation::Max if held > v => Snap::Up,
+            Aggregation::Min if held < v => Snap::Down,
+            _ => Snap::Nearest,
+        });
+        Adjustment {
+            asked: value,
+            held,
+            clamped,
+            snapped,
+        }
+    }
+
+    fn snap(&self, v: i64) -> i64 {
         let Some(steps) = self.steps.as_deref().filter(|s| !s.is_empty()) else {
             return v;
         };
@@ -246,6 +310,38 @@ mod tests {
         assert_eq!(freq(Aggregation::Max).normalize(1958400), 1958400);
         assert_eq!(freq(Aggregation::Min).normalize(1516800), 1516800);
         assert_eq!(freq(Aggregation::Newest).normalize(700000), 691200);
+    }
+
+    #[test]
+    fn adjust_says_what_was_done() {
+        let floor = freq(Aggregation::Max);
+        let a = floor.adjust(99_999_999);
+        assert_eq!(
+            (a.held, a.clamped, a.snapped),
+            (1958400, Some(Clamp::ToHigh(1958400)), None)
+        );
+        let a = floor.adjust(1_000_000);
+        assert_eq!(
+            (a.held, a.clamped, a.snapped),
+            (1017600, None, Some(Snap::Up))
+        );
+        let a = freq(Aggregation::Min).adjust(1_000_000);
+        assert_eq!(a.snapped, Some(Snap::Down));
+        let a = floor.adjust(5);
+        assert_eq!((a.held, a.clamped), (300000, Some(Clamp::ToLow(300000))));
+        let a = floor.adjust(1_516_800);
+        assert_eq!(
+            (a.asked, a.held, a.clamped, a.snapped),
+            (1516800, 1516800, None, None)
+        );
+        // Clamped to a bound that is no step, then snapped.
+        let mut odd = freq(Aggregation::Max);
+        odd.high = 1_900_000;
+        let a = odd.adjust(2_000_000);
+        assert_eq!(
+            (a.held, a.clamped, a.snapped),
+            (1958400, Some(Clamp::ToHigh(1900000)), Some(Snap::Up))
+        );
     }
 
     #[test]

@@ -287,3 +287,99 @@ fn bad_specs_are_refused() {
         Err(EngineError::BadPair { .. })
     ));
 }
+
+#[test]
+fn an_acquire_reports_what_it_did_to_each_value() {
+    let (_, mut e) = KernelModel::new(small_target());
+    let plan = e
+        .acquire(
+            req(1, TP, &[(SILVER_MIN, 99_999_999), (SILVER_MAX, 1700000)]),
+            ms(0),
+        )
+        .unwrap();
+    let [(min_idx, clamp), (max_idx, snap)] = plan.adjustments[..] else {
+        panic!("{:?}", plan.adjustments)
+    };
+    assert_eq!(min_idx, e.index_of(SILVER_MIN).unwrap());
+    assert_eq!(max_idx, e.index_of(SILVER_MAX).unwrap());
+    assert_eq!((clamp.asked, clamp.held), (99_999_999, 1958400));
+    assert_eq!(clamp.clamped, Some(Clamp::ToHigh(1958400)));
+    assert_eq!((snap.held, snap.snapped), (1651200, Some(Snap::Down)));
+    assert!(e.release(RequestId(1)).unwrap().adjustments.is_empty());
+}
+
+#[test]
+fn decision_names_the_ceiling_that_capped_a_boost() {
+    let (mut k, mut e) = KernelModel::new(small_target());
+    let min = e.index_of(SILVER_MIN).unwrap();
+    let max = e.index_of(SILVER_MAX).unwrap();
+    k.apply(
+        &e.acquire(req(1, TP, &[(SILVER_MAX, 806400)]), ms(0))
+            .unwrap(),
+    )
+    .unwrap();
+    k.apply(
+        &e.acquire(req(2, TP, &[(SILVER_MIN, 1958400)]), ms(0))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(k.nodes[min], 806400);
+    let d = e.decision(min).unwrap();
+    assert_eq!(d.level, Some(806400));
+    let cap = VoteRef {
+        id: RequestId(1),
+        class: TP,
+        value: 806400,
+    };
+    let boost = VoteRef {
+        id: RequestId(2),
+        class: TP,
+        value: 1958400,
+    };
+    assert_eq!(
+        d.cause,
+        Cause::Pair {
+            partner: max,
+            by: Some(cap),
+            overridden: Some(boost)
+        }
+    );
+    assert_eq!(e.decision(max).unwrap().cause, Cause::Vote(cap));
+    // A floor of a higher class raises the ceiling instead.
+    let sys = PriorityClass::SystemLow;
+    k.apply(
+        &e.acquire(req(3, sys, &[(SILVER_MIN, 1958400)]), ms(0))
+            .unwrap(),
+    )
+    .unwrap();
+    let d = e.decision(max).unwrap();
+    assert_eq!(d.level, Some(1958400));
+    assert!(
+        matches!(d.cause, Cause::Pair { by: Some(v), overridden: Some(c), .. }
+        if v.id == RequestId(3) && c == cap),
+        "{d:?}"
+    );
+    // Nothing held: the original.
+    k.apply(&e.release_all()).unwrap();
+    assert_eq!(
+        e.decision(min).unwrap(),
+        Decision {
+            level: None,
+            cause: Cause::Original
+        }
+    );
+    // A higher class wins on the resource itself.
+    k.apply(&e.acquire(req(4, TP, &[(UCLAMP_MIN, 900)]), ms(0)).unwrap())
+        .unwrap();
+    k.apply(&e.acquire(req(5, sys, &[(UCLAMP_MIN, 100)]), ms(0)).unwrap())
+        .unwrap();
+    let u = e.index_of(UCLAMP_MIN).unwrap();
+    assert_eq!(
+        e.decision(u).unwrap().cause,
+        Cause::Vote(VoteRef {
+            id: RequestId(5),
+            class: sys,
+            value: 100
+        })
+    );
+}

@@ -3,7 +3,9 @@
 //!   the order they are released in;
 //! - releasing every request restores every node to its exact original;
 //! - min <= max holds after every single write of every sequence, checked by
-//!   a kernel model that refuses (EINVAL) a write that would break it.
+//!   a kernel model that refuses (EINVAL) a write that would break it;
+//! - `Engine::decision` (the "why" `explain` and acquire replies give)
+//!   always names the level the plans left in place, and a live request.
 mod common;
 
 use common::*;
@@ -174,6 +176,18 @@ proptest! {
                 _ => e.release_owner(OwnerId(pick as u64 % 3)),
             };
             k.apply(&plan).map_err(TestCaseError::fail)?;
+            for i in 0..e.specs().len() {
+                let d = e.decision(i).unwrap();
+                prop_assert_eq!(d.level, e.applied(i));
+                let named = match d.cause {
+                    Cause::Original => vec![],
+                    Cause::Vote(v) => vec![v],
+                    Cause::Pair { by, overridden, .. } => by.into_iter().chain(overridden).collect(),
+                };
+                for v in named {
+                    prop_assert!(e.request(v.id).is_some(), "{:?} names a dead request", d);
+                }
+            }
         }
         k.apply(&e.release_all()).map_err(TestCaseError::fail)?;
         prop_assert_eq!(&k.nodes, &k.originals);

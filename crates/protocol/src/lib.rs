@@ -19,7 +19,7 @@
 //!
 //! | kind | name | body |
 //! |---|---|---|
-//! | 0x01 | ACQUIRE | handle u32 (0 = new), duration_ms u32 (0 = until released), priority u8 (0 third-party-low, 1 third-party-high, 2 system-low, 3 system-high), flags u8 (bit 0 = detach), count u16, then count × (opcode u32, value i64) |
+//! | 0x01 | ACQUIRE | handle u32 (0 = new), duration_ms u32 (0 = until released), priority u8 (0 third-party-low, 1 third-party-high, 2 system-low, 3 system-high), flags u8 (bit 0 = detach, bit 1 = report), count u16, then count × (opcode u32, value i64) |
 //! | 0x02 | RELEASE | handle u32 |
 //! | 0x03 | STATUS | empty |
 //! | 0x04 | EXPLAIN | UTF-8 resource name or opcode (`0x44008100`) |
@@ -29,9 +29,9 @@
 //!
 //! | kind | name | body |
 //! |---|---|---|
-//! | 0x81 | HANDLE | handle u32 (> 0) |
+//! | 0x81 | HANDLE | handle u32 (> 0); the reply to an ACQUIRE without the report flag |
 //! | 0x82 | DONE | empty |
-//! | 0x83 | JSON | UTF-8 JSON document, or a piece of one: a document longer than a frame is sent as several JSON frames, all but the last with the MORE flag; the reader concatenates them |
+//! | 0x83 | JSON | UTF-8 JSON document, or a piece of one: a document longer than a frame is sent as several JSON frames, all but the last with the MORE flag; the reader concatenates them. STATUS, EXPLAIN, and an ACQUIRE with the report flag ([`Acquired`]: the handle and, per resource, the value asked, held and applied and why they differ) |
 //! | 0x85 | PONG | protocol version u8 |
 //! | 0xFF | ERROR | code u16, then a UTF-8 message |
 //!
@@ -47,6 +47,7 @@
 //!     lease: Lease::from_ms(30_000), // 30 s (0 on the wire = until released)
 //!     priority: Priority::ThirdPartyLow,
 //!     detach: false,
+//!     report: false,                // answer with HANDLE, as perflock clients expect
 //!     pairs: vec![(0x44008100, 1958400)],
 //! });
 //! let bytes = req.encode();
@@ -57,8 +58,8 @@
 //! ```
 //!
 //! The typed fields of an ACQUIRE ([`Priority`], [`Handle`], [`Lease`]) are
-//! in [`fields`]; the JSON documents of STATUS and EXPLAIN replies
-//! ([`Status`], [`Explain`]) in [`reply`].
+//! in [`fields`]; the JSON documents of STATUS, EXPLAIN and reported
+//! ACQUIRE replies ([`Status`], [`Explain`], [`Acquired`]) in [`reply`].
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -67,7 +68,8 @@ pub mod reply;
 
 pub use fields::{Handle, Lease, LeaseError, Priority, PriorityError};
 pub use reply::{
-    Explain, Holder, KindInfo, PairInfo, RequestInfo, ResourceState, SpecInfo, Status, Vote,
+    Acquired, Applied, Bound, Cause, Clamped, Explain, Holder, KindInfo, PairInfo, PairRule,
+    RequestInfo, ResourceState, SnapDirection, Snapped, SpecInfo, Status, Vote, VoteInfo,
 };
 
 /// First byte of every frame.
@@ -117,6 +119,10 @@ pub struct Acquire {
     pub priority: Priority,
     /// Keep the request after this connection closes (timed requests only).
     pub detach: bool,
+    /// Answer with an [`Acquired`] JSON document (what was applied and
+    /// why) instead of a bare HANDLE. Flag bit 1; daemons before it refuse
+    /// the frame as malformed, and old clients never set it.
+    pub report: bool,
     /// Opcode/value pairs.
     pub pairs: Vec<(u32, i64)>,
 }
@@ -182,6 +188,14 @@ impl ErrorCode {
 
 /// Header flag: this JSON frame is continued by the next one.
 pub const FLAG_MORE: u8 = 1;
+
+/// ACQUIRE flag bits (the `flags` byte of the body, not of the header).
+pub mod acquire_flag {
+    /// The request outlives its connection (timed requests only).
+    pub const DETACH: u8 = 1;
+    /// Reply with an `Acquired` JSON document instead of HANDLE.
+    pub const REPORT: u8 = 2;
+}
 
 /// A message from the daemon.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -273,7 +287,14 @@ impl Request {
                 b.extend_from_slice(&Handle::to_wire(a.handle).to_le_bytes());
                 b.extend_from_slice(&a.lease.ms().to_le_bytes());
                 b.push(a.priority as u8);
-                b.push(u8::from(a.detach));
+                let mut flags = 0;
+                if a.detach {
+                    flags |= acquire_flag::DETACH;
+                }
+                if a.report {
+                    flags |= acquire_flag::REPORT;
+                }
+                b.push(flags);
                 b.extend_from_slice(&(a.pairs.len().min(u16::MAX as usize) as u16).to_le_bytes());
                 for (op, v) in &a.pairs {
                     b.extend_from_slice(&op.to_le_bytes());
@@ -410,7 +431,7 @@ pub fn decode_request(buf: &[u8]) -> Result<Option<(Request, usize)>, ProtocolEr
             let priority = Priority::try_from(body[8])
                 .map_err(|e| ProtocolError::Field(format!("ACQUIRE {e}")))?;
             let flags = body[9];
-            if flags & !1 != 0 {
+            if flags & !(acquire_flag::DETACH | acquire_flag::REPORT) != 0 {
                 return Err(ProtocolError::Field(format!(
                     "ACQUIRE flags 0x{flags:02x} has unknown bits"
                 )));
@@ -427,7 +448,8 @@ pub fn decode_request(buf: &[u8]) -> Result<Option<(Request, usize)>, ProtocolEr
                 handle: Handle::new(u32_at(body, 0)),
                 lease: Lease::from_ms(u32_at(body, 4)),
                 priority,
-                detach: flags & 1 == 1,
+                detach: flags & acquire_flag::DETACH != 0,
+                report: flags & acquire_flag::REPORT != 0,
                 pairs,
             })
         }

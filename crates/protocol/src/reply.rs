@@ -10,7 +10,7 @@
 //!    "priority":"third-party-low","detached":false,"duration_ms":0,
 //!    "expires_in_ms":null,
 //!    "pairs":[{"opcode":"0x44008100","name":"cpu_min_freq.silver",
-//!              "value":1958400,"shown":"1958400"}]}],
+//!              "value":1958400,"shown":"1958400","unit":"kHz"}]}],
 //!  "resources":[{"opcode":"0x44008100","name":"cpu_min_freq.silver",
 //!    "node":"/sys/devices/system/cpu/cpufreq/policy0/scaling_min_freq",
 //!    "unit":"kHz","aggregation":"max","permission":"third-party",
@@ -20,6 +20,25 @@
 //!
 //! An EXPLAIN reply is one [`Explain`]: the resource's entry as in
 //! `resources` above, plus `spec`, `rule`, `pair`, `applied` and `votes`.
+//! `cause` says who decided the applied value ([`Cause`]): the winning vote
+//! (handle, class, value), or for a min/max pair the request on the other
+//! half that capped (or raised) it.
+//!
+//! An ACQUIRE sent with the report flag is answered with one [`Acquired`]:
+//!
+//! ```text
+//! {"handle":1234,
+//!  "resources":[{"opcode":"0x44008100","name":"cpu_min_freq.silver",
+//!    "unit":"kHz","asked":99999999,"held":1958400,
+//!    "clamped":{"bound":"max","to":1958400},"snapped":null,
+//!    "applied":806400,"shown":"806400",
+//!    "cause":{"type":"pair","partner":"cpu_max_freq.silver",
+//!      "rule":"ceiling-beats-floor",
+//!      "by":{"handle":"another client","priority":"third-party-low",
+//!            "value":806400,"shown":"806400"},
+//!      "overridden":{"handle":1234,...}}}]}
+//! ```
+//!
 //! A request of another client shows as the string `"another client"`
 //! where a handle would be ([`Holder`]); a third-party client never sees
 //! others' handles. `duration_ms` is 0 for a request held until released.
@@ -82,6 +101,9 @@ pub struct PairInfo {
     pub value: i64,
     /// The value as the node shows it (enum name or number).
     pub shown: String,
+    /// Unit of `value` (`kHz`); empty from a daemon that predates it.
+    #[serde(default)]
+    pub unit: String,
 }
 
 /// Whose request: one of yours (its handle) or another client's.
@@ -172,8 +194,138 @@ pub struct Explain {
     pub pair: Option<String>,
     /// The value applied now, as the node shows it.
     pub applied: Option<String>,
+    /// Who decided `applied`: the winning vote, or the pair's other half.
+    /// `None` only from a daemon that predates this field.
+    #[serde(default)]
+    pub cause: Option<Cause>,
     /// Every live vote, strongest first.
     pub votes: Vec<Vote>,
+}
+
+/// A vote named as the reason for a value: whose, its class and value.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VoteInfo {
+    /// Whose ("another client" for a third-party caller).
+    pub handle: Holder,
+    /// Its class.
+    pub priority: Priority,
+    /// Its value, after clamping and snapping.
+    pub value: i64,
+    /// As the node shows it.
+    pub shown: String,
+}
+
+/// Which rule of a min/max pair moved a node away from its own winner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PairRule {
+    /// The floor was above the ceiling: the ceiling wins, the floor is
+    /// lowered to it.
+    CeilingBeatsFloor,
+    /// The floor's class is strictly higher than the ceiling's: the ceiling
+    /// is raised to the floor.
+    HigherClassFloorWins,
+}
+
+/// Why a resource holds the value Lever applied.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "type")]
+pub enum Cause {
+    /// No vote: the original value is in place.
+    Original,
+    /// The resource's winning vote (highest class first, then its rule).
+    Vote {
+        /// The vote.
+        vote: VoteInfo,
+    },
+    /// The other half of a min/max pair decided it.
+    Pair {
+        /// The other half's name (`cpu_max_freq.silver`).
+        partner: String,
+        /// Which pair rule applied.
+        rule: PairRule,
+        /// The other half's winning vote; `None` when it holds its original
+        /// value (a floor above the untouched maximum).
+        by: Option<VoteInfo>,
+        /// This resource's own winner, which the pair rule overrode.
+        overridden: Option<VoteInfo>,
+    },
+}
+
+/// The reply to an ACQUIRE with the report flag: the handle, and what
+/// became of each pair.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Acquired {
+    /// The request's handle.
+    pub handle: Handle,
+    /// One entry per pair, in the request's order.
+    pub resources: Vec<Applied>,
+}
+
+/// What one pair of an acquire asked for, holds and got.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Applied {
+    /// Opcode text (`0x44008100`).
+    pub opcode: String,
+    /// Resource name.
+    pub name: String,
+    /// Unit of the values (`kHz`).
+    pub unit: String,
+    /// The value asked for.
+    pub asked: i64,
+    /// The value the request holds: `asked` clamped and snapped.
+    pub held: i64,
+    /// `asked` was outside the resource's range and clamped to a bound.
+    pub clamped: Option<Clamped>,
+    /// The (clamped) value was moved onto the resource's table.
+    pub snapped: Option<Snapped>,
+    /// The level the node has now; `None` when the original is in place.
+    pub applied: Option<i64>,
+    /// The node's value as it shows it (enum name or number).
+    pub shown: String,
+    /// Who decided `applied`; differs from this request when another
+    /// request's vote wins or the pair's other half capped it.
+    pub cause: Cause,
+}
+
+/// Which bound of a resource.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Bound {
+    /// The lowest value (`low`).
+    Min,
+    /// The highest value (`high`).
+    Max,
+}
+
+/// A value clamped to one of the resource's bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Clamped {
+    /// Which bound.
+    pub bound: Bound,
+    /// Its value.
+    pub to: i64,
+}
+
+/// Which way a value was moved onto the resource's table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SnapDirection {
+    /// Up to the next step (a floor).
+    Up,
+    /// Down to the previous step (a ceiling).
+    Down,
+    /// To the nearest step.
+    Nearest,
+}
+
+/// A value moved onto a table step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Snapped {
+    /// Which way.
+    pub direction: SnapDirection,
+    /// The step.
+    pub to: i64,
 }
 
 /// A resource's definition as the target gives it.
@@ -309,6 +461,7 @@ mod tests {
                     name: "cpu_min_freq.silver".into(),
                     value: 1958400,
                     shown: "1958400".into(),
+                    unit: "kHz".into(),
                 }],
             }],
             resources: vec![resource()],
@@ -323,7 +476,7 @@ mod tests {
                     "priority": "system-low", "detached": false, "duration_ms": 0,
                     "expires_in_ms": null,
                     "pairs": [{"opcode": "0x44008100", "name": "cpu_min_freq.silver",
-                               "value": 1958400, "shown": "1958400"}]}],
+                               "value": 1958400, "shown": "1958400", "unit": "kHz"}]}],
                 "resources": [{"opcode": "0x44008100", "name": "cpu_min_freq.silver",
                     "node": "/sys/devices/system/cpu/cpufreq/policy0/scaling_min_freq",
                     "unit": "kHz", "aggregation": "max", "permission": "third-party",
@@ -360,6 +513,7 @@ mod tests {
             rule: "the highest wins".into(),
             pair: None,
             applied: Some("performance".into()),
+            cause: Some(Cause::Original),
             votes: vec![Vote {
                 handle: Holder::AnotherClient,
                 value: 1,
@@ -382,10 +536,64 @@ mod tests {
             json!([{"handle": "another client", "value": 1, "shown": "performance",
                     "priority": "third-party-low", "expires_in_ms": 250}])
         );
+        assert_eq!(value["cause"], json!({"type": "original"}));
         let back: Explain = serde_json::from_value(value).unwrap();
         assert_eq!(back, explain);
         assert_eq!(back.spec.kind.values().len(), 2);
         assert_eq!(KindInfo::PairMin { max: "0x1".into() }.as_str(), "pair-min");
         assert!(serde_json::from_value::<Holder>(json!("someone")).is_err());
+    }
+
+    #[test]
+    fn acquired_names_what_was_done_and_who_decided() {
+        let vote = |handle, value: i64| VoteInfo {
+            handle,
+            priority: Priority::ThirdPartyLow,
+            value,
+            shown: value.to_string(),
+        };
+        let mine = Holder::Handle(Handle::new(1234).unwrap());
+        let doc = Acquired {
+            handle: Handle::new(1234).unwrap(),
+            resources: vec![Applied {
+                opcode: "0x44008100".into(),
+                name: "cpu_min_freq.silver".into(),
+                unit: "kHz".into(),
+                asked: 99_999_999,
+                held: 1958400,
+                clamped: Some(Clamped {
+                    bound: Bound::Max,
+                    to: 1958400,
+                }),
+                snapped: None,
+                applied: Some(806400),
+                shown: "806400".into(),
+                cause: Cause::Pair {
+                    partner: "cpu_max_freq.silver".into(),
+                    rule: PairRule::CeilingBeatsFloor,
+                    by: Some(vote(Holder::AnotherClient, 806400)),
+                    overridden: Some(vote(mine, 1958400)),
+                },
+            }],
+        };
+        let value = serde_json::to_value(&doc).unwrap();
+        let r = &value["resources"][0];
+        assert_eq!(value["handle"], json!(1234));
+        assert_eq!(r["clamped"], json!({"bound": "max", "to": 1958400}));
+        assert_eq!(r["snapped"], json!(null));
+        assert_eq!(r["cause"]["type"], json!("pair"));
+        assert_eq!(r["cause"]["rule"], json!("ceiling-beats-floor"));
+        assert_eq!(r["cause"]["by"]["handle"], json!("another client"));
+        assert_eq!(r["cause"]["overridden"]["handle"], json!(1234));
+        let back: Acquired = serde_json::from_value(value).unwrap();
+        assert_eq!(back, doc);
+        let snapped = json!({"direction": "up", "to": 1152000});
+        assert_eq!(
+            serde_json::from_value::<Snapped>(snapped).unwrap(),
+            Snapped {
+                direction: SnapDirection::Up,
+                to: 1152000
+            }
+        );
     }
 }

@@ -10,6 +10,7 @@ fn acquire(pairs: Vec<(u32, i64)>) -> Request {
         lease: Lease::from_ms(1000),
         priority: Priority::ThirdPartyHigh,
         detach: true,
+        report: false,
         pairs,
     })
 }
@@ -70,6 +71,17 @@ fn refusals_are_precise() {
         .unwrap_err()
         .to_string()
         .contains("priority 9"));
+    // Bit 1 (report) is known; bit 2 is not.
+    let mut b = acquire(vec![(1, 1)]).encode();
+    b[HEADER_LEN + 9] = 0x03;
+    assert!(
+        matches!(decode_request(&b).unwrap().unwrap().0, Request::Acquire(a) if a.report && a.detach)
+    );
+    b[HEADER_LEN + 9] = 0x04;
+    assert!(decode_request(&b)
+        .unwrap_err()
+        .to_string()
+        .contains("flags 0x04"));
     let mut b = acquire(vec![(1, 1)]).encode();
     b[HEADER_LEN + 9] = 0x80;
     assert!(decode_request(&b)
@@ -145,6 +157,7 @@ fn vectors() -> Vec<(&'static str, Vec<u8>)> {
                 lease: Lease::UntilReleased,
                 priority: Priority::ThirdPartyLow,
                 detach: false,
+                report: false,
                 pairs: vec![(0x44008100, 1958400)],
             })
             .encode(),
@@ -156,7 +169,20 @@ fn vectors() -> Vec<(&'static str, Vec<u8>)> {
                 lease: Lease::from_ms(30000),
                 priority: Priority::SystemHigh,
                 detach: true,
+                report: false,
                 pairs: vec![(0x44008100, 1958400), (0x4400C100, -1)],
+            })
+            .encode(),
+        ),
+        (
+            "acquire with report flag: new handle, 10 s, silver min 99999999",
+            Request::Acquire(Acquire {
+                handle: None,
+                lease: Lease::from_ms(10000),
+                priority: Priority::ThirdPartyLow,
+                detach: false,
+                report: true,
+                pairs: vec![(0x44008100, 99_999_999)],
             })
             .encode(),
         ),
@@ -235,18 +261,19 @@ fn any_request() -> impl Strategy<Value = Request> {
             any::<u32>(),
             any::<u32>(),
             0u8..4,
-            any::<bool>(),
+            any::<(bool, bool)>(),
             prop::collection::vec(any::<(u32, i64)>(), 0..40)
         )
-            .prop_map(
-                |(handle, duration_ms, priority, detach, pairs)| Request::Acquire(Acquire {
+            .prop_map(|(handle, duration_ms, priority, (detach, report), pairs)| {
+                Request::Acquire(Acquire {
                     handle: Handle::new(handle),
                     lease: Lease::from_ms(duration_ms),
                     priority: Priority::try_from(priority).unwrap(),
                     detach,
-                    pairs
+                    report,
+                    pairs,
                 })
-            ),
+            }),
         any::<u32>().prop_map(|handle| Request::Release { handle }),
         Just(Request::Status),
         ".{0,64}".prop_map(|resource| Request::Explain { resource }),

@@ -348,14 +348,7 @@ fn bound_node_unreadable_or_missing_at_bind() {
          /sys/devices/system/cpu/cpufreq/policy2/cpuinfo_min_freq: cannot parse \"fast\" as an integer"
     );
 
-    let tree = base_tree();
-    let fs = tree.fs();
-    std::fs::remove_file(
-        fs.resolve("/sys/devices/system/cpu/cpufreq/policy0/cpuinfo_max_freq")
-            .unwrap(),
-    )
-    .unwrap();
-    let msg = bind_error(BASE, fs);
+    let msg = missing_max_freq_error();
     assert_starts(
         &msg,
         "bad.yaml:14:11: field `resources[0].high`: bound node \
@@ -656,4 +649,35 @@ fn yaml_syntax_errors_carry_the_scanner_position() {
         &err.to_string(),
         "bad.yaml:1:1: YAML syntax error: the file is empty",
     );
+}
+
+#[test]
+fn a_builtin_target_missing_a_node_says_what_a_user_can_do() {
+    // An empty machine: the built-in qcs6490 needs nodes it lacks.
+    let tree = lever_testkit::FakeTree::new();
+    let err = lever_targets::load_builtin("qcs6490")
+        .unwrap()
+        .bind(tree.fs())
+        .unwrap_err()
+        .to_string();
+    assert!(err.starts_with("builtin:qcs6490.yaml:"), "{err}");
+    assert!(
+        err.contains("`qcs6490` is a built-in target and cannot be edited: use `--target generic`")
+            && err.contains("copy Lever's crates/targets/targets/qcs6490.yaml"),
+        "{err}"
+    );
+    // A user's own file keeps the advice that works for it.
+    assert!(missing_max_freq_error().ends_with("mark the resource `optional: true` to skip it"));
+}
+
+/// BASE bound on a tree without policy0's `cpuinfo_max_freq`.
+fn missing_max_freq_error() -> String {
+    let tree = base_tree();
+    let fs = tree.fs();
+    std::fs::remove_file(
+        fs.resolve("/sys/devices/system/cpu/cpufreq/policy0/cpuinfo_max_freq")
+            .unwrap(),
+    )
+    .unwrap();
+    bind_error(BASE, fs)
 }

@@ -1,13 +1,99 @@
-//! Helpers for tests that need the real `lever` binary and a daemon on a
-//! simulated board. They skip (with a printed reason) when the binary is
-//! missing or does not have `daemon` yet.
+//! Helpers for tests that need the real `lever` binary, `liblever.so` and
+//! a daemon on a simulated board. [`built`] builds the binary and the
+//! library with the cargo that runs the tests (`cargo test` alone writes
+//! neither), so a fresh clone tests them for real. A test may still skip,
+//! saying why, when the machine lacks a tool (gcc, pytest) — except under
+//! `CI=true`, where [`skip`] fails instead: CI installs those tools, so a
+//! skip there would hide an untested feature.
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::sync::{mpsc, OnceLock};
 use std::time::Duration;
+
+/// True when running in CI (`CI=true`, as GitHub Actions and `.ci/run` set).
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
+/// Skip a test for `why` — printed, and a failure under `CI=true`, where
+/// everything a test needs is provided. Returns so the caller can `return`.
+pub fn skip(test: &str, why: &str) {
+    assert!(
+        !in_ci(),
+        "{test} cannot run under CI=true: {why} (CI must provide it; see .ci/run)"
+    );
+    println!("SKIPPED {test}: {why}");
+}
+
+/// What [`built`] made: the `lever` binary and the C library.
+#[derive(Debug, Clone)]
+pub struct Built {
+    /// `target/<profile>/lever`.
+    pub lever: PathBuf,
+    /// `target/<profile>/liblever.so`.
+    pub liblever: PathBuf,
+}
+
+/// Build `lever` and `liblever.so` (once per test binary) into the target
+/// directory and profile this test runs from, with the cargo running the
+/// tests (`$CARGO`). Errors carry cargo's output.
+pub fn built() -> Result<Built, String> {
+    static BUILT: OnceLock<Result<Built, String>> = OnceLock::new();
+    BUILT.get_or_init(build).clone()
+}
+
+fn build() -> Result<Built, String> {
+    let profile_dir = profile_dir().ok_or("cannot locate the test's target directory")?;
+    let target_dir = profile_dir
+        .parent()
+        .ok_or("the profile directory has no parent")?;
+    let profile = profile_dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or("profile directory name is not UTF-8")?;
+    // target/debug is the `dev` profile; any other directory is named after
+    // its profile (release, or a custom one).
+    let profile = if profile == "debug" { "dev" } else { profile };
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| env!("CARGO").into());
+    let out = Command::new(&cargo)
+        .args([
+            "build",
+            "-p",
+            "lever",
+            "-p",
+            "lever-capi",
+            "--profile",
+            profile,
+        ])
+        .arg("--target-dir")
+        .arg(target_dir)
+        .current_dir(repo_root())
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {cargo:?}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "cargo build -p lever -p lever-capi failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let built = Built {
+        lever: profile_dir.join("lever"),
+        liblever: profile_dir.join("liblever.so"),
+    };
+    for p in [&built.lever, &built.liblever] {
+        if !p.is_file() {
+            return Err(format!(
+                "cargo build succeeded but wrote no {}",
+                p.display()
+            ));
+        }
+    }
+    Ok(built)
+}
 
 /// The workspace root.
 pub fn repo_root() -> PathBuf {
@@ -21,8 +107,7 @@ pub fn profile_dir() -> Option<PathBuf> {
     Some(exe.parent()?.parent()?.to_path_buf())
 }
 
-/// The `lever` binary: `$LEVER_BIN`, else `lever` next to this test's
-/// target directory, else `target/debug/lever` in the repository.
+/// The `lever` binary: `$LEVER_BIN`, else the one [`built`] makes.
 pub fn lever_bin() -> Result<PathBuf, String> {
     if let Some(p) = std::env::var_os("LEVER_BIN").filter(|p| !p.is_empty()) {
         let p = PathBuf::from(p);
@@ -32,16 +117,7 @@ pub fn lever_bin() -> Result<PathBuf, String> {
             Err(format!("LEVER_BIN={} does not exist", p.display()))
         };
     }
-    let candidates = [
-        profile_dir().map(|d| d.join("lever")),
-        Some(repo_root().join("target/debug/lever")),
-    ];
-    for c in candidates.into_iter().flatten() {
-        if c.is_file() {
-            return Ok(c);
-        }
-    }
-    Err("no `lever` binary (set LEVER_BIN or `cargo build -p lever`)".into())
+    built().map(|b| b.lever)
 }
 
 /// A `lever` binary that has the `daemon` command.

@@ -20,12 +20,25 @@ pub struct SocketArg {
 }
 
 impl SocketArg {
-    fn connect(&self) -> anyhow::Result<Client> {
-        let path = self
-            .socket
+    fn path(&self) -> PathBuf {
+        self.socket
             .clone()
-            .unwrap_or_else(lever_client::socket_path);
-        Ok(Client::connect(&path)?)
+            .unwrap_or_else(lever_client::socket_path)
+    }
+
+    /// Connect for `lever COMMAND`, refusing a `--root`: the global flag is
+    /// accepted by every subcommand, but a client never reads a kernel
+    /// path — the daemon it talks to has its own root — so a `--root` here
+    /// is a mistake to point out, not to ignore.
+    fn connect(&self, global: &Global, command: &str) -> anyhow::Result<Client> {
+        if global.root != std::path::Path::new("/") {
+            bail!(
+                "--root has no meaning for `lever {command}` (it talks to the daemon at {}, \
+                 which has its own root: see `lever status`); use --socket to pick a daemon",
+                self.path().display()
+            );
+        }
+        Ok(Client::connect(&self.path())?)
     }
 }
 
@@ -135,8 +148,7 @@ fn resolve_pair(client: &mut Client, pair: &str) -> anyhow::Result<(u32, i64)> {
 /// Hold the lease for its duration (or until Ctrl-C): the lease is this
 /// process's connection, so Ctrl-C ends the process, the connection closes
 /// and the daemon releases everything it held.
-fn hold(handle: Handle, lease: Lease, json: bool) -> anyhow::Result<()> {
-    render::acquired(handle, lease, json)?;
+fn hold(lease: Lease) -> anyhow::Result<()> {
     match lease.duration() {
         Some(d) => std::thread::sleep(d),
         None => loop {
@@ -151,42 +163,51 @@ pub fn acquire(global: &Global, args: AcquireArgs) -> anyhow::Result<()> {
     if args.detach && lease == Lease::UntilReleased {
         bail!("--detach needs --duration > 0: an indefinite request must stay tied to a running client");
     }
-    let mut client = args.socket.connect()?;
+    let mut client = args.socket.connect(global, "acquire")?;
     let pairs = args
         .pairs
         .iter()
         .map(|p| resolve_pair(&mut client, p))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let handle = client.acquire_with(Acquire {
+    // The report says, per pair, what was clamped or snapped and who
+    // decided the node's value when it is not ours.
+    let report = client.acquire_report(Acquire {
         handle: args.handle,
         lease,
         priority: args.priority,
         detach: args.detach,
+        report: true,
         pairs,
     })?;
     if args.detach {
-        return render::detached(handle, lease, global.json);
+        return render::detached(&report, lease, args.priority, global.json);
     }
-    hold(handle, lease, global.json)
+    render::acquired(&report, lease, args.priority, global.json)?;
+    hold(lease)
 }
 
 pub fn release(global: &Global, args: ReleaseArgs) -> anyhow::Result<()> {
-    args.socket.connect()?.release(args.handle)?;
+    args.socket
+        .connect(global, "release")?
+        .release(args.handle)?;
     render::released(args.handle, global.json)
 }
 
 pub fn status(global: &Global, args: StatusArgs) -> anyhow::Result<()> {
-    let status = args.socket.connect()?.status()?;
+    let status = args.socket.connect(global, "status")?.status()?;
     render::status(&status, args.held, global.json)
 }
 
 pub fn explain(global: &Global, args: ExplainArgs) -> anyhow::Result<()> {
-    let doc = args.socket.connect()?.explain(&args.resource)?;
+    let doc = args
+        .socket
+        .connect(global, "explain")?
+        .explain(&args.resource)?;
     render::explain(&doc, global.json)
 }
 
 pub fn perflock(global: &Global, args: PerflockArgs) -> anyhow::Result<()> {
-    let mut client = args.socket.connect()?;
+    let mut client = args.socket.connect(global, "perflock")?;
     if let Some(h) = args.rel {
         client.release(h)?;
         println!("released {h}");
@@ -219,9 +240,15 @@ pub fn perflock(global: &Global, args: PerflockArgs) -> anyhow::Result<()> {
         lease,
         priority: Priority::ThirdPartyLow,
         detach: false,
+        report: false,
         pairs,
     })?;
-    hold(handle, lease, global.json)
+    if global.json {
+        render::held_json(handle, lease)?;
+    } else {
+        render::held(handle, lease)?;
+    }
+    hold(lease)
 }
 
 #[cfg(test)]
@@ -282,6 +309,42 @@ mod tests {
             let argv = ["lever", "acquire"].iter().chain(bad).chain(&["x=1"]);
             assert!(Cli::try_parse_from(argv).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn root_is_refused_by_client_commands() {
+        for argv in [
+            &["lever", "--root", "/tmp/board", "status"][..],
+            &["lever", "explain", "--root", "/tmp/board", "x"],
+            &["lever", "release", "--root", "/tmp/board", "5"],
+            &["lever", "acquire", "--root", "/tmp/board", "-d", "1", "x=1"],
+            &["lever", "perflock", "--root", "/tmp/board", "--rel", "5"],
+        ] {
+            let cli = Cli::try_parse_from(argv).unwrap();
+            let socket = super::SocketArg {
+                socket: Some("/nonexistent/lever.sock".into()),
+            };
+            let name = argv
+                .iter()
+                .find(|a| !a.starts_with('-') && **a != "lever" && **a != "/tmp/board")
+                .unwrap();
+            let err = socket.connect(&cli.global, name).unwrap_err().to_string();
+            assert!(
+                err.contains(&format!("--root has no meaning for `lever {name}`"))
+                    && err.contains("/nonexistent/lever.sock"),
+                "{err}"
+            );
+        }
+        // Without --root the connection itself is tried (and fails here).
+        let cli = Cli::try_parse_from(["lever", "status"]).unwrap();
+        let socket = super::SocketArg {
+            socket: Some("/nonexistent/lever.sock".into()),
+        };
+        let err = socket
+            .connect(&cli.global, "status")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("cannot connect"), "{err}");
     }
 
     #[test]

@@ -46,12 +46,54 @@ pub struct Fixture {
     pub core: Core,
 }
 
+/// A Silver cluster min/max frequency pair with the QCS6490 table (part of
+/// it), for clamping, snapping and a ceiling that caps a floor.
+pub const FREQ_TARGET: &str = "\
+target: freq
+resources:
+  - name: cpu_min_freq_silver
+    opcode: 0x44008100
+    node: /sys/devices/system/cpu/cpufreq/policy0/scaling_min_freq
+    kind: pair-min
+    pair: cpu_max_freq_silver
+    unit: kHz
+    low: 300000
+    high: 1958400
+    steps: [300000, 806400, 1152000, 1516800, 1958400]
+    aggregation: max
+    permission: third-party
+  - name: cpu_max_freq_silver
+    opcode: 0x4400C100
+    node: /sys/devices/system/cpu/cpufreq/policy0/scaling_max_freq
+    kind: pair-max
+    pair: cpu_min_freq_silver
+    unit: kHz
+    low: 300000
+    high: 1958400
+    steps: [300000, 806400, 1152000, 1516800, 1958400]
+    aggregation: min
+    permission: third-party
+";
+
+pub const SILVER_MIN: &str = "/sys/devices/system/cpu/cpufreq/policy0/scaling_min_freq";
+pub const SILVER_MAX: &str = "/sys/devices/system/cpu/cpufreq/policy0/scaling_max_freq";
+
 /// A fresh tree with the nodes' boot values and a core over it.
 pub fn fixture(limits: Limits) -> Fixture {
     // What the nodes hold before Lever runs (sched_rt_runtime_us is the
     // kernel default).
     let tree = FakeTree::with(&[(UCLAMP, "0\n"), (RT, "950000\n"), (GOVERNOR, "schedutil\n")]);
-    let target = lever_targets::parse("tiny.yaml", TARGET)
+    fixture_of(tree, TARGET, limits)
+}
+
+/// The frequency pair at its boot values (300000..1958400).
+pub fn freq_fixture() -> Fixture {
+    let tree = FakeTree::with(&[(SILVER_MIN, "300000\n"), (SILVER_MAX, "1958400\n")]);
+    fixture_of(tree, FREQ_TARGET, Limits::default())
+}
+
+fn fixture_of(tree: FakeTree, yaml: &str, limits: Limits) -> Fixture {
+    let target = lever_targets::parse("tiny.yaml", yaml)
         .unwrap()
         .bind(tree.fs())
         .unwrap();

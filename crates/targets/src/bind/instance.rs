@@ -22,6 +22,24 @@ struct Site<'a> {
     path: &'a str,
 }
 
+/// What a user can do about a resource the kernel lacks. In their own file:
+/// mark it optional. A built-in target (`builtin:NAME.yaml`) cannot be
+/// edited, so say how to get one that can — or one that needs nothing.
+fn how_to_skip(file: &str) -> String {
+    match file
+        .strip_prefix("builtin:")
+        .and_then(|f| f.strip_suffix(".yaml"))
+    {
+        Some(name) => format!(
+            "`{name}` is a built-in target and cannot be edited: use `--target generic` \
+             (it takes only what this kernel has), or copy Lever's \
+             crates/targets/targets/{name}.yaml, mark the resource `optional: true` there \
+             and pass the copy with `--target FILE`"
+        ),
+        None => "mark the resource `optional: true` to skip it".to_string(),
+    }
+}
+
 /// A bind-time error about one node, at the field that named it.
 fn node_error(
     d: &InFile,
@@ -44,9 +62,9 @@ fn node_error(
             format!(" below root {}", fs.root().display())
         };
         format!(
-            "{what} {path} (for `{}`) does not exist{root}: this kernel lacks the feature; \
-             mark the resource `optional: true` to skip it",
-            inst.name
+            "{what} {path} (for `{}`) does not exist{root}: this kernel lacks the feature; {}",
+            inst.name,
+            how_to_skip(d.file)
         )
     } else {
         format!("{what} {path} (for `{}`): {e}", inst.name)
