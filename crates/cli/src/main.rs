@@ -2,6 +2,9 @@
 //! runs one command and turns its outcome into an exit code; each command
 //! parses and calls in `cmd/`, and prints in `render/`.
 #![forbid(unsafe_code)]
+// Results go through `render::out` (EPIPE ends quietly); `println!` would
+// panic on a closed pipe.
+#![deny(clippy::print_stdout)]
 
 mod args;
 mod cmd;

@@ -210,8 +210,7 @@ pub fn perflock(global: &Global, args: PerflockArgs) -> anyhow::Result<()> {
     let mut client = args.socket.connect(global, "perflock")?;
     if let Some(h) = args.rel {
         client.release(h)?;
-        println!("released {h}");
-        return Ok(());
+        return render::released(h, false);
     }
     let acq = args.acq.unwrap_or_default();
     let [handle, duration, list] = acq.as_slice() else {

@@ -19,6 +19,15 @@ pub mod target;
 pub mod trace;
 
 pub use progress::Progress;
+
+/// `println!` through [`out`]: a closed stdout is [`StdoutClosed`], not a
+/// panic. Use as `outln!("...", args)?`.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::render::out(&format!("{}\n", format_args!($($arg)*)))
+    };
+}
+pub(crate) use outln;
 pub use table::{out, print_json, StdoutClosed, Table};
 
 /// Print `report` as JSON with `--json`, else as the text `text` makes of it.

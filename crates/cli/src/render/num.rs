@@ -79,6 +79,46 @@ pub fn avail_or_na<T>(a: &Avail<T>, show: impl FnOnce(&T) -> String) -> String {
     }
 }
 
+/// A value as a person reads it in its unit: frequencies scaled to GHz,
+/// MHz or kHz (`2000000 kHz` → `2.0 GHz`, `315000000 Hz` → `315 MHz`,
+/// `1958400 kHz` → `1.9584 GHz`), other units appended (`500 us`), and
+/// unitless levels and enum names as they are.
+pub fn with_unit(value: &str, unit: &str) -> String {
+    let hz_per_unit: Option<u64> = match unit {
+        "Hz" => Some(1),
+        "kHz" => Some(1_000),
+        "MHz" => Some(1_000_000),
+        _ => None,
+    };
+    let Ok(n) = value.trim().parse::<i64>() else {
+        return value.to_string();
+    };
+    if let Some(scale) = hz_per_unit {
+        let hz = i128::from(n) * i128::from(scale);
+        let (div, name) = match hz.unsigned_abs() {
+            a if a >= 1_000_000_000 => (1_000_000_000, "GHz"),
+            a if a >= 1_000_000 => (1_000_000, "MHz"),
+            a if a >= 1_000 => (1_000, "kHz"),
+            _ => (1, "Hz"),
+        };
+        // Whole Hz are exact; only the display is scaled.
+        let text = format!("{:.6}", hz as f64 / div as f64);
+        let text = text.trim_end_matches('0');
+        // GHz keeps one decimal (`2.0 GHz`); smaller units drop the point.
+        let text = match (text.strip_suffix('.'), name) {
+            (Some(whole), "GHz") => format!("{whole}.0"),
+            (Some(whole), _) => whole.to_string(),
+            (None, _) => text.to_string(),
+        };
+        return format!("{text} {name}");
+    }
+    match unit {
+        "" | "level" => n.to_string(),
+        "percent" => format!("{n} %"),
+        u => format!("{n} {u}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -102,5 +142,20 @@ mod tests {
             avail_or_na(&Avail::<u64>::Unavailable("x".into()), |v| v.to_string()),
             "n/a"
         );
+    }
+
+    #[test]
+    fn values_read_in_their_unit() {
+        assert_eq!(with_unit("2000000000", "Hz"), "2.0 GHz");
+        assert_eq!(with_unit("2000000", "kHz"), "2.0 GHz");
+        assert_eq!(with_unit("315000000", "Hz"), "315 MHz");
+        assert_eq!(with_unit("1958400", "kHz"), "1.9584 GHz");
+        assert_eq!(with_unit("806400", "kHz"), "806.4 MHz");
+        assert_eq!(with_unit("300000", "kHz"), "300 MHz");
+        assert_eq!(with_unit("950000", "us"), "950000 us");
+        assert_eq!(with_unit("512", "level"), "512");
+        assert_eq!(with_unit("60", "percent"), "60 %");
+        assert_eq!(with_unit("performance", "level"), "performance");
+        assert_eq!(with_unit("-1", "us"), "-1 us");
     }
 }

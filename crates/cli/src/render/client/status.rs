@@ -1,0 +1,79 @@
+//! `lever status`: the target, the resources and the live requests.
+
+use crate::render::num::{or_dash, with_unit};
+use crate::render::{outln, print_json, Table};
+use lever_client::Status;
+
+fn expires(ms: Option<u64>) -> String {
+    ms.map_or_else(|| "never".into(), |ms| ms.to_string())
+}
+
+/// `lever status`: the target, the resources (all, or only those held or
+/// voted for), and the requests this client may see.
+pub fn status(doc: &Status, held_only: bool, json: bool) -> anyhow::Result<()> {
+    if json {
+        return print_json(doc);
+    }
+    outln!(
+        "target {} ({}), root {}, {} live request(s)",
+        doc.target,
+        doc.source,
+        doc.root,
+        doc.live_requests
+    )?;
+    let mut t = Table::new(&["OPCODE", "NAME", "CURRENT", "ORIGINAL", "WINNER", "NODE"]);
+    let shown = doc
+        .resources
+        .iter()
+        .filter(|r| !held_only || r.held || r.winner.is_some());
+    let mut any = false;
+    for r in shown {
+        any = true;
+        t.row(vec![
+            r.opcode.clone(),
+            r.name.clone(),
+            r.current
+                .as_deref()
+                .map_or_else(|| "(unreadable)".into(), |v| with_unit(v, &r.unit)),
+            or_dash(r.original.as_deref().map(|v| with_unit(v, &r.unit))),
+            or_dash(r.winner),
+            r.node.clone(),
+        ]);
+    }
+    if any {
+        t.print()?;
+    } else {
+        outln!("no resource is held")?;
+    }
+    if doc.requests.is_empty() {
+        return Ok(());
+    }
+    outln!("")?;
+    let mut t = Table::new(&[
+        "HANDLE",
+        "PID",
+        "UID",
+        "PRIORITY",
+        "EXPIRES_IN_MS",
+        "PAIRS",
+        "EXE",
+    ]);
+    for r in &doc.requests {
+        let pairs: Vec<String> = r
+            .pairs
+            .iter()
+            .map(|p| format!("{}={}", p.name, with_unit(&p.shown, &p.unit)))
+            .collect();
+        t.row(vec![
+            r.handle.to_string(),
+            r.pid.to_string(),
+            r.uid.to_string(),
+            r.priority.to_string(),
+            expires(r.expires_in_ms),
+            pairs.join(" "),
+            or_dash(r.exe.as_ref()),
+        ]);
+    }
+    t.print()?;
+    Ok(())
+}
