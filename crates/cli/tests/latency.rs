@@ -36,6 +36,10 @@ fn dma_latency() -> Option<i32> {
     Some(i32::from_ne_bytes(b.get(..4)?.try_into().ok()?))
 }
 
+fn words(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}
+
 fn json(args: &[&str]) -> serde_json::Value {
     serde_json::from_str(&ok(args)).expect("JSON on stdout")
 }
@@ -62,27 +66,9 @@ fn seed_command_lines_run_on_this_vm_with_its_cpus() {
     assert_eq!(t["histogram"]["buckets"].as_array().unwrap().len(), 100);
     // Seed 000: `-a 1-3 -t 3 -m -l … -i 1000 -p 90 -h 800 --mainaffinity 4
     // --spike 100`, with the VM's CPUs (threads round-robin over them).
-    let out = ok(&[
-        "latency",
-        "-a",
-        "0-1",
-        "-t",
-        "3",
-        "-m",
-        "-l",
-        "200",
-        "-i",
-        "1000",
-        "-p",
-        "90",
-        "-h",
-        "800",
-        "--mainaffinity",
-        "0",
-        "--spike",
-        "100",
-        "-q",
-    ]);
+    let out = ok(&words(
+        "latency -a 0-1 -t 3 -m -l 200 -i 1000 -p 90 -h 800 --mainaffinity 0 --spike 100 -q",
+    ));
     assert!(
         out.contains("# Histogram\n000000 000000\t000000\t000000\n"),
         "{out}"
@@ -95,26 +81,9 @@ fn seed_command_lines_run_on_this_vm_with_its_cpus() {
 #[test]
 fn seed_lines_verbatim_refuse_cpus_this_vm_lacks_and_change_nothing() {
     let before = dma_latency();
-    let out = lever(&[
-        "latency",
-        "-a",
-        "1-3",
-        "-t",
-        "3",
-        "-m",
-        "-l",
-        "100",
-        "-i",
-        "1000",
-        "-p",
-        "90",
-        "-h",
-        "800",
-        "--mainaffinity",
-        "4",
-        "--spike",
-        "100",
-    ]);
+    let out = lever(&words(
+        "latency -a 1-3 -t 3 -m -l 100 -i 1000 -p 90 -h 800 --mainaffinity 4 --spike 100",
+    ));
     let err = String::from_utf8_lossy(&out.stderr);
     if online().len() >= 5 {
         return; // a bigger machine runs it; the other tests cover that.

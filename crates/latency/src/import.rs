@@ -78,24 +78,7 @@ fn imported(format: &str, name: &str, threads: Vec<ThreadReport>) -> LatencyRepo
 }
 
 fn blank(index: usize) -> ThreadReport {
-    ThreadReport {
-        index,
-        tid: None,
-        cpu: None,
-        priority: None,
-        interval_us: None,
-        cycles: 0,
-        min_us: None,
-        avg_us: None,
-        max_us: None,
-        act_us: None,
-        percentiles: None,
-        missed_periods: None,
-        overflows: 0,
-        overflow_cycles: Vec::new(),
-        histogram: None,
-        cpu_time_ms: None,
-    }
+    ThreadReport::empty(index)
 }
 
 /// The value after `key` in a status line:

@@ -120,14 +120,31 @@ pub struct ThreadReport {
 }
 
 impl ThreadReport {
-    /// From a measuring thread's statistics.
-    pub fn from_stats(index: usize, stats: &ThreadStats) -> ThreadReport {
+    /// Thread `index` with nothing known yet (imports fill what they find).
+    pub fn empty(index: usize) -> ThreadReport {
         ThreadReport {
             index,
             tid: None,
             cpu: None,
             priority: None,
             interval_us: None,
+            cycles: 0,
+            min_us: None,
+            avg_us: None,
+            max_us: None,
+            act_us: None,
+            percentiles: None,
+            missed_periods: None,
+            overflows: 0,
+            overflow_cycles: Vec::new(),
+            histogram: None,
+            cpu_time_ms: None,
+        }
+    }
+
+    /// From a measuring thread's statistics.
+    pub fn from_stats(index: usize, stats: &ThreadStats) -> ThreadReport {
+        ThreadReport {
             cycles: stats.cycles,
             min_us: stats.min_us,
             avg_us: stats.avg_us(),
@@ -138,7 +155,7 @@ impl ThreadReport {
             overflows: stats.histogram.overflows,
             overflow_cycles: stats.overflow_cycles.clone(),
             histogram: Some(stats.histogram.clone()),
-            cpu_time_ms: None,
+            ..ThreadReport::empty(index)
         }
     }
 }
