@@ -74,6 +74,13 @@ pub enum Command {
     Trace(crate::cmd::trace::TraceCommand),
     /// Flame graph (SVG) from perf script output, perf.data, or `-- CMD`.
     Flamegraph(crate::cmd::flamegraph::FlamegraphArgs),
+    /// Real-time latency with cyclictest's flags; `latency import FILE`
+    /// (`lever latency --help` lists the flags).
+    #[command(disable_help_flag = true)]
+    Latency(crate::cmd::latency::LatencyArgs),
+    /// Real-time readiness: seed 000 §3.6 / seed 001's tuning as checks.
+    #[command(subcommand)]
+    Rt(crate::cmd::latency::RtCommand),
 }
 
 #[derive(Debug, Subcommand)]

@@ -7,6 +7,8 @@
 //! // code; they are faulted back in as they are used again.
 //! let advised = lever_syscalls::page_out_own_code().unwrap();
 //! assert!(advised > 0);
+//! // Our own thread's scheduling policy (SCHED_OTHER needs no privilege).
+//! lever_syscalls::set_scheduler(lever_syscalls::SchedPolicy::Other, 0).unwrap();
 //! ```
 #![warn(missing_docs)]
 
@@ -77,6 +79,54 @@ pub fn page_out_own_code() -> io::Result<usize> {
     Ok(advised)
 }
 
+/// A scheduling policy for [`set_scheduler`] (`sched(7)`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SchedPolicy {
+    /// `SCHED_OTHER` (CFS/EEVDF, priority 0).
+    Other,
+    /// `SCHED_BATCH` (priority 0).
+    Batch,
+    /// `SCHED_IDLE` (priority 0).
+    Idle,
+    /// `SCHED_FIFO` (real-time priority 1–99).
+    Fifo,
+    /// `SCHED_RR` (real-time priority 1–99).
+    Rr,
+}
+
+impl SchedPolicy {
+    fn raw(self) -> libc::c_int {
+        match self {
+            SchedPolicy::Other => libc::SCHED_OTHER,
+            SchedPolicy::Batch => libc::SCHED_BATCH,
+            SchedPolicy::Idle => libc::SCHED_IDLE,
+            SchedPolicy::Fifo => libc::SCHED_FIFO,
+            SchedPolicy::Rr => libc::SCHED_RR,
+        }
+    }
+}
+
+/// `sched_setscheduler(0, policy, {priority})`: set the calling thread's
+/// scheduling policy and static priority. rustix has no wrapper for it.
+///
+/// The errno is kept: `EPERM` means the caller lacks `CAP_SYS_NICE` (and
+/// `RLIMIT_RTPRIO` does not allow the priority), `EINVAL` a priority out of
+/// the policy's range.
+pub fn set_scheduler(policy: SchedPolicy, priority: u32) -> io::Result<()> {
+    let param = libc::sched_param {
+        sched_priority: libc::c_int::try_from(priority)
+            .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?,
+    };
+    // SAFETY: `param` is a valid, initialised sched_param that lives across
+    // the call; pid 0 names the calling thread; the call only reads it.
+    let rc = unsafe { libc::sched_setscheduler(0, policy.raw(), &param) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,6 +142,14 @@ mod tests {
         assert_eq!((m[0].start, m[0].end), (0x55ac9ced3000, 0x55ac9cf8e000));
         assert_eq!(m[0].path, "/usr/bin/lever");
         assert_eq!(m[2].path, "");
+    }
+
+    #[test]
+    fn setting_our_own_policy_to_other_always_works() {
+        // SCHED_OTHER at priority 0 needs no privilege.
+        set_scheduler(SchedPolicy::Other, 0).unwrap();
+        let e = set_scheduler(SchedPolicy::Other, 5).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::EINVAL));
     }
 
     #[test]

@@ -7,6 +7,7 @@ pub mod cpu;
 pub mod daemon;
 pub mod flamegraph;
 pub mod io;
+pub mod latency;
 pub mod mem;
 mod resources;
 mod sim;
@@ -41,5 +42,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Io(args) => io::run(&cli.global, args),
         Command::Trace(cmd) => trace::run(&cli.global, cmd),
         Command::Flamegraph(args) => flamegraph::run(&cli.global, args),
+        Command::Latency(args) => latency::run(&cli.global, args),
+        Command::Rt(cmd) => latency::run_rt(&cli.global, cmd),
     }
 }

@@ -9,6 +9,7 @@ pub mod cpu;
 pub mod daemon;
 pub mod flamegraph;
 pub mod io;
+pub mod latency;
 pub mod mem;
 pub mod num;
 mod progress;

@@ -1,0 +1,259 @@
+//! `lever latency` and `lever rt check` end to end.
+//!
+//! Tests that measure need root (SCHED_FIFO, mlockall, cpu_dma_latency):
+//! without it they print why they skip, and under CI=true (where `.ci/run`
+//! runs as root) a skip is a failure.
+mod common;
+use common::{lever, ok};
+
+fn is_root() -> bool {
+    rustix::process::geteuid().is_root()
+}
+
+/// True when the test may run; else prints why not (and fails under CI).
+fn need_root(test: &str) -> bool {
+    if is_root() {
+        return true;
+    }
+    let why =
+        format!("{test}: skipped: needs root for SCHED_FIFO, mlockall and /dev/cpu_dma_latency");
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "{why} (CI=true)"
+    );
+    eprintln!("{why}");
+    false
+}
+
+fn online() -> Vec<u32> {
+    let text = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    lever_kernel::parse_cpu_list(text.trim()).unwrap()
+}
+
+/// The PM QoS target as the kernel reports it (native-endian s32).
+fn dma_latency() -> Option<i32> {
+    let b = std::fs::read("/dev/cpu_dma_latency").ok()?;
+    Some(i32::from_ne_bytes(b.get(..4)?.try_into().ok()?))
+}
+
+fn words(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    serde_json::from_str(&ok(args)).expect("JSON on stdout")
+}
+
+#[test]
+fn seed_command_lines_run_on_this_vm_with_its_cpus() {
+    if !need_root("seed_command_lines_run_on_this_vm_with_its_cpus") {
+        return;
+    }
+    let before = dma_latency();
+    let last = online().last().copied().unwrap().to_string();
+    // Seed 001: `cyclictest -a 7 -t 1 -m -l 100000000 -i 1000 -p 99 -h 100`,
+    // with this VM's last CPU for 7 and a shorter -l.
+    let r = json(&[
+        "latency", "-a", &last, "-t", "1", "-m", "-l", "300", "-i", "1000", "-p", "99", "-h",
+        "100", "--json",
+    ]);
+    let t = &r["threads"][0];
+    assert_eq!(t["cycles"], 300);
+    assert_eq!(t["priority"], 99);
+    assert_eq!(t["cpu"].as_u64().unwrap().to_string(), last);
+    assert_eq!(r["policy"], "fifo");
+    assert_eq!(r["ended"]["reason"], "loops");
+    assert_eq!(t["histogram"]["buckets"].as_array().unwrap().len(), 100);
+    // Seed 000: `-a 1-3 -t 3 -m -l … -i 1000 -p 90 -h 800 --mainaffinity 4
+    // --spike 100`, with the VM's CPUs (threads round-robin over them).
+    let out = ok(&words(
+        "latency -a 0-1 -t 3 -m -l 200 -i 1000 -p 90 -h 800 --mainaffinity 0 --spike 100 -q",
+    ));
+    assert!(
+        out.contains("# Histogram\n000000 000000\t000000\t000000\n"),
+        "{out}"
+    );
+    assert!(out.contains("# Total:"), "{out}");
+    assert_eq!(out.matches("P:90 I:1000 C:    200").count(), 3, "{out}");
+    assert_eq!(dma_latency(), before, "cpu_dma_latency must be released");
+}
+
+#[test]
+fn seed_lines_verbatim_refuse_cpus_this_vm_lacks_and_change_nothing() {
+    let before = dma_latency();
+    let out = lever(&words(
+        "latency -a 1-3 -t 3 -m -l 100 -i 1000 -p 90 -h 800 --mainaffinity 4 --spike 100",
+    ));
+    let err = String::from_utf8_lossy(&out.stderr);
+    if online().len() >= 5 {
+        return; // a bigger machine runs it; the other tests cover that.
+    }
+    assert!(!out.status.success());
+    assert!(
+        err.contains("-a/--affinity: CPU 2 does not exist or is offline (online CPUs: 0-1)")
+            || err.contains("does not exist"),
+        "{err}"
+    );
+    assert_eq!(dma_latency(), before);
+}
+
+#[test]
+fn bad_values_are_precise_errors() {
+    let cases: [(&[&str], &str); 6] = [
+        (
+            &["latency", "-i", "0", "-l", "1"],
+            "-i/--interval \"0\": expected an interval of at least 1 µs",
+        ),
+        (
+            &["latency", "-a", "999", "-l", "1"],
+            "CPU 999 does not exist",
+        ),
+        (
+            &["latency", "--policy", "deadline"],
+            "--policy \"deadline\": expected one of",
+        ),
+        (&["latency", "-l", "many"], "-l/--loops \"many\""),
+        (&["latency", "-D", "soon"], "-D/--duration \"soon\""),
+        (&["latency", "--bogus"], "unexpected argument '--bogus'"),
+    ];
+    for (args, want) in cases {
+        let out = lever(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn help_lists_cyclictest_flags_and_h_is_the_histogram() {
+    let out = ok(&["latency", "--help"]);
+    for flag in [
+        "--affinity",
+        "--smp",
+        "--histogram",
+        "--histfile",
+        "--mainaffinity",
+        "--laptop",
+        "--spike",
+        "--breaktrace",
+    ] {
+        assert!(out.contains(flag), "{flag}: {out}");
+    }
+}
+
+#[test]
+fn json_file_is_cyclictests_schema_and_imports_back() {
+    if !need_root("json_file_is_cyclictests_schema_and_imports_back") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("ct.json");
+    let hist = dir.path().join("hist.txt");
+    ok(&[
+        "latency",
+        "-t",
+        "2",
+        "-a",
+        "-p",
+        "80",
+        "-i",
+        "500",
+        "-l",
+        "400",
+        "-h",
+        "50",
+        "-q",
+        "-m",
+        "--json",
+        file.to_str().unwrap(),
+        "--histfile",
+        hist.to_str().unwrap(),
+    ]);
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert_eq!(doc["file_version"], 1);
+    assert_eq!(doc["num_threads"], 2);
+    assert!(doc["cmdline:"].as_str().unwrap().contains("-h 50"));
+    let t0 = &doc["thread"]["0"];
+    assert_eq!(t0["cycles"], 400);
+    for (f, want) in [(&file, "cyclictest-json"), (&hist, "cyclictest")] {
+        let back = json(&["latency", "import", f.to_str().unwrap(), "--json"]);
+        assert_eq!(back["source"]["format"], want);
+        assert_eq!(back["threads"][0]["min_us"], t0["min"]);
+        assert_eq!(back["threads"][0]["max_us"], t0["max"]);
+    }
+}
+
+#[test]
+fn policy_other_runs_and_ctrl_c_ends_with_a_report() {
+    if !need_root("policy_other_runs_and_ctrl_c_ends_with_a_report") {
+        return;
+    }
+    let child = std::process::Command::new(common::LEVER)
+        .args([
+            "latency", "--policy", "other", "-i", "1000", "-q", "--laptop", "--json",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::Signal::INT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["ended"]["reason"], "interrupted");
+    assert_eq!(r["policy"], "other");
+    assert!(r["threads"][0]["cycles"].as_u64().unwrap() > 100);
+}
+
+#[test]
+fn breaktrace_stops_at_the_first_sample_over_the_threshold() {
+    if !need_root("breaktrace_stops_at_the_first_sample_over_the_threshold") {
+        return;
+    }
+    // -b 0: the first wake-up is already later than 0 µs.
+    let r = json(&["latency", "-p", "90", "-b", "0", "-D", "5s", "-q", "--json"]);
+    assert_eq!(r["ended"]["reason"], "breach");
+    assert_eq!(r["threads"][0]["cycles"], 1);
+}
+
+fn fixture(name: &str) -> String {
+    format!(
+        "{}/../latency/tests/fixtures/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+#[test]
+fn import_prints_the_table() {
+    let out = ok(&[
+        "latency",
+        "import",
+        &fixture("cyclictest-2.40-t2-h60-spike40.txt"),
+    ]);
+    assert!(out.contains("imported cyclictest output"), "{out}");
+    assert!(out.contains("spikes = 4"), "{out}");
+}
+
+#[test]
+fn rt_check_on_the_default_simulated_board_explains_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    ok(&["sim", "create", "qcs6490", dir.path().to_str().unwrap()]);
+    let out = ok(&[
+        "--root",
+        dir.path().to_str().unwrap(),
+        "rt",
+        "check",
+        "--rt-cpus",
+        "1-3",
+    ]);
+    assert!(out.contains("RT CPUs 1-3 (--rt-cpus)"), "{out}");
+    assert!(out.contains("how to fix:"), "{out}");
+    assert!(
+        out.contains("sched_rt_runtime_us: echo -1 > /proc/sys/kernel/sched_rt_runtime_us"),
+        "{out}"
+    );
+}

@@ -1,0 +1,74 @@
+//! The one error type of `lever-latency`: every variant names the option,
+//! file, CPU or kernel node it is about.
+
+use lever_kernel::KernelError;
+use std::path::PathBuf;
+
+/// Why a measurement, an import or a check could not be done.
+#[derive(Debug, thiserror::Error)]
+pub enum LatencyError {
+    /// An option's value makes no sense.
+    #[error("{option} {value:?}: expected {expected}")]
+    BadOption {
+        /// The flag, e.g. `-i/--interval`.
+        option: &'static str,
+        /// What was given.
+        value: String,
+        /// What would have been accepted.
+        expected: &'static str,
+    },
+    /// A CPU that is not online here.
+    #[error("{option}: CPU {cpu} does not exist or is offline (online CPUs: {online})")]
+    NoSuchCpu {
+        /// The flag that named it.
+        option: &'static str,
+        /// The CPU.
+        cpu: u32,
+        /// The online CPUs.
+        online: String,
+    },
+    /// The real-time policy needs a privilege this process lacks.
+    #[error(
+        "cannot run the measuring threads as SCHED_{policy} priority {priority}: {source} \
+         (needs root or CAP_SYS_NICE, or an RLIMIT_RTPRIO of at least {priority}); \
+         run as root, or measure without real-time priority with --policy other -p 0"
+    )]
+    NotPermitted {
+        /// `FIFO` or `RR`.
+        policy: String,
+        /// The priority asked for.
+        priority: u32,
+        /// The kernel's answer.
+        source: std::io::Error,
+    },
+    /// A system call the measurement needs failed.
+    #[error("{op}: {source}")]
+    Syscall {
+        /// What was being done, e.g. `pin thread 0 to CPU 3`.
+        op: String,
+        /// The errno.
+        source: std::io::Error,
+    },
+    /// A kernel node could not be read or written.
+    #[error(transparent)]
+    Kernel(#[from] KernelError),
+    /// A file could not be read or written.
+    #[error("{path}: {source}")]
+    File {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// A file to import does not parse.
+    #[error(transparent)]
+    Parse(#[from] lever_text::ParseError),
+    /// A file to import is none of the known formats.
+    #[error("{path}: not a cyclictest, stress-ng --cyclic or rtla timerlat output ({why})")]
+    UnknownFormat {
+        /// The file.
+        path: PathBuf,
+        /// What was looked for.
+        why: String,
+    },
+}

@@ -1,0 +1,77 @@
+//! `rt check` on a simulated QCS6490: set up as seed 000 §3.6 describes,
+//! every check passes; as the simulator creates it, each fail says why.
+use lever_kernel::KernelFs;
+use lever_latency::rtcheck::{check, Verdict};
+use lever_testkit::FakeTree;
+
+fn board() -> (FakeTree, KernelFs) {
+    let tree = FakeTree::new();
+    lever_sim::create("qcs6490", tree.root()).unwrap();
+    let fs = tree.fs().clone();
+    (tree, fs)
+}
+
+#[test]
+fn qcs6490_set_up_like_seed_000_passes_everything() {
+    let (tree, fs) = board();
+    // The RT kernel and its command line (seed 000 §3.6 KERNEL_CMDLINE_EXTRA).
+    tree.node("/sys/kernel/realtime", "1\n");
+    tree.node(
+        "/proc/cmdline",
+        "pcie_pme=nomsi net.ifnames=0 rcu_nocbs=1-3 isolcpus=1-3 irqaffinity=4-7 nohz_full=1-3\n",
+    );
+    for irq in ["1", "17", "200"] {
+        tree.node(&format!("/proc/irq/{irq}/smp_affinity_list"), "4-7\n");
+    }
+    // Presetting: workqueues on E0 (CPUs 5-7) and housekeeping, governors,
+    // cpuidle off, seed 001's sysctls.
+    for wq in ["kgsl-workqueue", "scsi_tmf_0", "writeback"] {
+        tree.node(
+            &format!("/sys/devices/virtual/workqueue/{wq}/cpumask"),
+            "E0\n",
+        );
+    }
+    tree.node("/sys/devices/virtual/workqueue/cpumask", "f1\n");
+    for p in fs.list_dir("/sys/devices/system/cpu/cpufreq").unwrap() {
+        tree.node(
+            &format!("/sys/devices/system/cpu/cpufreq/{p}/scaling_governor"),
+            "performance\n",
+        );
+    }
+    for cpu in 0..8 {
+        let dir = format!("/sys/devices/system/cpu/cpu{cpu}/cpuidle");
+        for s in fs.list_dir(&dir).unwrap_or_default() {
+            tree.node(&format!("{dir}/{s}/disable"), "1\n");
+        }
+    }
+    tree.node("/proc/sys/kernel/sched_rt_runtime_us", "-1\n");
+    tree.node("/proc/sys/kernel/timer_migration", "0\n");
+    let r = check(&fs, None).unwrap();
+    assert_eq!(r.rt_cpus, [1, 2, 3]);
+    for c in &r.checks {
+        assert_eq!(c.verdict, Verdict::Pass, "{c:?}");
+    }
+    assert_eq!(r.checks.len(), 12);
+}
+
+#[test]
+fn default_qcs6490_explains_each_fail() {
+    let (_tree, fs) = board();
+    let r = check(&fs, Some(&[1, 2, 3])).unwrap();
+    let get = |n: &str| r.checks.iter().find(|c| c.name == n).unwrap();
+    // No /proc/cmdline in the simulator: the command-line checks cannot judge.
+    assert_eq!(get("isolcpus").verdict, Verdict::Unknown);
+    assert_eq!(get("preempt_rt").verdict, Verdict::Fail);
+    assert!(get("preempt_rt").fix.contains("CONFIG_PREEMPT_RT=y"));
+    let rt = get("sched_rt_runtime_us");
+    assert_eq!(rt.verdict, Verdict::Warn);
+    assert_eq!(rt.current, "950000");
+    assert_eq!(rt.fix, "echo -1 > /proc/sys/kernel/sched_rt_runtime_us");
+    assert_eq!(get("governor").verdict, Verdict::Warn);
+    assert!(get("governor").current.contains("cpu1="));
+    assert_eq!(get("cpuidle").verdict, Verdict::Warn);
+    assert!(r
+        .checks
+        .iter()
+        .all(|c| c.verdict == Verdict::Pass || !c.fix.is_empty()));
+}
