@@ -124,6 +124,19 @@ pub fn classify(err: &anyhow::Error) -> Class {
                 C::UnknownEvent { .. } | C::UnknownTracer { .. } => Some(Class::BadInput),
                 _ => None,
             }
+        } else if let Some(e) = cause.downcast_ref::<lever_latency::LatencyError>() {
+            use lever_latency::LatencyError as L;
+            Some(match e {
+                L::BadOption { .. }
+                | L::NoSuchCpu { .. }
+                | L::Parse(_)
+                | L::UnknownFormat { .. } => Class::BadInput,
+                L::NotPermitted { .. } => Class::NotAllowed,
+                L::Kernel(k) => kernel(k),
+                L::File { source, .. } | L::Syscall { source, .. } => {
+                    io_error(source).unwrap_or(Class::Failed)
+                }
+            })
         } else if let Some(e) = cause.downcast_ref::<ClientError>() {
             Some(client(e))
         } else if cause.is::<lever_text::ParseError>()
