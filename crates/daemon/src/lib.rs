@@ -226,6 +226,9 @@ pub fn run(config: Config) -> Result<(), DaemonError> {
     let reload = Box::new(move || {
         lever_targets::resolve(target_arg.as_deref(), &reload_fs).map_err(|e| e.to_string())
     });
+    // systemd's default soft limit (1024) would cap connections far below
+    // what the hard limit allows; the caps are derived from what is set.
+    server::raise_nofile();
     let mut server = server::Server::new(core, listener, system_gid, log.clone(), reload)?;
     server.set_busy_poll(config.busy_poll);
     // Start-up code (argument parsing, target loading, journal recovery)
