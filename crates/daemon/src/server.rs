@@ -36,6 +36,7 @@ const TIMER: u64 = 2;
 const SIG_TERM: u64 = 3;
 const SIG_HUP: u64 = 4;
 const PAUSE: u64 = 5;
+const RETRY: u64 = 6;
 const FIRST_CONN: u64 = 16;
 /// Past this much unsent reply data a connection is not read from until
 /// the client has taken some: back-pressure instead of buffering. One reply
@@ -48,6 +49,10 @@ pub const FRAMES_PER_TURN: usize = 16;
 const ACCEPTS_PER_TURN: usize = 64;
 /// How long the listener rests after the daemon ran out of descriptors.
 pub const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
+
+/// How often originals a node refused are tried again (only while some
+/// are owed: otherwise this timer is off).
+pub const RETRY_UNRESTORED: Duration = Duration::from_secs(2);
 
 /// Caps on connections, derived from the descriptor limit.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -144,6 +149,9 @@ pub struct Server<'a> {
     armed: Option<Duration>,
     /// Re-enables the listener after [`ACCEPT_PAUSE`].
     pause: OwnedFd,
+    /// Ticks every [`RETRY_UNRESTORED`] while the journal owes originals.
+    retry: OwnedFd,
+    retrying: bool,
     paused: bool,
     term: (OwnedFd, OwnedFd),
     hup: (OwnedFd, OwnedFd),
@@ -235,6 +243,7 @@ impl<'a> Server<'a> {
         let epoll = epoll::create(epoll::CreateFlags::CLOEXEC)?;
         let timer = timerfd()?;
         let pause = timerfd()?;
+        let retry = timerfd()?;
         let term = pipe_pair()?;
         let hup = pipe_pair()?;
         for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
@@ -245,6 +254,7 @@ impl<'a> Server<'a> {
         epoll::add(&epoll, &listener, epoll::EventData::new_u64(LISTENER), ev)?;
         epoll::add(&epoll, &timer, epoll::EventData::new_u64(TIMER), ev)?;
         epoll::add(&epoll, &pause, epoll::EventData::new_u64(PAUSE), ev)?;
+        epoll::add(&epoll, &retry, epoll::EventData::new_u64(RETRY), ev)?;
         epoll::add(&epoll, &term.0, epoll::EventData::new_u64(SIG_TERM), ev)?;
         epoll::add(&epoll, &hup.0, epoll::EventData::new_u64(SIG_HUP), ev)?;
         let nofile = rustix::process::getrlimit(rustix::process::Resource::Nofile)
@@ -258,6 +268,8 @@ impl<'a> Server<'a> {
             armed: None,
             pause,
             paused: false,
+            retry,
+            retrying: false,
             term,
             hup,
             conns: HashMap::new(),
@@ -309,6 +321,7 @@ impl<'a> Server<'a> {
             tv_sec: 0,
             tv_nsec: 0,
         };
+        self.arm_timer()?;
         loop {
             events.clear();
             let polling = last_event.is_some_and(|t| t.elapsed() < self.busy_poll);
@@ -343,6 +356,11 @@ impl<'a> Server<'a> {
                         let mut b = [0u8; 8];
                         let _ = rustix::io::read(&self.pause, &mut b);
                         self.resume_listener();
+                    }
+                    RETRY => {
+                        let mut b = [0u8; 8];
+                        let _ = rustix::io::read(&self.retry, &mut b);
+                        self.retry_unrestored();
                     }
                     SIG_TERM => {
                         drain(&self.term.0);
@@ -393,7 +411,47 @@ impl<'a> Server<'a> {
         }
     }
 
+    /// Write back the originals the journal still owes (see
+    /// [`crate::journal::Journal::unrestored`]).
+    fn retry_unrestored(&mut self) {
+        match self.core.journal_mut().retry_unrestored() {
+            Ok(done) => {
+                for u in done {
+                    self.log.info(&format!(
+                        "restored {} to {:?}, owed since it failed ({})",
+                        u.node, u.original, u.error
+                    ));
+                }
+            }
+            Err(e) => self
+                .log
+                .warn(&format!("journal: could not record a restore: {e}")),
+        }
+    }
+
     fn arm_timer(&mut self) -> io::Result<()> {
+        // The retry timer runs only while originals are owed.
+        let owed = self.core.journal_mut().owes();
+        if owed != self.retrying {
+            self.retrying = owed;
+            let every = owed.then_some(RETRY_UNRESTORED);
+            let zero = Timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            let every = every.map_or(zero, |d| Timespec {
+                tv_sec: d.as_secs() as i64,
+                tv_nsec: 0,
+            });
+            rustix::time::timerfd_settime(
+                &self.retry,
+                TimerfdTimerFlags::empty(),
+                &Itimerspec {
+                    it_interval: every,
+                    it_value: every,
+                },
+            )?;
+        }
         let next = self.core.next_deadline();
         if next == self.armed {
             return Ok(());
