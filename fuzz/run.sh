@@ -3,7 +3,11 @@
 # starting from the seed inputs kept in the repository.
 #   cargo install cargo-fuzz   (once; needs a nightly toolchain)
 #   fuzz/run.sh [SECS] [TARGET...]
-set -euo pipefail
+# Exits non-zero, naming the target, when a target crashes (its reproducer
+# is under fuzz/artifacts/TARGET/, its log in fuzz/logs/TARGET.log), and
+# when cargo-fuzz or the nightly toolchain is missing: a fuzz run that did
+# not happen must not read as one that found nothing.
+set -uo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-300}
 shift || true
@@ -15,20 +19,51 @@ seeds() {
         journal_parse) echo fuzz/seeds/journal_parse ;;
         target_yaml) echo crates/targets/targets ;;
         trace_line) echo crates/trace/tests/fixtures ;;
+        *) return 1 ;;
     esac
 }
+fail() {
+    echo "fuzz/run.sh: $*" >&2
+    exit 1
+}
+for t in "${targets[@]}"; do
+    seeds "$t" >/dev/null || fail "unknown target $t"
+done
+cargo +nightly --version >/dev/null 2>&1 ||
+    fail "no nightly toolchain (rustup toolchain install nightly --profile minimal)"
+cargo +nightly fuzz --version >/dev/null 2>&1 ||
+    fail "cargo-fuzz is missing (cargo install cargo-fuzz)"
 mkdir -p fuzz/logs
+for t in "${targets[@]}"; do
+    cargo +nightly fuzz build "$t" >>fuzz/logs/build.log 2>&1 ||
+        fail "$t: cargo fuzz build failed; see fuzz/logs/build.log"
+done
 run() {
     mkdir -p "fuzz/corpus/$1"
-    cargo +nightly fuzz run "$1" "fuzz/corpus/$1" "$(seeds "$1")" -- \
-        -max_total_time="$secs" -max_len=4096 -print_final_stats=1 > "fuzz/logs/$1.log" 2>&1
+    if ! cargo +nightly fuzz run "$1" "fuzz/corpus/$1" "$(seeds "$1")" -- \
+        -max_total_time="$secs" -max_len=4096 -print_final_stats=1 >"fuzz/logs/$1.log" 2>&1; then
+        echo "$1: FAILED (crash or error; see fuzz/logs/$1.log and fuzz/artifacts/$1/)" >&2
+        return 1
+    fi
     echo "$1: $(grep -E '^stat::number_of_executed_units' "fuzz/logs/$1.log" | awk '{print $2}') runs, no crash"
 }
-cargo +nightly fuzz build
-pids=()
+# Two at a time; each target's exit status is collected by name.
+declare -A pid_of=()
+failed=()
+reap() {
+    local t=$1
+    wait "${pid_of[$t]}" || failed+=("$t")
+    unset "pid_of[$t]"
+}
+running=()
 for t in "${targets[@]}"; do
     run "$t" &
-    pids+=($!)
-    if [ ${#pids[@]} -ge 2 ]; then wait "${pids[0]}"; pids=("${pids[@]:1}"); fi
+    pid_of[$t]=$!
+    running+=("$t")
+    if [ ${#running[@]} -ge 2 ]; then
+        reap "${running[0]}"
+        running=("${running[@]:1}")
+    fi
 done
-wait
+for t in "${running[@]}"; do reap "$t"; done
+[ ${#failed[@]} -eq 0 ] || fail "target(s) failed: ${failed[*]}"

@@ -206,6 +206,12 @@ impl Core {
         &self.target
     }
 
+    /// The journal of originals (the event loop retries owed originals and
+    /// moves durable records off its thread through it).
+    pub fn journal_mut(&mut self) -> &mut Journal {
+        &mut self.journal
+    }
+
     /// Live requests.
     pub fn live(&self) -> usize {
         self.engine.live_count()
@@ -397,12 +403,16 @@ impl Core {
             client.id.exe.as_deref().unwrap_or("?")
         );
         let failures = self.apply(&plan, &why);
-        if let Some(err) = failures.into_iter().next() {
-            // The kernel refused a value: take the whole request back.
+        if let Some((code, err)) = failures.into_iter().next() {
+            // The kernel refused a value (or the journal could not record
+            // an original): take the whole request back.
             let undo = self.engine.release(id).unwrap_or_default();
             self.apply(&undo, "request refused by the kernel");
             self.meta.remove(&id);
-            return refuse(ErrorCode::Invalid, format!("kernel refused: {err}"));
+            return match code {
+                ErrorCode::Internal => refuse(code, err),
+                _ => refuse(code, format!("kernel refused: {err}")),
+            };
         }
         if !report {
             return Reply::Handle(handle.get());
@@ -648,8 +658,8 @@ impl Core {
     }
 
     /// Apply a plan with the journal, log every change, and return the
-    /// kernel's refusals.
-    fn apply(&mut self, plan: &Plan, why: &str) -> Vec<String> {
+    /// refusals with the error code each deserves.
+    fn apply(&mut self, plan: &Plan, why: &str) -> Vec<(ErrorCode, String)> {
         if plan.writes.is_empty() {
             return Vec::new();
         }
@@ -675,7 +685,7 @@ impl Core {
                         "{} ({}) {}: {e} ({why})",
                         spec.name, spec.opcode, spec.node
                     ));
-                    failures.push(e.to_string());
+                    failures.push((failure_code(e), e.to_string()));
                 }
                 (Action::Set(_), Ok(outcome)) => {
                     let note = match outcome {
@@ -794,6 +804,16 @@ impl Core {
                 .enumerate()
                 .map(|(i, spec)| self.resource_state(client, i, spec))
                 .collect(),
+            unrestored: self
+                .journal
+                .unrestored()
+                .into_iter()
+                .map(|u| lever_protocol::reply::Unrestored {
+                    node: u.node,
+                    original: u.original,
+                    error: u.error,
+                })
+                .collect(),
         }
     }
 
@@ -895,6 +915,17 @@ fn spec_info(spec: &ResourceSpec) -> SpecInfo {
             ResourceKind::HoldFd => KindInfo::HoldFd,
         },
         description: spec.description.clone(),
+    }
+}
+
+/// A write the journal could not record first is the daemon's failure
+/// (ERROR 8, internal), not a value the kernel refused (ERROR 7).
+fn failure_code(e: &lever_kernel::KernelError) -> ErrorCode {
+    match e {
+        lever_kernel::KernelError::Io { op, .. } if op.starts_with("journal") => {
+            ErrorCode::Internal
+        }
+        _ => ErrorCode::Invalid,
     }
 }
 

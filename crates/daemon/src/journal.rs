@@ -34,11 +34,21 @@
 //! alone is not written again after a crash, so a change someone else made
 //! to it meanwhile is kept. The file is compacted (rewritten with only the
 //! nodes still held) when it grows past 1 MiB and on a clean stop.
+//!
+//! An original that cannot be written back (the node refuses it, or is
+//! not writable just then) is never dropped: the entry stays in the journal
+//! ([`Journal::unrestored`]), the daemon retries it, a client's later
+//! release of that node writes it, and `lever restore` tries it too; the
+//! first write that succeeds clears it. Outside systemd the state
+//! directory is created 0700 and the journal 0600: originals are nobody
+//! else's business.
 
 use lever_kernel::KernelFs;
 use lever_tunables::OriginalsLog;
+use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 const HEADER: &str = "lever-originals v1";
@@ -60,6 +70,33 @@ pub struct Journal {
     live: std::collections::HashSet<String>,
     /// Bytes in the file.
     len: u64,
+    /// Where originals are written back when a retry is due.
+    fs: KernelFs,
+    /// Originals an earlier run left that could not be written back yet.
+    stuck: BTreeMap<String, Stuck>,
+}
+
+/// An original the journal still owes its node.
+#[derive(Debug, Clone)]
+struct Stuck {
+    original: String,
+    /// Why the last write failed.
+    error: String,
+    /// Lever holds the node for a client now: a retry would overwrite that
+    /// client's value, so the original is written on release instead.
+    held: bool,
+}
+
+/// An original that could not be written back: still in the journal, and
+/// retried until a write succeeds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unrestored {
+    /// Kernel path of the node.
+    pub node: String,
+    /// The original it should get back.
+    pub original: String,
+    /// Why the last attempt failed.
+    pub error: String,
 }
 
 /// What a recovery found and did.
@@ -91,35 +128,124 @@ impl Journal {
     }
 
     /// Restore everything an earlier run left recorded, then start a fresh
-    /// journal for `fs`'s root. Returns what was restored.
+    /// journal for `fs`'s root. Returns what was restored. An original
+    /// that could not be written back is carried into the new journal
+    /// (see [`Journal::unrestored`]).
     pub fn recover_and_open(state_dir: &Path, fs: &KernelFs) -> io::Result<(Journal, Recovery)> {
-        std::fs::create_dir_all(state_dir)?;
+        create_state_dir(state_dir, 0o700)?;
         let path = Self::path_in(state_dir);
         let recovered = recover(&path, fs)?;
         let root = fs.root().display().to_string();
         let boot = boot_id(fs);
-        let header = header(&root, boot.as_deref());
+        let mut text = header(&root, boot.as_deref());
+        let mut stuck = BTreeMap::new();
+        // `restored` is in reverse order of first write; the journal keeps
+        // first-write order.
+        for r in recovered.restored.iter().rev() {
+            if let Err(error) = &r.result {
+                text.push_str(&format!(
+                    "set {} {}\n",
+                    escape(&r.node),
+                    escape(&r.original)
+                ));
+                stuck.insert(
+                    r.node.clone(),
+                    Stuck {
+                        original: r.original.clone(),
+                        error: error.clone(),
+                        held: false,
+                    },
+                );
+            }
+        }
         let tmp = path.with_extension("journal.new");
         {
-            let mut f = File::create(&tmp)?;
-            f.write_all(header.as_bytes())?;
+            let mut f = create_private(&tmp)?;
+            f.write_all(text.as_bytes())?;
             f.sync_all()?;
         }
         std::fs::rename(&tmp, &path)?;
         sync_dir(state_dir)?;
         let file = OpenOptions::new().append(true).open(&path)?;
+        let armed = stuck
+            .iter()
+            .map(|(n, s)| (n.clone(), s.original.clone()))
+            .collect();
+        let live = stuck.keys().cloned().collect();
         Ok((
             Journal {
                 path,
                 file,
                 root,
                 boot,
-                armed: Default::default(),
-                live: Default::default(),
-                len: header.len() as u64,
+                armed,
+                live,
+                len: text.len() as u64,
+                fs: fs.clone(),
+                stuck,
             },
             recovered,
         ))
+    }
+
+    /// Originals the journal still owes their nodes (writes that failed),
+    /// in node order.
+    pub fn unrestored(&self) -> Vec<Unrestored> {
+        self.stuck
+            .iter()
+            .map(|(node, s)| Unrestored {
+                node: node.clone(),
+                original: s.original.clone(),
+                error: s.error.clone(),
+            })
+            .collect()
+    }
+
+    /// Whether any original is owed (see [`Journal::unrestored`]).
+    pub fn owes(&self) -> bool {
+        !self.stuck.is_empty()
+    }
+
+    /// Try again to write back every owed original no client holds now.
+    /// Returns the nodes restored (or gone) and cleared.
+    pub fn retry_unrestored(&mut self) -> io::Result<Vec<Unrestored>> {
+        let due: Vec<String> = self
+            .stuck
+            .iter()
+            .filter(|(_, s)| !s.held)
+            .map(|(n, _)| n.clone())
+            .collect();
+        let mut cleared = Vec::new();
+        for node in due {
+            if let Some(done) = self.write_owed(&node)? {
+                cleared.push(done);
+            }
+        }
+        Ok(cleared)
+    }
+
+    /// Write `node`'s owed original; on success the entry ends (`done`).
+    fn write_owed(&mut self, node: &str) -> io::Result<Option<Unrestored>> {
+        let Some(s) = self.stuck.get_mut(node) else {
+            return Ok(None);
+        };
+        match self.fs.write(node, &s.original) {
+            Err(e) if !e.is_missing() => {
+                s.error = e.to_string();
+                s.held = false;
+                Ok(None)
+            }
+            _ => {
+                let s = self.stuck.remove(node).expect("present above");
+                self.live.remove(node);
+                self.append(&format!("done {}\n", escape(node)), false)?;
+                Ok(Some(Unrestored {
+                    node: node.to_string(),
+                    original: s.original,
+                    error: s.error,
+                }))
+            }
+        }
     }
 
     /// The journal file.
@@ -158,7 +284,7 @@ impl Journal {
         }
         let tmp = self.path.with_extension("journal.new");
         {
-            let mut f = File::create(&tmp)?;
+            let mut f = create_private(&tmp)?;
             f.write_all(text.as_bytes())?;
             f.sync_all()?;
         }
@@ -188,6 +314,11 @@ fn boot_id(fs: &KernelFs) -> Option<String> {
 
 impl OriginalsLog for Journal {
     fn record(&mut self, node: &str, original: &str) -> io::Result<()> {
+        if let Some(s) = self.stuck.get_mut(node) {
+            // What the node holds now is not its original: the journal's
+            // is, and it is written back when this boost ends.
+            s.held = true;
+        }
         if self.live.contains(node) {
             return Ok(());
         }
@@ -204,6 +335,12 @@ impl OriginalsLog for Journal {
     }
 
     fn forget(&mut self, node: &str) -> io::Result<()> {
+        if self.stuck.contains_key(node) {
+            // The boost ended with the value the node had when it began;
+            // now the original owed since the last run.
+            self.write_owed(node)?;
+            return Ok(());
+        }
         if self.live.remove(node) {
             self.append(&format!("done {}\n", escape(node)), false)?;
             self.maybe_compact()?;
@@ -214,8 +351,13 @@ impl OriginalsLog for Journal {
 
 impl Journal {
     /// Mark every node restored and empty the journal (clean stop).
+    /// Originals still owed are kept (one last attempt is made first).
     pub fn compact(&mut self) -> io::Result<()> {
-        self.live.clear();
+        for s in self.stuck.values_mut() {
+            s.held = false;
+        }
+        self.retry_unrestored()?;
+        self.live.retain(|n| self.stuck.contains_key(n));
         self.rewrite()
     }
 }
@@ -342,11 +484,31 @@ pub fn recover(path: &Path, fs: &KernelFs) -> io::Result<Recovery> {
         });
     }
     if out.restored.iter().all(|r| r.result.is_ok()) {
-        let mut f = File::create(path)?;
+        let mut f = create_private(path)?;
         f.write_all(header(&root, now.as_deref()).as_bytes())?;
         f.sync_all()?;
     }
     Ok(out)
+}
+
+/// Create (or truncate) a journal file readable by its owner only.
+fn create_private(path: &Path) -> io::Result<File> {
+    OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+}
+
+/// Create the state directory (and missing parents) with `mode`; an
+/// existing one is left as it is (systemd's `StateDirectoryMode=` or the
+/// administrator decided).
+pub fn create_state_dir(dir: &Path, mode: u32) -> io::Result<()> {
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(mode)
+        .create(dir)
 }
 
 fn sync_dir(dir: &Path) -> io::Result<()> {
@@ -574,6 +736,129 @@ mod tests {
                 let _ = parse(&String::from_utf8_lossy(&v));
             }
         }
+    }
+
+    /// A node no one can write, root included: a directory in its place
+    /// (`chmod 0444` does not stop root, and `chattr +i` needs a file
+    /// system and a capability a test cannot count on). Writing it fails
+    /// with EISDIR; putting the file back makes it writable again.
+    fn make_unwritable(tree: &FakeTree, node: &str) {
+        std::fs::remove_file(tree.host_path(node)).unwrap();
+        std::fs::create_dir(tree.host_path(node)).unwrap();
+    }
+
+    fn make_writable(tree: &FakeTree, node: &str, content: &str) {
+        std::fs::remove_dir(tree.host_path(node)).unwrap();
+        tree.node(node, content);
+    }
+
+    /// Issue 11 item 6: boost, crash, the node unwritable at the next
+    /// start. The original must survive that start, `lever restore`, and
+    /// be written by the first attempt that can.
+    #[test]
+    fn an_original_that_cannot_be_restored_at_start_is_kept_until_written() {
+        let ((tree, _d), fs, state) = board();
+        let (mut j, _) = Journal::recover_and_open(&state, &fs).unwrap();
+        j.record("/sys/a", "999").unwrap();
+        j.record("/sys/b", "5").unwrap();
+        fs.write("/sys/a", "1").unwrap();
+        fs.write("/sys/b", "6").unwrap();
+        drop(j); // kill -9
+        make_unwritable(&tree, "/sys/a");
+        let (mut j, rec) = Journal::recover_and_open(&state, &fs).unwrap();
+        assert!(rec
+            .restored
+            .iter()
+            .any(|r| r.node == "/sys/a" && r.result.is_err()));
+        assert_eq!(fs.read("/sys/b").unwrap(), "5");
+        let owed = j.unrestored();
+        assert_eq!(owed.len(), 1);
+        assert_eq!(
+            (owed[0].node.as_str(), owed[0].original.as_str()),
+            ("/sys/a", "999")
+        );
+        assert!(owed[0].error.contains("/sys/a"), "{}", owed[0].error);
+        // The file says so too: `lever restore` (or the next start) sees it.
+        let text = std::fs::read_to_string(j.path()).unwrap();
+        assert_eq!(
+            parse(&text).unwrap().pending,
+            [("/sys/a".into(), "999".into())]
+        );
+        // Still failing: still owed.
+        assert!(j.retry_unrestored().unwrap().is_empty());
+        assert!(j.owes());
+        // Writable again: the next retry writes it and clears the entry.
+        make_writable(&tree, "/sys/a", "1");
+        let done = j.retry_unrestored().unwrap();
+        assert_eq!(done.len(), 1);
+        assert_eq!(fs.read("/sys/a").unwrap(), "999");
+        assert!(!j.owes() && j.unrestored().is_empty());
+        drop(j);
+        let (_j, rec) = Journal::recover_and_open(&state, &fs).unwrap();
+        assert!(rec.restored.is_empty(), "{:?}", rec.restored);
+    }
+
+    #[test]
+    fn a_boost_of_an_owed_node_ends_with_the_true_original() {
+        let ((tree, _d), fs, state) = board();
+        let (mut j, _) = Journal::recover_and_open(&state, &fs).unwrap();
+        j.record("/sys/a", "999").unwrap();
+        fs.write("/sys/a", "5").unwrap();
+        drop(j);
+        make_unwritable(&tree, "/sys/a");
+        let (mut j, _) = Journal::recover_and_open(&state, &fs).unwrap();
+        make_writable(&tree, "/sys/a", "5");
+        // A client boosts it: what the node holds (5) is not the original,
+        // and a retry must not overwrite the client's value.
+        j.record("/sys/a", "5").unwrap();
+        fs.write("/sys/a", "50").unwrap();
+        assert!(j.retry_unrestored().unwrap().is_empty());
+        assert_eq!(fs.read("/sys/a").unwrap(), "50");
+        // The release writes 5 back (the applier's idea), then the journal
+        // writes the original it owes.
+        fs.write("/sys/a", "5").unwrap();
+        j.forget("/sys/a").unwrap();
+        assert_eq!(fs.read("/sys/a").unwrap(), "999");
+        assert!(!j.owes());
+        // `lever restore` then finds nothing to do.
+        drop(j);
+        let rec = recover(&Journal::path_in(&state), &fs).unwrap();
+        assert!(rec.restored.is_empty(), "{:?}", rec.restored);
+    }
+
+    #[test]
+    fn a_clean_stop_keeps_what_is_still_owed() {
+        let ((tree, _d), fs, state) = board();
+        let (mut j, _) = Journal::recover_and_open(&state, &fs).unwrap();
+        j.record("/sys/a", "999").unwrap();
+        drop(j);
+        make_unwritable(&tree, "/sys/a");
+        let (mut j, _) = Journal::recover_and_open(&state, &fs).unwrap();
+        j.compact().unwrap();
+        let text = std::fs::read_to_string(j.path()).unwrap();
+        assert_eq!(
+            parse(&text).unwrap().pending,
+            [("/sys/a".into(), "999".into())]
+        );
+        // `lever restore` reports it until the node takes it.
+        let rec = recover(j.path(), &fs).unwrap();
+        assert!(rec.restored[0].result.is_err());
+        make_writable(&tree, "/sys/a", "1");
+        let rec = recover(j.path(), &fs).unwrap();
+        assert!(rec.restored[0].result.is_ok());
+        assert_eq!(fs.read("/sys/a").unwrap(), "999");
+    }
+
+    #[test]
+    fn state_dir_and_journal_are_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let (_dir, fs, state) = board();
+        let (mut j, _) = Journal::recover_and_open(&state.join("deeper"), &fs).unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&state.join("deeper")), 0o700);
+        assert_eq!(mode(j.path()), 0o600);
+        j.compact().unwrap();
+        assert_eq!(mode(j.path()), 0o600);
     }
 
     #[test]

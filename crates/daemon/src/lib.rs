@@ -128,7 +128,16 @@ fn bind(path: &Path, system_gid: Option<u32>) -> Result<UnixListener, DaemonErro
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(err)?;
     }
-    if path.exists() {
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        use std::os::unix::fs::FileTypeExt;
+        // Only a socket (a dead daemon's) is ours to replace: a typo in
+        // --socket must not delete someone's file.
+        if !meta.file_type().is_socket() {
+            return Err(err(std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                "exists and is not a socket; refusing to replace it",
+            )));
+        }
         if UnixStream::connect(path).is_ok() {
             return Err(DaemonError::Busy(path.to_path_buf()));
         }
@@ -180,6 +189,15 @@ pub fn run(config: Config) -> Result<(), DaemonError> {
     let fs = KernelFs::new(root);
     let target = lever_targets::resolve(config.target.as_deref(), &fs)?;
     let jpath = journal::Journal::path_in(&config.state_dir);
+    // The state directory is private (0700), except that clients must be
+    // able to pass through it when the socket lives inside (0711: enter,
+    // not list; the journal itself is 0600).
+    let socket_inside = config.socket.parent() == Some(config.state_dir.as_path());
+    journal::create_state_dir(&config.state_dir, if socket_inside { 0o711 } else { 0o700 })
+        .map_err(|source| DaemonError::StateDir {
+            path: config.state_dir.clone(),
+            source,
+        })?;
     let (journal, recovered) =
         journal::Journal::recover_and_open(&config.state_dir, &fs).map_err(|source| {
             DaemonError::Journal {
@@ -199,8 +217,10 @@ pub fn run(config: Config) -> Result<(), DaemonError> {
                 r.node, r.original
             )),
             Err(e) => log.warn(&format!(
-                "could not restore {} to {:?}: {e}",
-                r.node, r.original
+                "could not restore {} to {:?}: {e}; kept in the journal and retried every {} s",
+                r.node,
+                r.original,
+                server::RETRY_UNRESTORED.as_secs()
             )),
         }
     }
@@ -226,6 +246,9 @@ pub fn run(config: Config) -> Result<(), DaemonError> {
     let reload = Box::new(move || {
         lever_targets::resolve(target_arg.as_deref(), &reload_fs).map_err(|e| e.to_string())
     });
+    // systemd's default soft limit (1024) would cap connections far below
+    // what the hard limit allows; the caps are derived from what is set.
+    server::raise_nofile();
     let mut server = server::Server::new(core, listener, system_gid, log.clone(), reload)?;
     server.set_busy_poll(config.busy_poll);
     // Start-up code (argument parsing, target loading, journal recovery)

@@ -4,8 +4,19 @@
 //! its own read and write buffers, so a silent or slow client never holds
 //! up the others), one pidfd per client (readable when the client process
 //! exits — its lease ends), one timerfd armed at the engine's next deadline,
-//! and self-pipes for SIGTERM/SIGINT and SIGHUP. When nothing is live the
-//! daemon sleeps in `epoll_wait` with no timeout.
+//! one that ends a pause of the listener, and self-pipes for
+//! SIGTERM/SIGINT and SIGHUP. When nothing is live the daemon sleeps in
+//! `epoll_wait` with no timeout.
+//!
+//! Fairness: each turn a connection gets one read and at most
+//! [`FRAMES_PER_TURN`] answers; frames left over wait for its next turn,
+//! after everyone else's. A connection whose unsent replies pass
+//! [`REPLY_BACKLOG`] is not read from until its client takes them
+//! (back-pressure: its own socket buffer fills and its writes block), and
+//! any one reply, however large, is streamed as the socket takes it.
+//! Connections are capped in all, per uid, and for third-party clients
+//! together ([`ConnLimits`]); running out of descriptors rests the listener
+//! instead of spinning on it.
 
 use crate::core::{Client, Core};
 use crate::identity;
@@ -24,20 +35,99 @@ const LISTENER: u64 = 1;
 const TIMER: u64 = 2;
 const SIG_TERM: u64 = 3;
 const SIG_HUP: u64 = 4;
+const PAUSE: u64 = 5;
+const RETRY: u64 = 6;
 const FIRST_CONN: u64 = 16;
-/// A client that stops reading its replies is dropped past this backlog.
-const MAX_WRITE_BACKLOG: usize = 1 << 20;
-/// Connections beyond this are refused at accept.
-const MAX_CONNECTIONS: usize = 4096;
+/// Past this much unsent reply data a connection is not read from until
+/// the client has taken some: back-pressure instead of buffering. One reply
+/// may be larger (a STATUS of thousands of requests); it is streamed.
+pub const REPLY_BACKLOG: usize = 64 << 10;
+/// Frames answered per connection per loop turn, so a client with a
+/// thousand requests pipelined waits its turn like everyone else.
+pub const FRAMES_PER_TURN: usize = 16;
+/// Connections accepted per loop turn (a connect flood shares the loop).
+const ACCEPTS_PER_TURN: usize = 64;
+/// How long the listener rests after the daemon ran out of descriptors.
+pub const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
+
+/// How often originals a node refused are tried again (only while some
+/// are owed: otherwise this timer is off).
+pub const RETRY_UNRESTORED: Duration = Duration::from_secs(2);
+
+/// Caps on connections, derived from the descriptor limit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnLimits {
+    /// Connections in all (root included).
+    pub total: usize,
+    /// Connections kept for system clients (root and the system group):
+    /// third-party clients together may hold `total - reserve`.
+    pub reserve: usize,
+    /// Connections one uid other than root may hold.
+    pub per_uid: usize,
+}
+
+impl ConnLimits {
+    /// The caps for a process allowed `nofile` descriptors. Each
+    /// connection costs two (the socket and the client's pidfd); the rest
+    /// is left for nodes, the journal and `/proc` reads, so that the caps,
+    /// not the kernel's EMFILE, are what a flood of connections meets.
+    pub fn for_nofile(nofile: u64) -> ConnLimits {
+        let nofile = usize::try_from(nofile).unwrap_or(usize::MAX);
+        let spare = 64 + nofile / 8;
+        let total = (nofile.saturating_sub(spare) / 2).clamp(8, 4096);
+        ConnLimits {
+            total,
+            reserve: (total / 8).max(2),
+            per_uid: (total / 8).max(1),
+        }
+    }
+}
+
+/// Raise the soft descriptor limit to the hard one (systemd starts
+/// services with a soft limit of 1024) and return what is allowed now.
+pub fn raise_nofile() -> u64 {
+    use rustix::process::{getrlimit, setrlimit, Resource};
+    let mut lim = getrlimit(Resource::Nofile);
+    if lim.current != lim.maximum {
+        lim.current = lim.maximum;
+        let _ = setrlimit(Resource::Nofile, lim);
+    }
+    getrlimit(Resource::Nofile).current.unwrap_or(1 << 20)
+}
 
 struct Conn {
     stream: UnixStream,
     client: Client,
     rbuf: Vec<u8>,
+    /// Replies not yet sent: `wbuf[wpos..]`.
     wbuf: Vec<u8>,
+    wpos: usize,
     pidfd: Option<OwnedFd>,
-    want_write: bool,
+    /// Events registered with epoll now.
+    interest: epoll::EventFlags,
+    /// `rbuf` may hold a complete frame not yet answered.
+    pending: bool,
     closing: bool,
+}
+
+impl Conn {
+    fn backlog(&self) -> usize {
+        self.wbuf.len() - self.wpos
+    }
+
+    /// The events this connection should wait for: input only while its
+    /// replies are being taken and nothing is left to answer; output while
+    /// replies wait.
+    fn wanted(&self) -> epoll::EventFlags {
+        let mut f = epoll::EventFlags::empty();
+        if !self.closing && !self.pending && self.backlog() <= REPLY_BACKLOG {
+            f |= epoll::EventFlags::IN | epoll::EventFlags::RDHUP;
+        }
+        if self.backlog() > 0 {
+            f |= epoll::EventFlags::OUT;
+        }
+        f
+    }
 }
 
 /// What stopped the loop.
@@ -57,9 +147,18 @@ pub struct Server<'a> {
     epoll: OwnedFd,
     timer: OwnedFd,
     armed: Option<Duration>,
+    /// Re-enables the listener after [`ACCEPT_PAUSE`].
+    pause: OwnedFd,
+    /// Ticks every [`RETRY_UNRESTORED`] while the journal owes originals.
+    retry: OwnedFd,
+    retrying: bool,
+    paused: bool,
     term: (OwnedFd, OwnedFd),
     hup: (OwnedFd, OwnedFd),
     conns: HashMap<u64, Conn>,
+    /// Connections with a complete frame left unanswered at the end of
+    /// their turn (served again next turn, without waiting for input).
+    ready: Vec<u64>,
     next_conn: u64,
     epoch: Instant,
     system_gid: Option<u32>,
@@ -68,6 +167,16 @@ pub struct Server<'a> {
     busy_poll: Duration,
     /// Read buffer shared by all connections (not zeroed per read).
     scratch: Box<[u8]>,
+    limits: ConnLimits,
+    /// Connections per uid, and third-party connections in all.
+    per_uid: HashMap<u32, usize>,
+    third_party: usize,
+    /// A descriptor kept free for the moment the table is full: closed to
+    /// accept (and refuse) one pending connection, then reopened.
+    spare: Option<std::fs::File>,
+    /// Connections refused since the last log line about it, and when
+    /// that line was written (one line per [`ACCEPT_PAUSE`] at most).
+    refused: (u64, Option<Instant>),
 }
 
 fn pipe_pair() -> io::Result<(OwnedFd, OwnedFd)> {
@@ -77,8 +186,52 @@ fn pipe_pair() -> io::Result<(OwnedFd, OwnedFd)> {
     Ok((r, w))
 }
 
+fn timerfd() -> io::Result<OwnedFd> {
+    Ok(rustix::time::timerfd_create(
+        TimerfdClockId::Monotonic,
+        TimerfdFlags::CLOEXEC | TimerfdFlags::NONBLOCK,
+    )?)
+}
+
+fn set_timer(timer: &OwnedFd, after: Option<Duration>) -> io::Result<()> {
+    let zero = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    let value = match after {
+        None => zero,
+        Some(rel) => {
+            let rel = rel.max(Duration::from_micros(1));
+            Timespec {
+                tv_sec: rel.as_secs() as i64,
+                tv_nsec: rel.subsec_nanos() as i64,
+            }
+        }
+    };
+    let spec = Itimerspec {
+        it_interval: zero,
+        it_value: value,
+    };
+    rustix::time::timerfd_settime(timer, TimerfdTimerFlags::empty(), &spec)?;
+    Ok(())
+}
+
+fn spare_fd() -> Option<std::fs::File> {
+    std::fs::File::open("/dev/null").ok()
+}
+
+fn refusal(message: String) -> Vec<u8> {
+    Reply::Error {
+        code: lever_protocol::ErrorCode::Limit,
+        message,
+    }
+    .encode()
+}
+
 impl<'a> Server<'a> {
-    /// Set up epoll, the timer and the signal pipes around a bound listener.
+    /// Set up epoll, the timers and the signal pipes around a bound
+    /// listener. Connection caps follow the descriptor limit in force
+    /// ([`ConnLimits::for_nofile`]).
     pub fn new(
         core: Core,
         listener: UnixListener,
@@ -88,10 +241,9 @@ impl<'a> Server<'a> {
     ) -> io::Result<Server<'a>> {
         listener.set_nonblocking(true)?;
         let epoll = epoll::create(epoll::CreateFlags::CLOEXEC)?;
-        let timer = rustix::time::timerfd_create(
-            TimerfdClockId::Monotonic,
-            TimerfdFlags::CLOEXEC | TimerfdFlags::NONBLOCK,
-        )?;
+        let timer = timerfd()?;
+        let pause = timerfd()?;
+        let retry = timerfd()?;
         let term = pipe_pair()?;
         let hup = pipe_pair()?;
         for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
@@ -101,17 +253,27 @@ impl<'a> Server<'a> {
         let ev = epoll::EventFlags::IN;
         epoll::add(&epoll, &listener, epoll::EventData::new_u64(LISTENER), ev)?;
         epoll::add(&epoll, &timer, epoll::EventData::new_u64(TIMER), ev)?;
+        epoll::add(&epoll, &pause, epoll::EventData::new_u64(PAUSE), ev)?;
+        epoll::add(&epoll, &retry, epoll::EventData::new_u64(RETRY), ev)?;
         epoll::add(&epoll, &term.0, epoll::EventData::new_u64(SIG_TERM), ev)?;
         epoll::add(&epoll, &hup.0, epoll::EventData::new_u64(SIG_HUP), ev)?;
+        let nofile = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+            .current
+            .unwrap_or(1 << 20);
         Ok(Server {
             core,
             listener,
             epoll,
             timer,
             armed: None,
+            pause,
+            paused: false,
+            retry,
+            retrying: false,
             term,
             hup,
             conns: HashMap::new(),
+            ready: Vec::new(),
             next_conn: FIRST_CONN,
             epoch: Instant::now(),
             system_gid,
@@ -119,6 +281,11 @@ impl<'a> Server<'a> {
             reload,
             busy_poll: Duration::ZERO,
             scratch: vec![0u8; 16384].into_boxed_slice(),
+            limits: ConnLimits::for_nofile(nofile),
+            per_uid: HashMap::new(),
+            third_party: 0,
+            spare: spare_fd(),
+            refused: (0, None),
         })
     }
 
@@ -129,6 +296,17 @@ impl<'a> Server<'a> {
     /// an idle daemon still sleeps.
     pub fn set_busy_poll(&mut self, window: Duration) {
         self.busy_poll = window;
+    }
+
+    /// Replace the connection caps (tests; the default follows the
+    /// descriptor limit).
+    pub fn set_conn_limits(&mut self, limits: ConnLimits) {
+        self.limits = limits;
+    }
+
+    /// The connection caps in force.
+    pub fn conn_limits(&self) -> &ConnLimits {
+        &self.limits
     }
 
     fn now(&self) -> Duration {
@@ -143,31 +321,46 @@ impl<'a> Server<'a> {
             tv_sec: 0,
             tv_nsec: 0,
         };
+        self.arm_timer()?;
         loop {
             events.clear();
             let polling = last_event.is_some_and(|t| t.elapsed() < self.busy_poll);
-            let timeout = if polling { Some(&zero) } else { None };
+            // Frames left over from the last turn are served without
+            // sleeping; epoll only says what is new.
+            let timeout = if polling || !self.ready.is_empty() {
+                Some(&zero)
+            } else {
+                None
+            };
             match epoll::wait(&self.epoll, spare_capacity(&mut events), timeout) {
                 Ok(_) => {}
                 Err(rustix::io::Errno::INTR) => continue,
                 Err(e) => return Err(e.into()),
             }
-            if events.is_empty() {
-                continue;
-            }
-            if !self.busy_poll.is_zero() {
+            if !events.is_empty() && !self.busy_poll.is_zero() {
                 last_event = Some(Instant::now());
             }
+            let mut served = Vec::new();
             for ev in events.iter() {
                 let token = ev.data.u64();
                 match token {
-                    LISTENER => self.accept_all(),
+                    LISTENER => self.accept_some(),
                     TIMER => {
                         let mut b = [0u8; 8];
                         let _ = rustix::io::read(&self.timer, &mut b);
                         self.armed = None;
                         let now = self.now();
                         self.core.expire(now);
+                    }
+                    PAUSE => {
+                        let mut b = [0u8; 8];
+                        let _ = rustix::io::read(&self.pause, &mut b);
+                        self.resume_listener();
+                    }
+                    RETRY => {
+                        let mut b = [0u8; 8];
+                        let _ = rustix::io::read(&self.retry, &mut b);
+                        self.retry_unrestored();
                     }
                     SIG_TERM => {
                         drain(&self.term.0);
@@ -180,7 +373,20 @@ impl<'a> Server<'a> {
                         self.reload_config();
                     }
                     t if t & 1 == 1 => self.close(t >> 1, "process exited"),
-                    t => self.on_conn(t >> 1, ev.flags),
+                    t => {
+                        served.push(t >> 1);
+                        self.on_conn(t >> 1, ev.flags);
+                    }
+                }
+            }
+            // One more turn for connections that still had frames waiting
+            // (those just served by an event had theirs).
+            let ready = std::mem::take(&mut self.ready);
+            for conn in ready {
+                if !served.contains(&conn) {
+                    self.on_conn(conn, epoll::EventFlags::empty());
+                } else if self.conns.get(&conn).is_some_and(|c| c.pending) {
+                    self.ready.push(conn);
                 }
             }
             self.arm_timer()?;
@@ -205,82 +411,216 @@ impl<'a> Server<'a> {
         }
     }
 
+    /// Write back the originals the journal still owes (see
+    /// [`crate::journal::Journal::unrestored`]).
+    fn retry_unrestored(&mut self) {
+        match self.core.journal_mut().retry_unrestored() {
+            Ok(done) => {
+                for u in done {
+                    self.log.info(&format!(
+                        "restored {} to {:?}, owed since it failed ({})",
+                        u.node, u.original, u.error
+                    ));
+                }
+            }
+            Err(e) => self
+                .log
+                .warn(&format!("journal: could not record a restore: {e}")),
+        }
+    }
+
     fn arm_timer(&mut self) -> io::Result<()> {
+        // The retry timer runs only while originals are owed.
+        let owed = self.core.journal_mut().owes();
+        if owed != self.retrying {
+            self.retrying = owed;
+            let every = owed.then_some(RETRY_UNRESTORED);
+            let zero = Timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            let every = every.map_or(zero, |d| Timespec {
+                tv_sec: d.as_secs() as i64,
+                tv_nsec: 0,
+            });
+            rustix::time::timerfd_settime(
+                &self.retry,
+                TimerfdTimerFlags::empty(),
+                &Itimerspec {
+                    it_interval: every,
+                    it_value: every,
+                },
+            )?;
+        }
         let next = self.core.next_deadline();
         if next == self.armed {
             return Ok(());
         }
-        let value = match next {
-            None => Timespec {
-                tv_sec: 0,
-                tv_nsec: 0,
-            },
-            Some(d) => {
-                let rel = d.saturating_sub(self.now()).max(Duration::from_micros(1));
-                Timespec {
-                    tv_sec: rel.as_secs() as i64,
-                    tv_nsec: rel.subsec_nanos() as i64,
-                }
-            }
-        };
-        let spec = Itimerspec {
-            it_interval: Timespec {
-                tv_sec: 0,
-                tv_nsec: 0,
-            },
-            it_value: value,
-        };
-        rustix::time::timerfd_settime(&self.timer, TimerfdTimerFlags::empty(), &spec)?;
+        set_timer(&self.timer, next.map(|d| d.saturating_sub(self.now())))?;
         self.armed = next;
         Ok(())
     }
 
-    fn accept_all(&mut self) {
-        loop {
-            let stream = match self.listener.accept() {
-                Ok((s, _)) => s,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(e) => {
-                    self.log.warn(&format!("accept failed: {e}"));
+    fn accept_some(&mut self) {
+        for _ in 0..ACCEPTS_PER_TURN {
+            let flags = rustix::net::SocketFlags::CLOEXEC | rustix::net::SocketFlags::NONBLOCK;
+            match rustix::net::accept_with(&self.listener, flags) {
+                Ok(fd) => self.admit(UnixStream::from(fd)),
+                Err(rustix::io::Errno::AGAIN) => return,
+                Err(rustix::io::Errno::INTR | rustix::io::Errno::CONNABORTED) => {}
+                Err(e @ (rustix::io::Errno::MFILE | rustix::io::Errno::NFILE)) => {
+                    self.out_of_descriptors(e.into());
                     return;
                 }
-            };
-            if self.conns.len() >= MAX_CONNECTIONS {
-                let mut s = stream;
-                let _ = s.write_all(
-                    &Reply::Error {
-                        code: lever_protocol::ErrorCode::Limit,
-                        message: format!("too many connections (limit {MAX_CONNECTIONS})"),
-                    }
-                    .encode(),
-                );
-                continue;
+                Err(e) => {
+                    // Anything else (ENOMEM, ENOBUFS): rest the same way
+                    // rather than retry at once.
+                    self.pause_listener(&format!("accept failed: {}", io::Error::from(e)));
+                    return;
+                }
             }
-            if let Err(e) = self.add_conn(stream) {
-                self.log.warn(&format!("cannot take a connection: {e}"));
-            }
+        }
+        // Budget spent: the listener is still readable and epoll (level-
+        // triggered) reports it again next turn, after everyone else.
+    }
+
+    /// EMFILE/ENFILE: the pending connection would be reported again and
+    /// again. Use the spare descriptor to take it and refuse it, then rest
+    /// the listener for a moment instead of spinning.
+    fn out_of_descriptors(&mut self, e: io::Error) {
+        self.spare = None;
+        let flags = rustix::net::SocketFlags::CLOEXEC | rustix::net::SocketFlags::NONBLOCK;
+        if let Ok(fd) = rustix::net::accept_with(&self.listener, flags) {
+            let _ = (&UnixStream::from(fd)).write(&refusal(
+                "the daemon is out of file descriptors; try again later".into(),
+            ));
+            self.refused.0 += 1;
+        }
+        self.spare = spare_fd();
+        self.pause_listener(&format!(
+            "accept failed: {e} ({} connections open)",
+            self.conns.len()
+        ));
+    }
+
+    fn pause_listener(&mut self, why: &str) {
+        if !self.paused {
+            self.paused = true;
+            let _ = epoll::modify(
+                &self.epoll,
+                &self.listener,
+                epoll::EventData::new_u64(LISTENER),
+                epoll::EventFlags::empty(),
+            );
+            let _ = set_timer(&self.pause, Some(ACCEPT_PAUSE));
+        }
+        self.note_refusal(why);
+    }
+
+    fn resume_listener(&mut self) {
+        if self.paused {
+            self.paused = false;
+            let _ = epoll::modify(
+                &self.epoll,
+                &self.listener,
+                epoll::EventData::new_u64(LISTENER),
+                epoll::EventFlags::IN,
+            );
         }
     }
 
-    fn add_conn(&mut self, stream: UnixStream) -> io::Result<()> {
-        stream.set_nonblocking(true)?;
-        let id = identity::peer(&stream, self.system_gid)?;
+    /// Log a refused connection, at most one line per [`ACCEPT_PAUSE`]
+    /// (with how many were refused since the last line): a flood must not
+    /// become a flood of log lines.
+    fn note_refusal(&mut self, why: &str) {
+        let quiet = self.refused.1.is_some_and(|t| t.elapsed() < ACCEPT_PAUSE);
+        if quiet {
+            return;
+        }
+        let n = std::mem::take(&mut self.refused.0);
+        let more = if n > 1 {
+            format!(" ({n} connections refused since the last report)")
+        } else {
+            String::new()
+        };
+        self.log.warn(&format!(
+            "{why}{more}; pausing accept for {} ms",
+            ACCEPT_PAUSE.as_millis()
+        ));
+        self.refused.1 = Some(Instant::now());
+    }
+
+    /// Take a connection within the caps, or refuse it with an ERROR
+    /// (code Limit) saying which cap.
+    fn admit(&mut self, stream: UnixStream) {
+        let id = match identity::peer(&stream, self.system_gid) {
+            Ok(id) => id,
+            Err(e) => {
+                self.log.warn(&format!("cannot take a connection: {e}"));
+                return;
+            }
+        };
+        let held = self.per_uid.get(&id.uid).copied().unwrap_or(0);
+        let l = &self.limits;
+        let refuse = if self.conns.len() >= l.total {
+            Some(format!("too many connections (limit {})", l.total))
+        } else if !id.system && self.third_party >= l.total - l.reserve {
+            Some(format!(
+                "too many third-party connections (limit {}; the rest is kept for system clients)",
+                l.total - l.reserve
+            ))
+        } else if id.uid != 0 && held >= l.per_uid {
+            Some(format!(
+                "uid {} already has {held} connections (limit {} per uid)",
+                id.uid, l.per_uid
+            ))
+        } else {
+            None
+        };
+        if let Some(message) = refuse {
+            let _ = (&stream).write(&refusal(message.clone()));
+            self.refused.0 += 1;
+            let quiet = self.refused.1.is_some_and(|t| t.elapsed() < ACCEPT_PAUSE);
+            if !quiet {
+                let n = std::mem::take(&mut self.refused.0);
+                self.log.warn(&format!(
+                    "refused a connection from pid {} uid {}: {message} ({n} refused since the last report)",
+                    id.pid, id.uid
+                ));
+                self.refused.1 = Some(Instant::now());
+            }
+            return;
+        }
+        if let Err(e) = self.add_conn(stream, id) {
+            self.log.warn(&format!("cannot take a connection: {e}"));
+        }
+    }
+
+    fn add_conn(&mut self, stream: UnixStream, id: identity::Identity) -> io::Result<()> {
         let conn = self.next_conn;
         self.next_conn += 1;
+        let interest = epoll::EventFlags::IN | epoll::EventFlags::RDHUP;
         epoll::add(
             &self.epoll,
             &stream,
             epoll::EventData::new_u64(conn << 1),
-            epoll::EventFlags::IN | epoll::EventFlags::RDHUP,
+            interest,
         )?;
         let pidfd = identity::pidfd(id.pid);
         if let Some(fd) = &pidfd {
-            epoll::add(
+            if let Err(e) = epoll::add(
                 &self.epoll,
                 fd,
                 epoll::EventData::new_u64((conn << 1) | 1),
                 epoll::EventFlags::IN,
-            )?;
+            ) {
+                let _ = epoll::delete(&self.epoll, &stream);
+                return Err(e.into());
+            }
+        }
+        *self.per_uid.entry(id.uid).or_default() += 1;
+        if !id.system {
+            self.third_party += 1;
         }
         self.conns.insert(
             conn,
@@ -289,115 +629,97 @@ impl<'a> Server<'a> {
                 client: Client { conn, id },
                 rbuf: Vec::new(),
                 wbuf: Vec::new(),
+                wpos: 0,
                 pidfd,
-                want_write: false,
+                interest,
+                pending: false,
                 closing: false,
             },
         );
         Ok(())
     }
 
+    /// One turn of a connection: send what waits, read at most one
+    /// buffer, answer at most [`FRAMES_PER_TURN`] frames — none while its
+    /// unsent replies pass [`REPLY_BACKLOG`].
     fn on_conn(&mut self, conn: u64, flags: epoll::EventFlags) {
         let now = self.now();
         let Some(c) = self.conns.get_mut(&conn) else {
             return;
         };
         let mut eof = flags.intersects(epoll::EventFlags::HUP | epoll::EventFlags::ERR);
-        if flags.contains(epoll::EventFlags::IN) || flags.contains(epoll::EventFlags::RDHUP) {
-            let chunk = &mut self.scratch;
+        if flush(c).is_err() {
+            eof = true;
+        }
+        let can_answer = |c: &Conn| !c.closing && c.backlog() <= REPLY_BACKLOG;
+        if !eof
+            && !c.pending
+            && can_answer(c)
+            && flags.intersects(epoll::EventFlags::IN | epoll::EventFlags::RDHUP)
+        {
             loop {
-                match c.stream.read(chunk) {
-                    Ok(0) => {
-                        eof = true;
-                        break;
-                    }
+                match c.stream.read(&mut self.scratch) {
+                    Ok(0) => eof = true,
                     Ok(n) => {
-                        c.rbuf.extend_from_slice(&chunk[..n]);
-                        // A short read drained the socket for now; epoll
-                        // (level-triggered) reports more when it comes.
-                        if n < chunk.len() {
-                            break;
-                        }
+                        c.rbuf.extend_from_slice(&self.scratch[..n]);
+                        c.pending = true;
                     }
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    Err(_) => {
-                        eof = true;
-                        break;
-                    }
+                    Err(_) => eof = true,
                 }
+                break;
             }
-            // Answer every complete frame, in order.
-            let mut used_total = 0;
-            while !c.closing {
-                match decode_request(&c.rbuf[used_total..]) {
-                    Ok(None) => break,
-                    Ok(Some((req, used))) => {
-                        used_total += used;
-                        let reply = self.core.handle(&c.client, req, now);
-                        c.wbuf.extend_from_slice(&reply.encode());
-                    }
-                    Err(e) => {
-                        // The stream cannot be trusted past a bad frame.
-                        self.log.warn(&format!(
-                            "client pid {} uid {} sent a malformed frame: {e}; closing it",
-                            c.client.id.pid, c.client.id.uid
-                        ));
-                        c.wbuf.extend_from_slice(
-                            &Reply::Error {
-                                code: e.code(),
-                                message: e.to_string(),
-                            }
-                            .encode(),
-                        );
-                        c.closing = true;
-                    }
-                }
-            }
-            c.rbuf.drain(..used_total);
         }
-        if !c.wbuf.is_empty() {
-            loop {
-                match c.stream.write(&c.wbuf) {
-                    Ok(0) => {
-                        eof = true;
-                        break;
-                    }
-                    Ok(n) => {
-                        c.wbuf.drain(..n);
-                        if c.wbuf.is_empty() {
-                            break;
+        // Answer complete frames, in order, within this turn's budget.
+        let mut used_total = 0;
+        let mut answered = 0;
+        while c.pending && can_answer(c) && answered < FRAMES_PER_TURN {
+            match decode_request(&c.rbuf[used_total..]) {
+                Ok(None) => c.pending = false,
+                Ok(Some((req, used))) => {
+                    used_total += used;
+                    answered += 1;
+                    let reply = self.core.handle(&c.client, req, now);
+                    c.wbuf.extend_from_slice(&reply.encode());
+                }
+                Err(e) => {
+                    // The stream cannot be trusted past a bad frame.
+                    self.log.warn(&format!(
+                        "client pid {} uid {} sent a malformed frame: {e}; closing it",
+                        c.client.id.pid, c.client.id.uid
+                    ));
+                    c.wbuf.extend_from_slice(
+                        &Reply::Error {
+                            code: e.code(),
+                            message: e.to_string(),
                         }
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    Err(_) => {
-                        eof = true;
-                        break;
-                    }
+                        .encode(),
+                    );
+                    c.closing = true;
+                    c.pending = false;
                 }
             }
         }
-        if c.wbuf.len() > MAX_WRITE_BACKLOG {
-            self.close(conn, "client does not read its replies");
-            return;
+        c.rbuf.drain(..used_total);
+        if answered > 0 && flush(c).is_err() {
+            eof = true;
         }
-        if eof || (c.closing && c.wbuf.is_empty()) {
+        if eof || (c.closing && c.backlog() == 0) {
             self.close(conn, "connection closed");
             return;
         }
-        let want = !c.wbuf.is_empty();
-        if want != c.want_write {
-            c.want_write = want;
-            let mut f = epoll::EventFlags::IN | epoll::EventFlags::RDHUP;
-            if want {
-                f |= epoll::EventFlags::OUT;
-            }
+        if c.pending && can_answer(c) {
+            self.ready.push(conn);
+        }
+        let want = c.wanted();
+        if want != c.interest {
+            c.interest = want;
             let _ = epoll::modify(
                 &self.epoll,
                 &c.stream,
                 epoll::EventData::new_u64(conn << 1),
-                f,
+                want,
             );
         }
     }
@@ -410,6 +732,16 @@ impl<'a> Server<'a> {
         if let Some(fd) = &c.pidfd {
             let _ = epoll::delete(&self.epoll, fd);
         }
+        let uid = c.client.id.uid;
+        if let Some(n) = self.per_uid.get_mut(&uid) {
+            *n -= 1;
+            if *n == 0 {
+                self.per_uid.remove(&uid);
+            }
+        }
+        if !c.client.id.system {
+            self.third_party -= 1;
+        }
         if self.core.live() > 0 {
             let before = self.core.live();
             self.core.client_gone(conn);
@@ -421,6 +753,32 @@ impl<'a> Server<'a> {
             }
         }
     }
+}
+
+/// Send as much of `c`'s replies as the socket takes now; the rest waits
+/// for EPOLLOUT. Keeps the buffer's allocation once it is empty, and
+/// returns it once it is large and drained (after a big STATUS).
+fn flush(c: &mut Conn) -> io::Result<()> {
+    while c.backlog() > 0 {
+        match c.stream.write(&c.wbuf[c.wpos..]) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => c.wpos += n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    if c.backlog() == 0 {
+        c.wbuf.clear();
+        c.wpos = 0;
+        if c.wbuf.capacity() > REPLY_BACKLOG {
+            c.wbuf = Vec::new();
+        }
+    } else if c.wpos > REPLY_BACKLOG {
+        c.wbuf.drain(..c.wpos);
+        c.wpos = 0;
+    }
+    Ok(())
 }
 
 fn drain(fd: impl AsFd) {

@@ -64,6 +64,22 @@ pub struct Status {
     pub requests: Vec<RequestInfo>,
     /// Every resource of the target.
     pub resources: Vec<ResourceState>,
+    /// Originals the daemon owes nodes that refused them (left by an
+    /// earlier run): kept in its journal and retried until written. Absent
+    /// when there are none (and from older daemons).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unrestored: Vec<Unrestored>,
+}
+
+/// An original the daemon could not write back yet.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Unrestored {
+    /// Kernel path of the node.
+    pub node: String,
+    /// The value it should get back.
+    pub original: String,
+    /// Why the last attempt failed.
+    pub error: String,
 }
 
 /// One live request.
@@ -465,8 +481,20 @@ mod tests {
                 }],
             }],
             resources: vec![resource()],
+            unrestored: vec![],
         };
         let value = serde_json::to_value(&status).unwrap();
+        // Owed originals appear only when there are some (older clients
+        // and documents need not know the key).
+        let mut owed = status.clone();
+        owed.unrestored.push(Unrestored {
+            node: "/proc/sys/vm/swappiness".into(),
+            original: "60".into(),
+            error: "Is a directory".into(),
+        });
+        let with = serde_json::to_value(&owed).unwrap();
+        assert_eq!(with["unrestored"][0]["original"], "60");
+        assert_eq!(serde_json::from_value::<Status>(with).unwrap(), owed);
         assert_eq!(
             value,
             json!({

@@ -1,0 +1,525 @@
+//! The daemon under hostile clients (issue 11): a real `lever daemon` on a
+//! simulated board, attacked by connections opened as `nobody`, while a
+//! root client measures its own latency and uses the daemon throughout.
+//!
+//! Each promise of `docs/daemon.md` ("Promises under load") is checked
+//! against a baseline measured in the same test, so machine noise cancels:
+//! other clients' p99 within 2× of it, the daemon's memory under a stated
+//! bound, root always able to connect, acquire and release.
+//!
+//! Connections as `nobody`: the test binary runs itself as uid 65534
+//! (`Command::uid`, no unsafe code) in the role `connector_role`, which
+//! connects N sockets and hands them back over its stdin (a socketpair)
+//! with SCM_RIGHTS. The daemon identifies a peer by `SO_PEERCRED`, taken at
+//! `connect()`, so the sockets stay `nobody`'s in the test's hands, while
+//! the test itself drives every byte on them. The connector process stays
+//! alive until the test closes its end: the daemon ends a client's
+//! connections when its process exits (pidfd).
+
+mod common;
+
+use common::LEVER;
+use lever_client::{Client, Lease, Priority};
+use lever_protocol::{decode_reply, Reply, Request};
+use std::io::{BufRead, BufReader, IoSlice, IoSliceMut, Read, Write};
+use std::mem::MaybeUninit;
+use std::os::fd::AsFd;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const NOBODY: u32 = 65534;
+/// `vm_swappiness` on qcs6490: third-party, newest wins.
+const SWAPPINESS: u32 = 0x48800000;
+/// Silver cluster minimum frequency (the seed's perflock).
+const SILVER_MIN: u32 = 0x44008100;
+
+fn is_root() -> bool {
+    rustix::process::getuid().is_root()
+}
+
+/// A daemon on a simulated qcs6490, in a directory `nobody` may enter,
+/// with no system group (every non-root client is third-party).
+struct Daemon {
+    child: Child,
+    socket: PathBuf,
+    log: Arc<Mutex<String>>,
+    _dir: tempfile::TempDir,
+}
+
+impl Daemon {
+    /// Start it, with the descriptor limit (soft = hard) set to `nofile`
+    /// through `prlimit` when given.
+    fn start(nofile: Option<u64>) -> Daemon {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let socket = dir.path().join("lever.sock");
+        let mut cmd = match nofile {
+            Some(n) => {
+                let mut c = Command::new("prlimit");
+                c.arg(format!("--nofile={n}:{n}")).arg(LEVER);
+                c
+            }
+            None => Command::new(LEVER),
+        };
+        cmd.args(["daemon", "--quiet", "--sim", "qcs6490"])
+            .args(["--system-group", "lever-test-no-such-group"])
+            .arg("--state-dir")
+            .arg(dir.path())
+            .arg("--socket")
+            .arg(&socket)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().expect("start the daemon");
+        let log = Arc::new(Mutex::new(String::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let sink = log.clone();
+        let stderr = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if line.contains("ready on") {
+                    let _ = tx.send(());
+                }
+                sink.lock().unwrap().push_str(&(line + "\n"));
+            }
+        });
+        if rx.recv_timeout(Duration::from_secs(20)).is_err() {
+            let _ = child.kill();
+            panic!("daemon did not get ready: {}", log.lock().unwrap());
+        }
+        Daemon {
+            child,
+            socket,
+            log,
+            _dir: dir,
+        }
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    fn client(&self) -> Client {
+        Client::connect(&self.socket).expect("root connects")
+    }
+
+    /// `VmRSS` and `VmHWM` in kB, from `/proc/<pid>/status`.
+    fn memory_kb(&self) -> (u64, u64) {
+        let fs = lever_kernel::KernelFs::system();
+        let st = lever_measure::process::status(&fs, self.pid().into()).unwrap();
+        (st.vm_rss_kb.unwrap(), st.vm_hwm_kb.unwrap())
+    }
+
+    fn cpu_ticks(&self) -> u64 {
+        let fs = lever_kernel::KernelFs::system();
+        lever_measure::process::cpu_ticks(&fs, self.pid().into())
+            .unwrap()
+            .total()
+    }
+
+    fn log(&self) -> String {
+        self.log.lock().unwrap().clone()
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The role the test binary plays as `nobody`: connect
+/// `LEVER_HOSTILE_COUNT` sockets to `LEVER_HOSTILE_SOCKET`, send them back
+/// over stdin, stay alive until stdin closes. A no-op in a normal run.
+#[test]
+fn connector_role() {
+    use rustix::net::{sendmsg, SendAncillaryBuffer, SendAncillaryMessage, SendFlags};
+    let Some(socket) = std::env::var_os("LEVER_HOSTILE_SOCKET") else {
+        return;
+    };
+    let n: usize = std::env::var("LEVER_HOSTILE_COUNT")
+        .unwrap()
+        .parse()
+        .unwrap();
+    let stdin = std::io::stdin();
+    let back = stdin.as_fd();
+    let conns: Vec<UnixStream> = (0..n)
+        .map(|_| UnixStream::connect(&socket).expect("connect as nobody"))
+        .collect();
+    for chunk in conns.chunks(200) {
+        let fds: Vec<_> = chunk.iter().map(|c| c.as_fd()).collect();
+        let mut space = vec![MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(200))];
+        let mut cmsg = SendAncillaryBuffer::new(&mut space);
+        assert!(cmsg.push(SendAncillaryMessage::ScmRights(&fds)));
+        sendmsg(back, &[IoSlice::new(&[1])], &mut cmsg, SendFlags::empty()).unwrap();
+    }
+    let mut b = [0u8; 1];
+    let _ = rustix::io::read(back, &mut b);
+}
+
+/// `n` connections opened by a process running as `nobody`, and that
+/// process (kill it, or drop the handle, to end them all).
+struct Nobody {
+    child: Child,
+    conns: Vec<UnixStream>,
+    /// The connector waits for this end to close.
+    _back: UnixStream,
+}
+
+impl Drop for Nobody {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn nobody_connections(d: &Daemon, n: usize) -> Nobody {
+    use rustix::net::{recvmsg, RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags};
+    use std::os::unix::process::CommandExt;
+    let (mine, theirs) = UnixStream::pair().unwrap();
+    let child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "connector_role",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("LEVER_HOSTILE_SOCKET", &d.socket)
+        .env("LEVER_HOSTILE_COUNT", n.to_string())
+        .uid(NOBODY)
+        .gid(NOBODY)
+        .stdin(Stdio::from(std::os::fd::OwnedFd::from(theirs)))
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut conns = Vec::with_capacity(n);
+    mine.set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    while conns.len() < n {
+        let mut space = vec![MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(253))];
+        let mut cmsg = RecvAncillaryBuffer::new(&mut space);
+        let mut b = [0u8; 1];
+        let r = recvmsg(
+            &mine,
+            &mut [IoSliceMut::new(&mut b)],
+            &mut cmsg,
+            RecvFlags::CMSG_CLOEXEC,
+        )
+        .unwrap();
+        assert!(r.bytes > 0, "the connector exited early");
+        for msg in cmsg.drain() {
+            if let RecvAncillaryMessage::ScmRights(fds) = msg {
+                conns.extend(fds.map(UnixStream::from));
+            }
+        }
+    }
+    Nobody {
+        child,
+        conns,
+        _back: mine,
+    }
+}
+
+fn p99(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() * 99 / 100]
+}
+
+/// Latencies of `n` PINGs from `c`.
+fn pings(c: &mut Client, n: usize) -> Vec<Duration> {
+    (0..n)
+        .map(|_| {
+            let t = Instant::now();
+            assert_eq!(c.ping().unwrap(), 1);
+            t.elapsed()
+        })
+        .collect()
+}
+
+/// The promise "p99 within 2× of the unattacked baseline": `base` was
+/// measured before the attack; `during` samples the same workload now.
+/// A noisy neighbour (this machine is shared) can spoil one sample, so up
+/// to three are taken; a daemon that lets the attacker in fails all three
+/// by orders of magnitude. The baseline is floored at 500 µs, the spread
+/// of a 2-vCPU VM's wake-ups.
+fn assert_within_2x(what: &str, base: Duration, mut during: impl FnMut() -> Duration) {
+    let limit = 2 * base.max(Duration::from_micros(500));
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let p = during();
+        if p <= limit {
+            eprintln!("{what}: p99 {p:?} under attack, baseline {base:?}");
+            return;
+        }
+        seen.push(p);
+    }
+    panic!("{what}: p99 under attack {seen:?}, over 2× the baseline {base:?} (limit {limit:?})");
+}
+
+fn acquire_release(c: &mut Client, value: i64) {
+    let h = c
+        .acquire(
+            None,
+            Lease::UntilReleased,
+            Priority::SystemHigh,
+            &[(SWAPPINESS, value)],
+        )
+        .expect("root acquires");
+    c.release(h).expect("root releases");
+}
+
+/// Read replies from `s` until `n` complete ones (a JSON document ends
+/// with a frame without MORE) arrived or `limit` passed.
+fn read_replies(s: &mut UnixStream, n: usize, limit: Duration) -> usize {
+    s.set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let deadline = Instant::now() + limit;
+    let mut buf = Vec::new();
+    let mut chunk = vec![0u8; 1 << 16];
+    let mut done = 0;
+    while done < n && Instant::now() < deadline {
+        match s.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(k) => buf.extend_from_slice(&chunk[..k]),
+            Err(_) => continue,
+        }
+        let mut used = 0;
+        while let Ok(Some((reply, k))) = decode_reply(&buf[used..]) {
+            used += k;
+            if !matches!(reply, Reply::JsonMore(_)) {
+                done += 1;
+            }
+        }
+        buf.drain(..used);
+    }
+    done
+}
+
+/// Attack 1: one connection pipelines 100,000 STATUS requests and never
+/// reads. Everyone else keeps their latency, the daemon its memory, and
+/// the attacker gets its replies once it reads.
+#[test]
+fn one_connection_flooding_status_neither_slows_others_nor_grows_the_daemon() {
+    if !is_root() {
+        eprintln!("skipped: needs root to connect as `nobody`");
+        return;
+    }
+    let d = Daemon::start(None);
+    let mut root = d.client();
+    let base = p99(pings(&mut root, 2000));
+    let mut nobody = nobody_connections(&d, 1);
+    let attacker = nobody.conns.pop().unwrap();
+    rustix::net::sockopt::set_socket_send_buffer_size(&attacker, 4 << 20).unwrap();
+    let frames: Vec<u8> = Request::Status.encode().repeat(100_000);
+    assert_eq!(&frames[..8], [0x4c, 0x01, 0x03, 0, 0, 0, 0, 0]);
+    let writer = {
+        let mut w = attacker.try_clone().unwrap();
+        std::thread::spawn(move || w.write_all(&frames).is_ok())
+    };
+    // Let the daemon take what it will of the flood.
+    std::thread::sleep(Duration::from_millis(500));
+    assert_within_2x("PING beside a STATUS flood", base, || {
+        p99(pings(&mut root, 2000))
+    });
+    acquire_release(&mut root, 7);
+    let (rss, hwm) = d.memory_kb();
+    assert!(
+        rss < 16 * 1024 && hwm < 16 * 1024,
+        "daemon VmRSS {rss} kB, VmHWM {hwm} kB during the flood (bound 16 MB)"
+    );
+    // The attacker's replies come at the pace it reads them.
+    let mut reader = attacker.try_clone().unwrap();
+    let got = read_replies(&mut reader, 300, Duration::from_secs(20));
+    assert_eq!(
+        got, 300,
+        "the attacker got {got} of 300 replies it read for"
+    );
+    let (rss, _) = d.memory_kb();
+    assert!(
+        rss < 16 * 1024,
+        "daemon VmRSS {rss} kB after serving the attacker"
+    );
+    let _ = attacker.shutdown(std::net::Shutdown::Both);
+    let _ = writer.join();
+    drop(nobody);
+    root.ping().unwrap();
+}
+
+/// Attack 3 (and 2 under systemd's default soft limit): a thousand
+/// connections from one uid. That uid gets its share and clear refusals
+/// beyond it; root connects, acquires and releases throughout; the daemon
+/// does not spin and logs refusals once per interval.
+#[test]
+fn a_connection_flood_from_one_uid_leaves_root_its_share() {
+    if !is_root() {
+        eprintln!("skipped: needs root to connect as `nobody`");
+        return;
+    }
+    if Command::new("prlimit").arg("--version").output().is_err() {
+        eprintln!("skipped: prlimit (util-linux) is not installed");
+        return;
+    }
+    // 1024 descriptors (systemd's default soft limit), soft = hard.
+    let d = Daemon::start(Some(1024));
+    let mut root = d.client();
+    let base = p99(pings(&mut root, 1000));
+    let ticks = d.cpu_ticks();
+    let started = Instant::now();
+    let nobody = nobody_connections(&d, 1000);
+    // Refused connections get ERROR (code 6, Limit) and are closed; the
+    // others stay open and silent.
+    let (mut kept, mut refused) = (0, 0);
+    let mut message = String::new();
+    for c in &nobody.conns {
+        c.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+        let mut buf = Vec::new();
+        match (&*c).read_to_end(&mut buf) {
+            Ok(_) => {
+                let (reply, _) = decode_reply(&buf).unwrap().expect("a refusal");
+                match reply {
+                    Reply::Error { code, message: m } => {
+                        assert_eq!(code as u16, 6, "{m}");
+                        message = m;
+                        refused += 1;
+                    }
+                    other => panic!("{other:?}"),
+                }
+            }
+            Err(_) => kept += 1,
+        }
+        if (kept + refused) % 100 == 0 {
+            root.ping().unwrap();
+        }
+    }
+    assert!(refused > 0 && kept > 0, "kept {kept}, refused {refused}");
+    assert!(
+        message.contains("uid 65534") && message.contains("limit"),
+        "{message}"
+    );
+    assert!(kept <= 1000 / 4, "one uid kept {kept} of 1000 connections");
+    // Root: new connections, acquires and releases, at its usual latency.
+    for i in 0..20 {
+        let mut c = d.client();
+        acquire_release(&mut c, 10 + i);
+    }
+    assert_within_2x("PING beside 1,000 connections of one uid", base, || {
+        p99(pings(&mut root, 1000))
+    });
+    // No spin: a loop retrying accept would burn ~100 ticks per second.
+    let secs = started.elapsed().as_secs_f64();
+    let used = d.cpu_ticks() - ticks;
+    assert!(
+        (used as f64) < 50.0 * secs + 50.0,
+        "daemon used {used} ticks in {secs:.1} s"
+    );
+    let lines = d.log().lines().filter(|l| l.contains("refused")).count();
+    assert!(
+        (lines as f64) <= secs * 10.0 + 2.0,
+        "{lines} log lines about refusals in {secs:.1} s"
+    );
+}
+
+/// Attack 2 proper: the descriptor table really full (the limit lowered
+/// under the daemon's feet). Accept fails with EMFILE; the daemon must
+/// neither spin nor flood its log, refuse the pending connection clearly,
+/// and serve again once descriptors are free.
+#[test]
+fn out_of_descriptors_rests_the_listener_instead_of_spinning() {
+    if !is_root() {
+        eprintln!("skipped: needs root to lower the daemon's limit and connect as `nobody`");
+        return;
+    }
+    let d = Daemon::start(None);
+    let mut root = d.client();
+    acquire_release(&mut root, 20);
+    let pid = rustix::process::Pid::from_raw(d.pid() as i32);
+    let open = std::fs::read_dir(format!("/proc/{}/fd", d.pid()))
+        .unwrap()
+        .count() as u64;
+    // Only the soft limit: raising a hard limit again would need
+    // CAP_SYS_RESOURCE, which a container's root may lack.
+    let nofile = rustix::process::Resource::Nofile;
+    let before = rustix::process::prlimit(pid, nofile, rustix::process::getrlimit(nofile)).unwrap();
+    let tight = rustix::process::Rlimit {
+        current: Some(open + 4),
+        maximum: before.maximum,
+    };
+    rustix::process::prlimit(pid, nofile, tight).unwrap();
+    let ticks = d.cpu_ticks();
+    let started = Instant::now();
+    let nobody = nobody_connections(&d, 40);
+    std::thread::sleep(Duration::from_secs(1));
+    let secs = started.elapsed().as_secs_f64();
+    let used = d.cpu_ticks() - ticks;
+    assert!(
+        (used as f64) < 30.0 * secs + 10.0,
+        "daemon used {used} ticks in {secs:.1} s with its descriptors exhausted"
+    );
+    let log = d.log();
+    let lines = log.lines().filter(|l| l.contains("accept")).count();
+    assert!(lines >= 1, "nothing logged about the failed accept: {log}");
+    assert!(
+        (lines as f64) <= secs * 10.0 + 2.0,
+        "{lines} lines about accept in {secs:.1} s: {log}"
+    );
+    // Root's open connection keeps working on a node it already holds open.
+    acquire_release(&mut root, 21);
+    // Descriptors free again: new connections are served.
+    drop(nobody);
+    rustix::process::prlimit(pid, nofile, before).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let ok = Client::connect(&d.socket)
+            .and_then(|mut c| c.ping())
+            .is_ok();
+        if ok {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no new connection after the limit was restored"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Item 5: a STATUS larger than the reply backlog (6,000 live requests,
+/// over 1 MiB of JSON) is streamed whole; other clients are served while
+/// it is.
+#[test]
+fn a_status_larger_than_the_backlog_is_delivered() {
+    let d = Daemon::start(None);
+    let mut holders: Vec<Client> = (0..2).map(|_| d.client()).collect();
+    for i in 0..6000 {
+        let c = &mut holders[i % 2];
+        c.acquire(
+            None,
+            Lease::UntilReleased,
+            Priority::ThirdPartyLow,
+            &[(SILVER_MIN, 1958400)],
+        )
+        .unwrap();
+    }
+    let mut root = d.client();
+    let status = root.status().expect("a STATUS of 6,000 requests");
+    assert_eq!(status.live_requests, 6000);
+    let text = serde_json::to_string(&status).unwrap();
+    assert!(text.len() > 1 << 20, "{} bytes", text.len());
+    // A slow reader of that document holds up no one.
+    let mut slow = UnixStream::connect(&d.socket).unwrap();
+    slow.write_all(&Request::Status.encode()).unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    let mut other = d.client();
+    let t = Instant::now();
+    other.ping().unwrap();
+    assert!(
+        t.elapsed() < Duration::from_millis(200),
+        "{:?}",
+        t.elapsed()
+    );
+    assert_eq!(read_replies(&mut slow, 1, Duration::from_secs(10)), 1);
+}
