@@ -51,6 +51,7 @@ fn an_unwritable_journal_is_error_8_and_the_node_is_not_written() {
             lease: Lease::UntilReleased,
             priority: Priority::ThirdPartyLow,
             detach: false,
+            report: false,
             pairs: vec![(0x44000000, 512)],
         }),
         Duration::ZERO,
