@@ -76,6 +76,7 @@ fn no_subcommand_panics_on_a_closed_stdout() {
     let trace = crate_fixture("trace", "sched_tgid.txt");
     let serial = crate_fixture("boot", "seed000-7.2-serial.log");
     let perf = crate_fixture("flamegraph", "python-json.perf-script");
+    let cyclictest = crate_fixture("latency", "cyclictest-2.40-t2-h30-q.txt");
     let export = dir.path().join("out.json");
     let svg = dir.path().join("out.svg");
     let other_board = dir.path().join("board2");
@@ -123,6 +124,11 @@ fn no_subcommand_panics_on_a_closed_stdout() {
             "0",
             "--no-floor",
         ],
+        vec![
+            "latency", "-t", "1", "-l", "20", "-i", "200", "--policy", "other", "--laptop",
+        ],
+        vec!["latency", "import", &cyclictest],
+        vec!["--root", root, "rt", "check"],
         vec!["--help"],
         vec!["--version"],
     ];
