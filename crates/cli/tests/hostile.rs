@@ -21,7 +21,7 @@ mod common;
 use common::LEVER;
 use lever_client::{Client, Lease, Priority};
 use lever_protocol::{decode_reply, Reply, Request};
-use std::io::{BufRead, BufReader, IoSlice, IoSliceMut, Read, Write};
+use std::io::{IoSlice, IoSliceMut, Read, Write};
 use std::mem::MaybeUninit;
 use std::os::fd::AsFd;
 use std::os::unix::fs::PermissionsExt;
@@ -70,26 +70,8 @@ impl Daemon {
             .arg("--state-dir")
             .arg(dir.path())
             .arg("--socket")
-            .arg(&socket)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        let mut child = cmd.spawn().expect("start the daemon");
-        let log = Arc::new(Mutex::new(String::new()));
-        let (tx, rx) = std::sync::mpsc::channel();
-        let sink = log.clone();
-        let stderr = child.stderr.take().unwrap();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if line.contains("ready on") {
-                    let _ = tx.send(());
-                }
-                sink.lock().unwrap().push_str(&(line + "\n"));
-            }
-        });
-        if rx.recv_timeout(Duration::from_secs(20)).is_err() {
-            let _ = child.kill();
-            panic!("daemon did not get ready: {}", log.lock().unwrap());
-        }
+            .arg(&socket);
+        let (child, log) = common::spawn_daemon(&mut cmd);
         Daemon {
             child,
             socket,
