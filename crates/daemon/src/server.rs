@@ -119,6 +119,12 @@ impl Conn {
         self.wbuf.len() - self.wpos
     }
 
+    /// May frames be answered now (not closing, not waiting for the
+    /// journal, replies being taken)?
+    fn answerable(&self) -> bool {
+        !self.closing && self.parked.is_none() && self.backlog() <= REPLY_BACKLOG
+    }
+
     /// The events this connection should wait for: input only while its
     /// replies are being taken and nothing is left to answer; output while
     /// replies wait.
@@ -403,7 +409,11 @@ impl<'a> Server<'a> {
             for conn in ready {
                 if !served.contains(&conn) {
                     self.on_conn(conn, epoll::EventFlags::empty());
-                } else if self.conns.get(&conn).is_some_and(|c| c.pending) {
+                } else if self
+                    .conns
+                    .get(&conn)
+                    .is_some_and(|c| c.pending && c.answerable())
+                {
                     self.ready.push(conn);
                 }
             }
@@ -690,8 +700,7 @@ impl<'a> Server<'a> {
         if flush(c).is_err() {
             eof = true;
         }
-        let can_answer =
-            |c: &Conn| !c.closing && c.parked.is_none() && c.backlog() <= REPLY_BACKLOG;
+        let can_answer = Conn::answerable;
         if !eof
             && !c.pending
             && can_answer(c)
