@@ -36,28 +36,7 @@ impl Daemon {
             args.extend(["--sim".into(), "qcs6490".into()]);
         }
         args.extend(extra.iter().map(|s| s.to_string()));
-        let mut child = Command::new(LEVER)
-            .args(&args)
-            .stderr(Stdio::piped())
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("start daemon");
-        let stderr = child.stderr.take().unwrap();
-        let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
-        let (tx, rx) = std::sync::mpsc::channel();
-        let sink = log.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if line.contains("ready on") {
-                    let _ = tx.send(());
-                }
-                sink.lock().unwrap().push_str(&(line + "\n"));
-            }
-        });
-        if rx.recv_timeout(Duration::from_secs(20)).is_err() {
-            let _ = child.kill();
-            panic!("daemon did not get ready: {}", log.lock().unwrap());
-        }
+        let (child, log) = common::spawn_daemon(Command::new(LEVER).args(&args));
         Daemon {
             child,
             dir: dir.to_path_buf(),

@@ -21,7 +21,7 @@ mod common;
 use common::LEVER;
 use lever_client::{Client, Lease, Priority};
 use lever_protocol::{decode_reply, Reply, Request};
-use std::io::{BufRead, BufReader, IoSlice, IoSliceMut, Read, Write};
+use std::io::{IoSlice, IoSliceMut, Read, Write};
 use std::mem::MaybeUninit;
 use std::os::fd::AsFd;
 use std::os::unix::fs::PermissionsExt;
@@ -70,26 +70,8 @@ impl Daemon {
             .arg("--state-dir")
             .arg(dir.path())
             .arg("--socket")
-            .arg(&socket)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        let mut child = cmd.spawn().expect("start the daemon");
-        let log = Arc::new(Mutex::new(String::new()));
-        let (tx, rx) = std::sync::mpsc::channel();
-        let sink = log.clone();
-        let stderr = child.stderr.take().unwrap();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if line.contains("ready on") {
-                    let _ = tx.send(());
-                }
-                sink.lock().unwrap().push_str(&(line + "\n"));
-            }
-        });
-        if rx.recv_timeout(Duration::from_secs(20)).is_err() {
-            let _ = child.kill();
-            panic!("daemon did not get ready: {}", log.lock().unwrap());
-        }
+            .arg(&socket);
+        let (child, log) = common::spawn_daemon(&mut cmd);
         Daemon {
             child,
             socket,
@@ -327,13 +309,16 @@ fn one_connection_flooding_status_neither_slows_others_nor_grows_the_daemon() {
     });
     acquire_release(&mut root, 7);
     let (rss, hwm) = d.memory_kb();
+    eprintln!("daemon during the flood: VmRSS {rss} kB, VmHWM {hwm} kB");
     assert!(
         rss < 16 * 1024 && hwm < 16 * 1024,
         "daemon VmRSS {rss} kB, VmHWM {hwm} kB during the flood (bound 16 MB)"
     );
     // The attacker's replies come at the pace it reads them.
     let mut reader = attacker.try_clone().unwrap();
+    let t = Instant::now();
     let got = read_replies(&mut reader, 300, Duration::from_secs(20));
+    eprintln!("the attacker read 300 replies in {:?}", t.elapsed());
     assert_eq!(
         got, 300,
         "the attacker got {got} of 300 replies it read for"
@@ -395,6 +380,7 @@ fn a_connection_flood_from_one_uid_leaves_root_its_share() {
             root.ping().unwrap();
         }
     }
+    eprintln!("1,000 connections of uid 65534: {kept} kept, {refused} refused ({message})");
     assert!(refused > 0 && kept > 0, "kept {kept}, refused {refused}");
     assert!(
         message.contains("uid 65534") && message.contains("limit"),

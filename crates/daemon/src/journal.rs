@@ -74,6 +74,27 @@ pub struct Journal {
     fs: KernelFs,
     /// Originals an earlier run left that could not be written back yet.
     stuck: BTreeMap<String, Stuck>,
+    /// The disk thread, once the event loop asked for it
+    /// ([`Journal::background`]); without it every sync runs inline.
+    writer: Option<crate::writer::Writer>,
+    /// Originals recorded and waiting for their sync: node → (original,
+    /// ticket).
+    arming: std::collections::HashMap<String, (String, u64)>,
+    next_ticket: u64,
+    /// Bumped when a compacted file replaces the journal: a sync of the
+    /// old file no longer counts.
+    generation: u64,
+    /// A compaction is being written by the disk thread: what was
+    /// appended since its snapshot, and whether any of it had to be
+    /// durable.
+    compacting: Option<(Vec<u8>, bool)>,
+    /// The directory entry of the last compacted file is not known to be
+    /// durable yet.
+    dir_pending: bool,
+    /// Syncs made on the caller's thread (the event loop's), for tests
+    /// and figures: with the disk thread, only a node whose value changed
+    /// since its original was recorded costs one.
+    inline_syncs: u64,
 }
 
 /// An original the journal still owes its node.
@@ -183,6 +204,13 @@ impl Journal {
                 len: text.len() as u64,
                 fs: fs.clone(),
                 stuck,
+                writer: None,
+                arming: Default::default(),
+                next_ticket: 1,
+                generation: 0,
+                compacting: None,
+                dir_pending: false,
+                inline_syncs: 0,
             },
             recovered,
         ))
@@ -257,31 +285,73 @@ impl Journal {
     fn append(&mut self, line: &str, durable: bool) -> io::Result<()> {
         self.file.write_all(line.as_bytes())?;
         self.len += line.len() as u64;
+        if let Some((since, must_sync)) = &mut self.compacting {
+            since.extend_from_slice(line.as_bytes());
+            *must_sync |= durable;
+        }
         if durable {
+            if self.dir_pending {
+                if let Some(dir) = self.path.parent() {
+                    sync_dir(dir)?;
+                }
+                self.dir_pending = false;
+            }
             self.file.sync_data()?;
+            self.inline_syncs += 1;
         }
         Ok(())
     }
 
-    /// Compact once the file has grown past [`COMPACT_AT`].
+    /// How many syncs ran on the caller's thread so far.
+    pub fn inline_syncs(&self) -> u64 {
+        self.inline_syncs
+    }
+
+    /// Compact once the file has grown past [`COMPACT_AT`]: on the disk
+    /// thread when there is one.
     fn maybe_compact(&mut self) -> io::Result<()> {
-        if self.len > COMPACT_AT {
-            self.rewrite()?;
+        if self.len <= COMPACT_AT || self.compacting.is_some() {
+            return Ok(());
         }
-        Ok(())
+        match &self.writer {
+            Some(w) => {
+                w.send(crate::writer::Job::Compact {
+                    tmp: self.path.with_extension("journal.new"),
+                    text: self.snapshot(),
+                });
+                self.compacting = Some((Vec::new(), false));
+                Ok(())
+            }
+            None => self.rewrite(),
+        }
     }
 
-    /// Rewrite the journal with only the nodes held now (their durable
-    /// originals), through a new file renamed over the old one.
-    fn rewrite(&mut self) -> io::Result<()> {
+    /// The journal as it would be compacted now: every node held with its
+    /// durable original, and the other durable originals as `set` + `done`
+    /// (so that a later boost of them with the same original needs no new
+    /// sync — old readers see a finished boost).
+    fn snapshot(&self) -> String {
         let mut text = header(&self.root, self.boot.as_deref());
-        let mut live: Vec<&String> = self.live.iter().collect();
-        live.sort();
-        for node in live {
-            if let Some(orig) = self.armed.get(node) {
-                text.push_str(&format!("set {} {}\n", escape(node), escape(orig)));
+        let mut nodes: Vec<(&String, &String)> = self
+            .armed
+            .iter()
+            .chain(self.arming.iter().map(|(n, (o, _))| (n, o)))
+            .collect();
+        nodes.sort();
+        for (node, orig) in nodes {
+            text.push_str(&format!("set {} {}\n", escape(node), escape(orig)));
+            if !self.live.contains(node) {
+                text.push_str(&format!("done {}\n", escape(node)));
             }
         }
+        text
+    }
+
+    /// Rewrite the journal now (see [`Journal::snapshot`]), through a new
+    /// file renamed over the old one.
+    fn rewrite(&mut self) -> io::Result<()> {
+        self.finish_compaction_wait()?;
+        let text = self.snapshot();
         let tmp = self.path.with_extension("journal.new");
         {
             let mut f = create_private(&tmp)?;
@@ -294,7 +364,165 @@ impl Journal {
         }
         self.file = OpenOptions::new().append(true).open(&self.path)?;
         self.len = text.len() as u64;
-        self.armed.retain(|n, _| self.live.contains(n));
+        self.generation += 1;
+        self.dir_pending = false;
+        // Everything in the new file is durable.
+        for (node, (orig, _)) in self.arming.drain() {
+            self.armed.insert(node, orig);
+        }
+        Ok(())
+    }
+
+    /// Run the slow work on a disk thread from now on: first-boost syncs
+    /// (through [`Journal::arm`]) and compaction. The event loop watches
+    /// [`Journal::wake_fd`] and calls [`Journal::on_wake`].
+    pub fn background(&mut self) -> io::Result<()> {
+        if self.writer.is_none() {
+            self.writer = Some(crate::writer::Writer::start()?);
+        }
+        Ok(())
+    }
+
+    /// Readable when the disk thread finished something.
+    pub fn wake_fd(&self) -> Option<rustix::fd::BorrowedFd<'_>> {
+        self.writer.as_ref().map(|w| w.wake_fd())
+    }
+
+    /// Make the originals of `nodes` durable before they are needed,
+    /// without waiting: each node not held and not yet recorded is read,
+    /// its original appended now and synced on the disk thread. Returns
+    /// the ticket [`Journal::on_wake`] reports once they are durable, or
+    /// `None` when nothing needs waiting for. Without a disk thread it does
+    /// nothing (the sync happens inline at the node's first write, as it
+    /// also does when a node changed since its original was recorded).
+    pub fn arm(&mut self, nodes: &[&str]) -> io::Result<Option<u64>> {
+        if self.writer.is_none() {
+            return Ok(None);
+        }
+        let mut lines = String::new();
+        let ticket = self.next_ticket;
+        let mut waiting = None;
+        for &node in nodes {
+            if self.live.contains(node) || self.armed.contains_key(node) {
+                continue;
+            }
+            if let Some((_, t)) = self.arming.get(node) {
+                waiting = Some(*t);
+                continue;
+            }
+            // A node that cannot be read is not armed: its first write
+            // fails the same way and the client hears why.
+            let Ok(orig) = self.fs.read(node) else {
+                continue;
+            };
+            lines.push_str(&format!(
+                "set {n} {o}\ndone {n}\n",
+                n = escape(node),
+                o = escape(&orig)
+            ));
+            self.arming.insert(node.to_string(), (orig, ticket));
+        }
+        if lines.is_empty() {
+            return Ok(waiting);
+        }
+        self.append(&lines, false)?;
+        self.next_ticket += 1;
+        self.send_sync(ticket);
+        Ok(Some(ticket))
+    }
+
+    fn send_sync(&self, ticket: u64) {
+        let (Some(w), Ok(file)) = (&self.writer, self.file.try_clone()) else {
+            return;
+        };
+        w.send(crate::writer::Job::Sync {
+            file,
+            dir: self
+                .dir_pending
+                .then(|| self.path.parent().map(Path::to_path_buf))
+                .flatten(),
+            ticket,
+            generation: self.generation,
+        });
+    }
+
+    /// Take what the disk thread finished: the tickets whose originals are
+    /// durable now (a failed sync also ends its wait: the first write of
+    /// the node then syncs inline and reports any error to its client).
+    pub fn on_wake(&mut self) -> io::Result<Vec<u64>> {
+        let Some(w) = &self.writer else {
+            return Ok(Vec::new());
+        };
+        let mut tickets = Vec::new();
+        for done in w.take_done() {
+            match done {
+                crate::writer::Done::Synced {
+                    ticket,
+                    generation,
+                    result,
+                } => {
+                    if generation != self.generation {
+                        continue; // the same ticket was re-sent for the new file
+                    }
+                    if result.is_ok() {
+                        self.dir_pending = false;
+                    }
+                    let ok = result.is_ok();
+                    self.arming.retain(|node, (orig, t)| {
+                        if *t != ticket {
+                            return true;
+                        }
+                        if ok {
+                            self.armed.insert(node.clone(), orig.clone());
+                        }
+                        false
+                    });
+                    tickets.push(ticket);
+                }
+                crate::writer::Done::Compacted(file) => self.finish_compaction(file)?,
+            }
+        }
+        Ok(tickets)
+    }
+
+    /// The compacted file is written and durable: append what came since
+    /// its snapshot and put it in place. Syncs of the old file still
+    /// outstanding are sent again for the new one.
+    fn finish_compaction(&mut self, file: io::Result<File>) -> io::Result<()> {
+        let Some((since, must_sync)) = self.compacting.take() else {
+            return Ok(());
+        };
+        let mut file = file?;
+        let text_len = file.metadata()?.len();
+        file.write_all(&since)?;
+        if must_sync {
+            file.sync_data()?;
+        }
+        std::fs::rename(self.path.with_extension("journal.new"), &self.path)?;
+        self.file = file;
+        self.len = text_len + since.len() as u64;
+        self.generation += 1;
+        self.dir_pending = true;
+        let mut waiting: Vec<u64> = self.arming.values().map(|(_, t)| *t).collect();
+        waiting.sort_unstable();
+        waiting.dedup();
+        for t in waiting {
+            self.send_sync(t);
+        }
+        Ok(())
+    }
+
+    /// Wait for a compaction in flight (clean stop, or a rewrite now).
+    fn finish_compaction_wait(&mut self) -> io::Result<()> {
+        while self.compacting.is_some() {
+            let Some(done) = self.writer.as_ref().and_then(|w| w.wait_done()) else {
+                self.compacting = None;
+                break;
+            };
+            if let crate::writer::Done::Compacted(file) = done {
+                self.finish_compaction(file)?;
+            }
+        }
         Ok(())
     }
 }
@@ -358,6 +586,10 @@ impl Journal {
         }
         self.retry_unrestored()?;
         self.live.retain(|n| self.stuck.contains_key(n));
+        // A clean stop leaves only what is owed.
+        self.finish_compaction_wait()?;
+        self.arming.clear();
+        self.armed.retain(|n, _| self.live.contains(n));
         self.rewrite()
     }
 }
@@ -492,7 +724,7 @@ pub fn recover(path: &Path, fs: &KernelFs) -> io::Result<Recovery> {
 }
 
 /// Create (or truncate) a journal file readable by its owner only.
-fn create_private(path: &Path) -> io::Result<File> {
+pub(crate) fn create_private(path: &Path) -> io::Result<File> {
     OpenOptions::new()
         .write(true)
         .create(true)
@@ -736,6 +968,69 @@ mod tests {
                 let _ = parse(&String::from_utf8_lossy(&v));
             }
         }
+    }
+
+    /// Wait until the disk thread reports something, then take it.
+    fn wake(j: &mut Journal) -> Vec<u64> {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let got = j.on_wake().unwrap();
+            if !got.is_empty() || j.compacting.is_none() && j.arming.is_empty() {
+                return got;
+            }
+            assert!(std::time::Instant::now() < deadline, "disk thread silent");
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+
+    /// Item 9 of issue 11: with the disk thread, a first boost's original
+    /// is synced off the caller's thread before the node is written, and
+    /// compaction writes and syncs there too.
+    #[test]
+    fn first_boost_syncs_and_compaction_run_on_the_disk_thread() {
+        let (_dir, fs, state) = board();
+        let (mut j, _) = Journal::recover_and_open(&state, &fs).unwrap();
+        j.background().unwrap();
+        let t = j.arm(&["/sys/a", "/sys/b"]).unwrap().expect("a ticket");
+        // Recorded in the file before anything is written, not yet durable.
+        let text = std::fs::read_to_string(j.path()).unwrap();
+        assert!(text.contains("set /sys/a 999\ndone /sys/a\n"), "{text}");
+        // A second client asking for the same node waits for the same sync.
+        assert_eq!(j.arm(&["/sys/a"]).unwrap(), Some(t));
+        assert_eq!(wake(&mut j), [t]);
+        assert_eq!(j.arm(&["/sys/a"]).unwrap(), None);
+        // The boost itself now costs no sync on this thread...
+        j.record("/sys/a", "999").unwrap();
+        assert_eq!(j.inline_syncs(), 0);
+        // ...unless the node changed since its original was recorded.
+        j.record("/sys/b", "6").unwrap();
+        assert_eq!(j.inline_syncs(), 1);
+        // Compaction: written and synced on the disk thread.
+        j.record("/sys/c", "77").unwrap();
+        for _ in 0..60_000 {
+            j.forget("/sys/a").unwrap();
+            j.record("/sys/a", "999").unwrap();
+        }
+        assert!(j.compacting.is_some() || j.len < COMPACT_AT);
+        wake(&mut j);
+        assert!(j.compacting.is_none());
+        assert_eq!(j.inline_syncs(), 2);
+        let len = std::fs::metadata(j.path()).unwrap().len();
+        assert!(len < COMPACT_AT, "{len}");
+        assert_eq!(j.len, len);
+        // Crash: every node held comes back with its true original.
+        drop(j);
+        let (_j, rec) = Journal::recover_and_open(&state, &fs).unwrap();
+        let mut nodes: Vec<(&str, &str)> = rec
+            .restored
+            .iter()
+            .map(|r| (r.node.as_str(), r.original.as_str()))
+            .collect();
+        nodes.sort();
+        assert_eq!(
+            nodes,
+            [("/sys/a", "999"), ("/sys/b", "6"), ("/sys/c", "77")]
+        );
     }
 
     /// A node no one can write, root included: a directory in its place

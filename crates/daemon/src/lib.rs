@@ -8,7 +8,8 @@
 //!
 //! The parts: [`journal`] (crash-safe originals), [`identity`] (peer
 //! credentials and pidfds), [`core`] (decisions, bookkeeping, logs, status),
-//! [`server`] (the epoll loop), [`log`].
+//! [`server`] (the epoll loop), [`writer`] (the journal's disk thread),
+//! [`log`].
 //!
 //! ```no_run
 //! // A board's tree under /tmp/board (e.g. from `lever sim create`).
@@ -28,6 +29,7 @@ pub mod identity;
 pub mod journal;
 pub mod log;
 pub mod server;
+pub mod writer;
 
 use crate::core::{Core, Limits};
 use crate::log::Logger;

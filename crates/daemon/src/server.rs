@@ -37,6 +37,7 @@ const SIG_TERM: u64 = 3;
 const SIG_HUP: u64 = 4;
 const PAUSE: u64 = 5;
 const RETRY: u64 = 6;
+const JOURNAL: u64 = 7;
 const FIRST_CONN: u64 = 16;
 /// Past this much unsent reply data a connection is not read from until
 /// the client has taken some: back-pressure instead of buffering. One reply
@@ -107,6 +108,9 @@ struct Conn {
     interest: epoll::EventFlags,
     /// `rbuf` may hold a complete frame not yet answered.
     pending: bool,
+    /// Its next request waits for originals to become durable (the
+    /// journal's ticket); everyone else is served meanwhile.
+    parked: Option<u64>,
     closing: bool,
 }
 
@@ -115,12 +119,22 @@ impl Conn {
         self.wbuf.len() - self.wpos
     }
 
+    /// May frames be answered now (not closing, not waiting for the
+    /// journal, replies being taken)?
+    fn answerable(&self) -> bool {
+        !self.closing && self.parked.is_none() && self.backlog() <= REPLY_BACKLOG
+    }
+
     /// The events this connection should wait for: input only while its
     /// replies are being taken and nothing is left to answer; output while
     /// replies wait.
     fn wanted(&self) -> epoll::EventFlags {
         let mut f = epoll::EventFlags::empty();
-        if !self.closing && !self.pending && self.backlog() <= REPLY_BACKLOG {
+        if !self.closing
+            && !self.pending
+            && self.parked.is_none()
+            && self.backlog() <= REPLY_BACKLOG
+        {
             f |= epoll::EventFlags::IN | epoll::EventFlags::RDHUP;
         }
         if self.backlog() > 0 {
@@ -177,6 +191,8 @@ pub struct Server<'a> {
     /// Connections refused since the last log line about it, and when
     /// that line was written (one line per [`ACCEPT_PAUSE`] at most).
     refused: (u64, Option<Instant>),
+    /// Connections waiting for a journal ticket.
+    parked: HashMap<u64, Vec<u64>>,
 }
 
 fn pipe_pair() -> io::Result<(OwnedFd, OwnedFd)> {
@@ -257,6 +273,12 @@ impl<'a> Server<'a> {
         epoll::add(&epoll, &retry, epoll::EventData::new_u64(RETRY), ev)?;
         epoll::add(&epoll, &term.0, epoll::EventData::new_u64(SIG_TERM), ev)?;
         epoll::add(&epoll, &hup.0, epoll::EventData::new_u64(SIG_HUP), ev)?;
+        // First-boost syncs and compaction go to the journal's disk thread.
+        let mut core = core;
+        core.journal_mut().background()?;
+        if let Some(fd) = core.journal_mut().wake_fd() {
+            epoll::add(&epoll, fd, epoll::EventData::new_u64(JOURNAL), ev)?;
+        }
         let nofile = rustix::process::getrlimit(rustix::process::Resource::Nofile)
             .current
             .unwrap_or(1 << 20);
@@ -286,6 +308,7 @@ impl<'a> Server<'a> {
             third_party: 0,
             spare: spare_fd(),
             refused: (0, None),
+            parked: HashMap::new(),
         })
     }
 
@@ -357,6 +380,7 @@ impl<'a> Server<'a> {
                         let _ = rustix::io::read(&self.pause, &mut b);
                         self.resume_listener();
                     }
+                    JOURNAL => self.journal_done(),
                     RETRY => {
                         let mut b = [0u8; 8];
                         let _ = rustix::io::read(&self.retry, &mut b);
@@ -385,7 +409,11 @@ impl<'a> Server<'a> {
             for conn in ready {
                 if !served.contains(&conn) {
                     self.on_conn(conn, epoll::EventFlags::empty());
-                } else if self.conns.get(&conn).is_some_and(|c| c.pending) {
+                } else if self
+                    .conns
+                    .get(&conn)
+                    .is_some_and(|c| c.pending && c.answerable())
+                {
                     self.ready.push(conn);
                 }
             }
@@ -633,10 +661,31 @@ impl<'a> Server<'a> {
                 pidfd,
                 interest,
                 pending: false,
+                parked: None,
                 closing: false,
             },
         );
         Ok(())
+    }
+
+    /// The journal's disk thread finished syncs: connections parked on
+    /// them go on (next turn, in order).
+    fn journal_done(&mut self) {
+        let tickets = match self.core.journal_mut().on_wake() {
+            Ok(t) => t,
+            Err(e) => {
+                self.log.warn(&format!("journal: {e}"));
+                return;
+            }
+        };
+        for t in tickets {
+            for conn in self.parked.remove(&t).unwrap_or_default() {
+                if let Some(c) = self.conns.get_mut(&conn) {
+                    c.parked = None;
+                    self.ready.push(conn);
+                }
+            }
+        }
     }
 
     /// One turn of a connection: send what waits, read at most one
@@ -651,7 +700,7 @@ impl<'a> Server<'a> {
         if flush(c).is_err() {
             eof = true;
         }
-        let can_answer = |c: &Conn| !c.closing && c.backlog() <= REPLY_BACKLOG;
+        let can_answer = Conn::answerable;
         if !eof
             && !c.pending
             && can_answer(c)
@@ -678,6 +727,18 @@ impl<'a> Server<'a> {
             match decode_request(&c.rbuf[used_total..]) {
                 Ok(None) => c.pending = false,
                 Ok(Some((req, used))) => {
+                    if let lever_protocol::Request::Acquire(a) = &req {
+                        // Originals first recorded for this acquire are
+                        // synced on the disk thread; this connection waits
+                        // for that (its frame stays unread), no one else.
+                        let nodes = nodes_of(self.core.target(), a);
+                        let refs: Vec<&str> = nodes.iter().map(String::as_str).collect();
+                        if let Ok(Some(ticket)) = self.core.journal_mut().arm(&refs) {
+                            c.parked = Some(ticket);
+                            self.parked.entry(ticket).or_default().push(conn);
+                            break;
+                        }
+                    }
                     used_total += used;
                     answered += 1;
                     let reply = self.core.handle(&c.client, req, now);
@@ -753,6 +814,25 @@ impl<'a> Server<'a> {
             }
         }
     }
+}
+
+/// The nodes an acquire may write first: its resources' and their
+/// min/max partners' (the engine may move a partner to keep
+/// `min <= max`). Hold-fd resources keep no original.
+fn nodes_of(target: &lever_targets::Target, a: &lever_protocol::Acquire) -> Vec<String> {
+    let specs = &target.resources;
+    let find = |op: u32| specs.iter().find(|s| s.opcode.0 == op);
+    let mut nodes = Vec::new();
+    for &(op, _) in &a.pairs {
+        let Some(spec) = find(op) else { continue };
+        let partner = spec.partner().and_then(|p| find(p.0));
+        for s in std::iter::once(spec).chain(partner) {
+            if s.kind != lever_engine::ResourceKind::HoldFd && !nodes.contains(&s.node) {
+                nodes.push(s.node.clone());
+            }
+        }
+    }
+    nodes
 }
 
 /// Send as much of `c`'s replies as the socket takes now; the rest waits

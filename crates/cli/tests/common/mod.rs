@@ -26,3 +26,39 @@ pub fn ok(args: &[&str]) -> String {
 /// snapshots: the shared helpers every crate's tests use.
 #[allow(unused_imports)] // each test file uses a subset
 pub use lever_testkit::{changed, snapshot};
+
+/// Spawn a daemon command (its stderr piped here) and wait until it says
+/// `ready on`; returns it and its log so far, kept up to date by a thread.
+pub fn spawn_daemon(
+    cmd: &mut Command,
+) -> (
+    std::process::Child,
+    std::sync::Arc<std::sync::Mutex<String>>,
+) {
+    use std::io::BufRead;
+    let mut child = cmd
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("start daemon");
+    let stderr = child.stderr.take().unwrap();
+    let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let sink = log.clone();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if line.contains("ready on") {
+                let _ = tx.send(());
+            }
+            sink.lock().unwrap().push_str(&(line + "\n"));
+        }
+    });
+    if rx.recv_timeout(std::time::Duration::from_secs(20)).is_err() {
+        let _ = child.kill();
+        panic!("daemon did not get ready: {}", log.lock().unwrap());
+    }
+    (child, log)
+}
