@@ -53,6 +53,16 @@ pub fn install_counting_handler(signal: i32) -> io::Result<()> {
     Ok(())
 }
 
+/// `raise(signal)`: deliver `signal` to the calling thread (LMBench's
+/// `lat_sig catch` sends `kill(getpid())`; in a process with threads that
+/// could wake another thread, so the calling thread is named).
+pub fn raise_signal(signal: i32) -> io::Result<()> {
+    // SAFETY: plain call; the handler installed for `signal` decides what
+    // happens, and callers install one first.
+    check(unsafe { libc::raise(signal) })?;
+    Ok(())
+}
+
 /// How many signals the handler of [`install_counting_handler`] has seen.
 pub fn caught_signals() -> u64 {
     CAUGHT.load(Ordering::Relaxed)
