@@ -58,6 +58,9 @@ pub enum Command {
     Explain(crate::cmd::client::ExplainArgs),
     /// perflock_native_test form: --acq <handle> <duration> <opcode,value,...>
     Perflock(crate::cmd::client::PerflockArgs),
+    /// LMBench's micro-benchmarks and Dhrystone/Whetstone/Linpack, with
+    /// statistics; `bench compare BASE NEW` for CI.
+    Bench(crate::cmd::bench::BenchArgs),
     /// Benchmark a daemon on a simulated board: latency, throughput, RSS, idle CPU.
     BenchDaemon(crate::cmd::bench_daemon::BenchDaemonArgs),
     /// CPU inventory (clusters, caches, cpufreq residency, cpuidle, GPU); `cpu ipc -- CMD`.

@@ -1,5 +1,6 @@
 //! One module per command; `run` dispatches.
 
+pub mod bench;
 pub mod bench_daemon;
 pub mod boot;
 pub mod client;
@@ -35,6 +36,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Status(args) => client::status(&cli.global, args),
         Command::Explain(args) => client::explain(&cli.global, args),
         Command::Perflock(args) => client::perflock(&cli.global, args),
+        Command::Bench(args) => bench::run(&cli.global, args),
         Command::BenchDaemon(args) => bench_daemon::run(&cli.global, args),
         Command::Cpu(args) => cpu::run(&cli.global, args),
         Command::Boot(args) => boot::run(&cli.global, args),

@@ -2,6 +2,7 @@
 //! tables) or a program (JSON). One module per command, a function per
 //! section; the shared table, JSON, number and progress helpers are here.
 
+pub mod bench;
 pub mod bench_daemon;
 pub mod boot;
 pub mod client;

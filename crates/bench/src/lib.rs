@@ -1,0 +1,414 @@
+//! Micro-benchmarks: LMBench's latency and bandwidth tests and the CPU
+//! benchmarks of seed 002, run natively with honest statistics, and a
+//! comparison of two runs that tells a real regression from noise.
+//!
+//! [`run`] takes [`Options`], runs every selected test of the
+//! [`catalog`] (calibrate → warm up → sample until the 95% interval of
+//! the median is within ±2% or the time budget is spent, see [`stats`]),
+//! and returns a [`BenchReport`] (serde: it is the `--json` file, samples
+//! included). [`compare::compare`] sets two reports side by side.
+//!
+//! ```
+//! use lever_bench::{run, Options};
+//! let opts = Options { only: Some("lat_syscall-null".into()), ..Options::quick() };
+//! let report = run(&opts, &mut |_, _, _| {}).unwrap();
+//! let t = &report.tests[0];
+//! assert_eq!((t.name.as_str(), t.unit.as_str()), ("lat_syscall-null", "us"));
+//! assert!(t.summary.as_ref().unwrap().median > 0.0);
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod catalog;
+pub mod compare;
+pub mod conditions;
+pub mod cpu;
+pub mod ipc;
+pub mod memory;
+pub mod ops;
+pub mod os;
+pub mod runner;
+pub mod stats;
+
+use catalog::{Better, Env, Section};
+use conditions::Conditions;
+use lever_kernel::KernelFs;
+use serde::{Deserialize, Serialize};
+use stats::{Policy, Stop, Summary};
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// Errors of the benchmarks.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    /// A system call or file operation failed.
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being done (`open /dev/zero`, `fork`).
+        what: String,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// The test needs the `lever` binary's helper mode, which this
+    /// caller did not provide.
+    #[error("needs the lever binary's helper mode (run it through `lever bench`)")]
+    NeedsHelper,
+    /// A test misbehaved (a helper failed, a signal was lost).
+    #[error("{0}")]
+    Broken(String),
+    /// `--only` selected nothing.
+    #[error("--only {0:?} matches no test (`lever bench --list` names them)")]
+    NothingSelected(String),
+    /// `--cpu N` could not be applied.
+    #[error("cannot run on CPU {cpu}: {source}")]
+    Affinity {
+        /// The CPU asked for.
+        cpu: usize,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// A report file could not be read or parsed.
+    #[error("{path}: {message}")]
+    Report {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
+}
+
+/// `map_err` helper: an I/O error with what was being done.
+pub(crate) fn io_err(what: String) -> impl FnOnce(std::io::Error) -> BenchError {
+    move |source| BenchError::Io { what, source }
+}
+
+/// How to run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Options {
+    /// `--quick`: short samples, fewer sizes, the whole suite in about a
+    /// minute on a small machine.
+    pub quick: bool,
+    /// `--only`: comma-separated globs of test names.
+    pub only: Option<String>,
+    /// `--cpu N`: pin the benchmark (and its peer threads) to one CPU.
+    pub cpu: Option<usize>,
+    /// The sampling policy.
+    pub policy: Policy,
+    /// Length of one sample.
+    pub sample_time: Duration,
+    /// Program and arguments of the helper mode (not recorded).
+    #[serde(skip)]
+    pub helper: Option<Vec<OsString>>,
+    /// The root the user gave (`--root`): a simulated board is not what
+    /// is measured, and the report says so.
+    pub root: PathBuf,
+}
+
+impl Options {
+    /// `--quick` defaults.
+    pub fn quick() -> Options {
+        Options {
+            quick: true,
+            only: None,
+            cpu: None,
+            policy: Policy {
+                warmup: Duration::from_millis(10),
+                min_samples: 6,
+                max_samples: 200,
+                target_ci_pct: 2.0,
+                max_time: Duration::from_millis(250),
+                fixed: None,
+            },
+            sample_time: Duration::from_millis(4),
+            helper: None,
+            root: PathBuf::from("/"),
+        }
+    }
+
+    /// Default (`--full` is the same with a longer budget).
+    pub fn standard() -> Options {
+        Options {
+            quick: false,
+            policy: Policy {
+                warmup: Duration::from_millis(100),
+                min_samples: 10,
+                max_samples: 1000,
+                target_ci_pct: 2.0,
+                max_time: Duration::from_secs(2),
+                fixed: None,
+            },
+            sample_time: Duration::from_millis(20),
+            ..Options::quick()
+        }
+    }
+}
+
+/// What built the benchmark.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Build {
+    /// `rustc --version` of the compiler.
+    pub compiler: String,
+    /// Optimisation level and profile (`opt-level=3 (release)`).
+    pub flags: String,
+    /// Target triple.
+    pub target: String,
+    /// Lever's version.
+    pub lever_version: String,
+}
+
+impl Build {
+    /// This binary's build.
+    pub fn current() -> Build {
+        Build {
+            compiler: env!("LEVER_BENCH_RUSTC").into(),
+            flags: format!(
+                "opt-level={} ({}, debuginfo={})",
+                env!("LEVER_BENCH_OPT_LEVEL"),
+                env!("LEVER_BENCH_PROFILE"),
+                env!("LEVER_BENCH_DEBUG")
+            ),
+            target: env!("LEVER_BENCH_TARGET").into(),
+            lever_version: env!("CARGO_PKG_VERSION").into(),
+        }
+    }
+}
+
+/// One test's result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TestResult {
+    /// LMBench's name.
+    pub name: String,
+    /// Seed 002's section.
+    pub section: Section,
+    /// Unit of every value.
+    pub unit: String,
+    /// Which way is better.
+    pub better: Better,
+    /// Statistics; `None` when skipped.
+    pub summary: Option<Summary>,
+    /// Every sample, in the order taken.
+    pub samples: Vec<f64>,
+    /// Why sampling stopped.
+    pub stop: Option<Stop>,
+    /// Iterations per sample.
+    pub iterations: u64,
+    /// Wall time of the test, seconds.
+    pub elapsed_s: f64,
+    /// Why the test did not run.
+    pub skipped: Option<String>,
+}
+
+/// A whole run: the `--json` file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchReport {
+    /// What built it.
+    pub build: Build,
+    /// How it ran.
+    pub options: Options,
+    /// The machine's conditions.
+    pub conditions: Conditions,
+    /// Set when `--root` names a simulated board or copied tree: every
+    /// test measured the host, not that board.
+    pub host_note: Option<String>,
+    /// The results, in catalog order.
+    pub tests: Vec<TestResult>,
+    /// `lat_mem_rd`'s plateaus, with the cache sizes they should match.
+    pub plateaus: Vec<memory::Plateau>,
+    /// Wall time of the whole run, seconds.
+    pub elapsed_s: f64,
+}
+
+/// Data and unified cache sizes of CPU 0 by level, KiB (`lever cpu`'s
+/// reading of the host).
+pub fn host_caches_kb(fs: &KernelFs) -> Vec<u64> {
+    let mut v: Vec<(u8, u64)> = lever_cpu::topology::caches(fs, 0)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|c| c.kind != "Instruction")
+        .map(|c| (c.level, c.size_kb))
+        .collect();
+    v.sort();
+    v.into_iter().map(|(_, kb)| kb).collect()
+}
+
+/// Names of every test `opts` selects, in order.
+pub fn list(opts: &Options) -> Vec<(String, Section, &'static str)> {
+    let caches = host_caches_kb(&KernelFs::system());
+    catalog::all(opts.quick, caches.last().copied())
+        .into_iter()
+        .filter(|t| {
+            opts.only
+                .as_deref()
+                .is_none_or(|p| runner::matches_any(p, &t.name))
+        })
+        .map(|t| (t.name, t.section, t.unit))
+        .collect()
+}
+
+/// Run the selected tests. `progress(done, total, name)` is called before
+/// each test.
+pub fn run(
+    opts: &Options,
+    progress: &mut dyn FnMut(usize, usize, &str),
+) -> Result<BenchReport, BenchError> {
+    let caches = host_caches_kb(&KernelFs::system());
+    let defs: Vec<_> = catalog::all(opts.quick, caches.last().copied())
+        .into_iter()
+        .filter(|t| {
+            opts.only
+                .as_deref()
+                .is_none_or(|p| runner::matches_any(p, &t.name))
+        })
+        .collect();
+    if defs.is_empty() {
+        return Err(BenchError::NothingSelected(
+            opts.only.clone().unwrap_or_default(),
+        ));
+    }
+    run_defs(opts, defs, progress)
+}
+
+/// Run `defs` (the catalog's, or a caller's own) with `opts`' policy.
+pub fn run_defs(
+    opts: &Options,
+    defs: Vec<catalog::TestDef>,
+    progress: &mut dyn FnMut(usize, usize, &str),
+) -> Result<BenchReport, BenchError> {
+    let fs = KernelFs::system();
+    let caches = host_caches_kb(&fs);
+    if let Some(cpu) = opts.cpu {
+        let mut set = rustix::thread::CpuSet::new();
+        set.set(cpu);
+        rustix::thread::sched_setaffinity(None, &set).map_err(|e| BenchError::Affinity {
+            cpu,
+            source: e.into(),
+        })?;
+    }
+    let mut conditions = Conditions::read(&fs);
+    let dir = tempfile::tempdir().map_err(io_err("create a scratch directory".into()))?;
+    let env = Env {
+        helper: opts.helper.clone(),
+        dir: dir.path().to_path_buf(),
+        quick: opts.quick,
+    };
+    let started = Instant::now();
+    let total = defs.len();
+    let mut tests = Vec::new();
+    for (i, def) in defs.into_iter().enumerate() {
+        progress(i, total, &def.name);
+        let t0 = Instant::now();
+        let outcome = (def.make)(&env).and_then(|mut b| {
+            runner::sample(b.as_mut(), def.metric, &opts.policy, opts.sample_time)
+        });
+        let mut r = TestResult {
+            name: def.name,
+            section: def.section,
+            unit: def.unit.into(),
+            better: def.better,
+            summary: None,
+            samples: Vec::new(),
+            stop: None,
+            iterations: 0,
+            elapsed_s: 0.0,
+            skipped: None,
+        };
+        match outcome {
+            Ok(s) => {
+                r.summary = Summary::new(&s.samples);
+                r.samples = s.samples;
+                r.stop = Some(s.stop);
+                r.iterations = s.iterations;
+            }
+            Err(e) => r.skipped = Some(e.to_string()),
+        }
+        r.elapsed_s = t0.elapsed().as_secs_f64();
+        tests.push(r);
+    }
+    progress(total, total, "");
+    conditions.finish(&fs);
+    let points: Vec<(u64, f64)> = tests
+        .iter()
+        .filter_map(|t| {
+            let kb = t
+                .name
+                .strip_prefix(&format!("lat_mem_rd-stride{}-sz", memory::STRIDE))?;
+            Some((
+                kb.strip_suffix('k')?.parse().ok()?,
+                t.summary.as_ref()?.median,
+            ))
+        })
+        .collect();
+    let host_note = (opts.root != std::path::Path::new("/")).then(|| {
+        format!(
+            "--root {} is not what runs these tests: every test measured this host ({}), not that board",
+            opts.root.display(),
+            conditions.cpu_model.as_deref().unwrap_or("CPU model unknown")
+        )
+    });
+    Ok(BenchReport {
+        build: Build::current(),
+        options: opts.clone(),
+        conditions,
+        host_note,
+        plateaus: if points.len() >= 4 {
+            memory::plateaus(&points, &caches)
+        } else {
+            Vec::new()
+        },
+        tests,
+        elapsed_s: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// Write `report` as pretty JSON to `path` (the file `compare` reads).
+pub fn write_report(path: &std::path::Path, report: &BenchReport) -> Result<(), BenchError> {
+    let text = serde_json::to_string_pretty(report).map_err(|e| BenchError::Report {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    std::fs::write(path, text + "\n").map_err(|e| BenchError::Report {
+        path: path.to_path_buf(),
+        message: format!("cannot write: {e}"),
+    })
+}
+
+/// The hidden helper mode (`lever bench __helper MODE …`): `null` exits at
+/// once (for `lat_proc-exec`/`-shell`); `ctx KB` is a `lat_ctx` ring
+/// member on stdin/stdout.
+pub fn helper_main(args: &[String]) -> Result<(), BenchError> {
+    match args {
+        [m] if m == "null" => Ok(()),
+        [m, kb] if m == "ctx" => ipc::ctx_member(
+            kb.parse()
+                .map_err(|_| BenchError::Broken(format!("ctx: bad size {kb:?}")))?,
+        ),
+        _ => Err(BenchError::Broken(format!("unknown helper mode {args:?}"))),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    pub(crate) fn empty_report() -> BenchReport {
+        BenchReport {
+            build: Build::current(),
+            options: Options::quick(),
+            conditions: Conditions::read(&KernelFs::new("/nonexistent")),
+            host_note: None,
+            tests: Vec::new(),
+            plateaus: Vec::new(),
+            elapsed_s: 0.0,
+        }
+    }
+
+    #[test]
+    fn a_report_round_trips_through_json() {
+        let r = empty_report();
+        let text = serde_json::to_string(&r).unwrap();
+        let back: BenchReport = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.build, r.build);
+        assert!(r.build.compiler.starts_with("rustc"));
+    }
+}

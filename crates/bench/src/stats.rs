@@ -1,0 +1,397 @@
+//! Statistics a reviewer can trust: the median with a distribution-free
+//! 95% confidence interval (order statistics of the binomial), the usual
+//! moments, seed 002's "value (min, max)" cell, a sampling loop that stops
+//! when the interval is tight enough, and the Mann-Whitney U test that
+//! `bench compare` uses to tell a real change from noise.
+
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// Summary of one test's samples.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Number of samples.
+    pub n: usize,
+    /// Median (the reported value).
+    pub median: f64,
+    /// Arithmetic mean.
+    pub mean: f64,
+    /// Smallest sample.
+    pub min: f64,
+    /// Largest sample.
+    pub max: f64,
+    /// Sample standard deviation (n - 1); 0 for one sample.
+    pub stddev: f64,
+    /// Lower end of the 95% confidence interval of the median; `None` when
+    /// there are too few samples for one (fewer than 6).
+    pub ci_low: Option<f64>,
+    /// Upper end of the 95% confidence interval of the median.
+    pub ci_high: Option<f64>,
+}
+
+impl Summary {
+    /// Summarise `samples` (any order; NaNs are not expected). `None` for
+    /// no samples.
+    pub fn new(samples: &[f64]) -> Option<Summary> {
+        if samples.is_empty() {
+            return None;
+        }
+        let mut s = samples.to_vec();
+        s.sort_by(f64::total_cmp);
+        let n = s.len();
+        let mean = s.iter().sum::<f64>() / n as f64;
+        let var = if n > 1 {
+            s.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64
+        } else {
+            0.0
+        };
+        let ci = median_ci_ranks(n).map(|(lo, hi)| (s[lo - 1], s[hi - 1]));
+        Some(Summary {
+            n,
+            median: median_sorted(&s),
+            mean,
+            min: s[0],
+            max: s[n - 1],
+            stddev: var.sqrt(),
+            ci_low: ci.map(|c| c.0),
+            ci_high: ci.map(|c| c.1),
+        })
+    }
+
+    /// Half the interval's width as a percentage of the median (the
+    /// "±2%" the sampling loop aims for); `None` without an interval.
+    pub fn ci_half_width_pct(&self) -> Option<f64> {
+        let (lo, hi) = (self.ci_low?, self.ci_high?);
+        if self.median == 0.0 {
+            return Some(if hi == lo { 0.0 } else { f64::INFINITY });
+        }
+        Some(100.0 * (hi - lo) / 2.0 / self.median.abs())
+    }
+
+    /// Seed 002's cell: `437.26 (min 199.52, max 674.99)`, two decimals.
+    pub fn cell(&self) -> String {
+        format!(
+            "{:.2} (min {:.2}, max {:.2})",
+            self.median, self.min, self.max
+        )
+    }
+}
+
+/// The median of sorted data (mean of the middle two for even n).
+fn median_sorted(s: &[f64]) -> f64 {
+    let n = s.len();
+    if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        (s[n / 2 - 1] + s[n / 2]) / 2.0
+    }
+}
+
+/// 1-based ranks `(j, n + 1 - j)` of the order statistics that bound a
+/// confidence interval of at least 95% for the median, from the exact
+/// binomial(n, 1/2) distribution: the largest `j` with
+/// `2 · P(X ≤ j - 1) ≤ 0.05`. `None` when n < 6 (even min..max covers
+/// less than 95%).
+pub fn median_ci_ranks(n: usize) -> Option<(usize, usize)> {
+    // P(X <= k) accumulated in log space so large n does not underflow.
+    let ln2n = n as f64 * std::f64::consts::LN_2;
+    let mut ln_choose = 0.0f64; // ln C(n, 0)
+    let mut cdf = 0.0f64;
+    let mut j = 0;
+    for k in 0..n {
+        cdf += (ln_choose - ln2n).exp();
+        if 2.0 * cdf > 0.05 {
+            break;
+        }
+        j = k + 1;
+        ln_choose += ((n - k) as f64).ln() - ((k + 1) as f64).ln();
+    }
+    (j >= 1).then_some((j, n + 1 - j))
+}
+
+/// When the sampling loop stops.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Policy {
+    /// Time spent running the test before any sample counts.
+    pub warmup: Duration,
+    /// Fewest samples (at least 6 for an interval to exist).
+    pub min_samples: usize,
+    /// Most samples.
+    pub max_samples: usize,
+    /// Stop when the interval's half width is within this percentage of
+    /// the median.
+    pub target_ci_pct: f64,
+    /// Stop after this much sampling time even if not converged.
+    pub max_time: Duration,
+    /// Take exactly this many samples (`--repeat N`), ignoring the target.
+    pub fixed: Option<usize>,
+}
+
+/// Why sampling stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stop {
+    /// The interval reached the target width.
+    Converged,
+    /// The time budget ran out first (the interval is wider than asked).
+    MaxTime,
+    /// The sample count limit was reached first.
+    MaxSamples,
+    /// `--repeat N` samples were taken.
+    Repeat,
+}
+
+/// Run `sample` through warm-up, then until `policy` says stop. `elapsed`
+/// is the clock (time since the test started), passed in so the loop can
+/// be tested without real time.
+pub fn collect<E>(
+    policy: &Policy,
+    mut elapsed: impl FnMut() -> Duration,
+    mut sample: impl FnMut() -> Result<f64, E>,
+) -> Result<(Vec<f64>, Stop), E> {
+    let start = elapsed();
+    loop {
+        sample()?;
+        if elapsed() - start >= policy.warmup {
+            break;
+        }
+    }
+    let sampling_start = elapsed();
+    let mut samples = Vec::new();
+    loop {
+        samples.push(sample()?);
+        let n = samples.len();
+        if let Some(fixed) = policy.fixed {
+            if n >= fixed {
+                return Ok((samples, Stop::Repeat));
+            }
+            continue;
+        }
+        if n >= policy.min_samples {
+            let tight = Summary::new(&samples)
+                .and_then(|s| s.ci_half_width_pct())
+                .is_some_and(|w| w <= policy.target_ci_pct);
+            if tight {
+                return Ok((samples, Stop::Converged));
+            }
+        }
+        if n >= policy.max_samples {
+            return Ok((samples, Stop::MaxSamples));
+        }
+        if elapsed() - sampling_start >= policy.max_time && n >= policy.min_samples.min(3) {
+            return Ok((samples, Stop::MaxTime));
+        }
+    }
+}
+
+/// Result of a two-sided Mann-Whitney U test.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct MannWhitney {
+    /// U of the first sample (pairs where it is larger, ties count ½).
+    pub u: f64,
+    /// Standard normal statistic with tie and continuity corrections.
+    pub z: f64,
+    /// Two-sided p-value (normal approximation).
+    pub p: f64,
+}
+
+/// Two-sided Mann-Whitney U test of `a` against `b` (normal approximation
+/// with tie correction and continuity correction; good from about 8
+/// samples each). `None` when either side is empty or all values tie.
+pub fn mann_whitney(a: &[f64], b: &[f64]) -> Option<MannWhitney> {
+    let (n1, n2) = (a.len(), b.len());
+    if n1 == 0 || n2 == 0 {
+        return None;
+    }
+    let mut all: Vec<(f64, bool)> = a
+        .iter()
+        .map(|&x| (x, true))
+        .chain(b.iter().map(|&x| (x, false)))
+        .collect();
+    all.sort_by(|x, y| x.0.total_cmp(&y.0));
+    let n = all.len();
+    let (mut rank_sum_a, mut tie_term) = (0.0, 0.0);
+    let mut i = 0;
+    while i < n {
+        let mut j = i;
+        while j + 1 < n && all[j + 1].0 == all[i].0 {
+            j += 1;
+        }
+        // Ranks i+1 ..= j+1 share their average.
+        let avg = (i + j + 2) as f64 / 2.0;
+        let t = (j - i + 1) as f64;
+        tie_term += t * t * t - t;
+        rank_sum_a += avg * all[i..=j].iter().filter(|e| e.1).count() as f64;
+        i = j + 1;
+    }
+    let (n1f, n2f, nf) = (n1 as f64, n2 as f64, n as f64);
+    let u = rank_sum_a - n1f * (n1f + 1.0) / 2.0;
+    let mean = n1f * n2f / 2.0;
+    let var = n1f * n2f / 12.0 * ((nf + 1.0) - tie_term / (nf * (nf - 1.0)));
+    if var <= 0.0 {
+        return None;
+    }
+    let d = u - mean;
+    let z = (d - 0.5 * d.signum()).abs().max(0.0) * d.signum() / var.sqrt();
+    Some(MannWhitney {
+        u,
+        z,
+        p: erfc(z.abs() / std::f64::consts::SQRT_2).min(1.0),
+    })
+}
+
+/// The complementary error function, by the Chebyshev-fitted formula of
+/// Press et al. (fractional error below 1.2e-7 everywhere).
+fn erfc(x: f64) -> f64 {
+    let z = x.abs();
+    let t = 1.0 / (1.0 + 0.5 * z);
+    let poly = -z * z - 1.265_512_23
+        + t * (1.000_023_68
+            + t * (0.374_091_96
+                + t * (0.096_784_18
+                    + t * (-0.186_288_06
+                        + t * (0.278_868_07
+                            + t * (-1.135_203_98
+                                + t * (1.488_515_87 + t * (-0.822_152_23 + t * 0.170_872_77))))))));
+    let r = t * poly.exp();
+    if x >= 0.0 {
+        r
+    } else {
+        2.0 - r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_of_known_data() {
+        let s = Summary::new(&[5.0, 1.0, 4.0, 2.0, 3.0]).unwrap();
+        assert_eq!(
+            (s.n, s.median, s.mean, s.min, s.max),
+            (5, 3.0, 3.0, 1.0, 5.0)
+        );
+        assert!((s.stddev - 2.5f64.sqrt()).abs() < 1e-12);
+        assert_eq!(s.ci_low, None, "5 samples cannot give a 95% interval");
+        assert_eq!(Summary::new(&[1.0, 2.0, 3.0, 4.0]).unwrap().median, 2.5);
+        assert!(Summary::new(&[]).is_none());
+    }
+
+    #[test]
+    fn median_interval_ranks_match_the_binomial_tables() {
+        // Published table values (e.g. Conover, Practical Nonparametric
+        // Statistics, Table A3) for the ≥95% interval of the median.
+        assert_eq!(median_ci_ranks(5), None);
+        assert_eq!(median_ci_ranks(6), Some((1, 6)));
+        assert_eq!(median_ci_ranks(10), Some((2, 9)));
+        assert_eq!(median_ci_ranks(20), Some((6, 15)));
+        assert_eq!(median_ci_ranks(30), Some((10, 21)));
+        assert_eq!(median_ci_ranks(100), Some((40, 61)));
+        // Large n neither underflows nor panics: about n/2 ± 0.98·√n.
+        let (lo, hi) = median_ci_ranks(10_000).unwrap();
+        assert!((4900..=4903).contains(&lo), "{lo}");
+        assert_eq!(hi, 10_001 - lo);
+    }
+
+    #[test]
+    fn interval_and_cell_on_known_data() {
+        let data: Vec<f64> = (1..=10).map(f64::from).collect();
+        let s = Summary::new(&data).unwrap();
+        assert_eq!((s.ci_low, s.ci_high), (Some(2.0), Some(9.0)));
+        assert!((s.ci_half_width_pct().unwrap() - 100.0 * 3.5 / 5.5).abs() < 1e-9);
+        let seed = Summary::new(&[199.52, 437.26, 674.99]).unwrap();
+        assert_eq!(seed.cell(), "437.26 (min 199.52, max 674.99)");
+    }
+
+    #[test]
+    fn mann_whitney_on_known_data() {
+        // Completely separated samples of 5: U = 0, z = -12/√(275/12),
+        // p = 0.01219 (scipy.stats.mannwhitneyu, asymptotic, continuity).
+        let r = mann_whitney(&[1.0, 2.0, 3.0, 4.0, 5.0], &[6.0, 7.0, 8.0, 9.0, 10.0]).unwrap();
+        assert_eq!(r.u, 0.0);
+        assert!((r.z + 2.506_75).abs() < 1e-4, "{}", r.z);
+        assert!((r.p - 0.012_19).abs() < 1e-4, "{}", r.p);
+        // Interleaved samples: no evidence of a difference.
+        let r = mann_whitney(&[1.0, 3.0, 5.0, 7.0, 9.0], &[2.0, 4.0, 6.0, 8.0, 10.0]).unwrap();
+        assert_eq!(r.u, 10.0);
+        assert!(r.p > 0.5, "{}", r.p);
+        // Ties: a = [1,2,2,3], b = [2,3,3,4]; ranks 1, 3,3,3, 6,6,6, 8.
+        let r = mann_whitney(&[1.0, 2.0, 2.0, 3.0], &[2.0, 3.0, 3.0, 4.0]).unwrap();
+        assert_eq!(r.u, 3.0);
+        assert!(mann_whitney(&[1.0, 1.0], &[1.0, 1.0]).is_none());
+        assert!(mann_whitney(&[], &[1.0]).is_none());
+    }
+
+    #[test]
+    fn erfc_matches_tables() {
+        assert!((erfc(0.0) - 1.0).abs() < 1e-7);
+        assert!((erfc(1.0) - 0.157_299_2).abs() < 1e-7);
+        assert!((erfc(-1.0) - 1.842_700_8).abs() < 1e-7);
+    }
+
+    fn policy() -> Policy {
+        Policy {
+            warmup: Duration::from_millis(10),
+            min_samples: 6,
+            max_samples: 1000,
+            target_ci_pct: 2.0,
+            max_time: Duration::from_millis(100),
+            fixed: None,
+        }
+    }
+
+    #[test]
+    fn sampling_stops_when_the_interval_is_tight() {
+        let mut t = Duration::ZERO;
+        let mut i = 0u32;
+        let (samples, stop) = collect::<()>(
+            &policy(),
+            || {
+                t += Duration::from_millis(1);
+                t
+            },
+            || {
+                i += 1;
+                Ok(100.0 + f64::from(i % 3) * 0.1)
+            },
+        )
+        .unwrap();
+        assert_eq!(stop, Stop::Converged);
+        assert_eq!(samples.len(), 6);
+    }
+
+    #[test]
+    fn noisy_samples_run_out_of_time_and_repeat_is_exact() {
+        let mut t = Duration::ZERO;
+        let mut i = 0u32;
+        let clock = || {
+            t += Duration::from_millis(1);
+            t
+        };
+        let noisy = || {
+            i += 1;
+            Ok::<f64, ()>(if i % 2 == 0 { 50.0 } else { 150.0 })
+        };
+        let (samples, stop) = collect(&policy(), clock, noisy).unwrap();
+        assert_eq!(stop, Stop::MaxTime);
+        assert!((50..=101).contains(&samples.len()), "{}", samples.len());
+        let fixed = Policy {
+            fixed: Some(4),
+            ..policy()
+        };
+        let mut t = Duration::ZERO;
+        let clock = || {
+            t += Duration::from_millis(5);
+            t
+        };
+        let (samples, stop) = collect::<()>(&fixed, clock, || Ok(1.0)).unwrap();
+        assert_eq!((samples.len(), stop), (4, Stop::Repeat));
+    }
+
+    #[test]
+    fn sample_errors_stop_the_loop() {
+        let r = collect(&policy(), || Duration::ZERO, || Err::<f64, _>("broken"));
+        assert_eq!(r, Err("broken"));
+    }
+}

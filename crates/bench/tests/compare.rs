@@ -1,0 +1,67 @@
+//! `compare` on real runs: a delay injected into a test is flagged, two
+//! runs of the same body are not. The body spins to a deadline, so being
+//! preempted on a busy machine does not lengthen it (only a preemption
+//! across the deadline does) and the test does not depend on the load.
+
+use lever_bench::catalog::{Section, TestDef};
+use lever_bench::compare::{compare, Verdict};
+use lever_bench::runner::timed;
+use lever_bench::{run_defs, BenchReport, Options};
+use std::time::{Duration, Instant};
+
+fn spin(us: u64) -> TestDef {
+    TestDef::us("spin", Section::Syscalls, 1.0, move |_| {
+        Ok(Box::new(move |n| {
+            timed(n, || {
+                let end = Instant::now() + Duration::from_micros(us);
+                while Instant::now() < end {
+                    std::hint::spin_loop();
+                }
+                Ok(())
+            })
+        }))
+    })
+}
+
+fn run(us: u64) -> BenchReport {
+    let opts = Options {
+        policy: lever_bench::stats::Policy {
+            fixed: Some(31),
+            ..Options::quick().policy
+        },
+        // A sample of two or three spins: a preemption spoils few samples,
+        // and the median ignores them.
+        sample_time: Duration::from_micros(100),
+        ..Options::quick()
+    };
+    run_defs(&opts, vec![spin(us)], &mut |_, _, _| {}).unwrap()
+}
+
+// One test, so the runs never compete with each other for the CPUs.
+#[test]
+fn an_injected_delay_is_a_regression_and_the_same_body_is_not() {
+    an_injected_delay_is_a_regression();
+    two_runs_of_the_same_body_are_not();
+}
+
+fn an_injected_delay_is_a_regression() {
+    let base = run(40);
+    let slow = run(60); // +20 µs injected: +50%
+    let c = compare(&base, &slow, 25.0);
+    assert_eq!(c.rows[0].verdict, Verdict::Regressed, "{:?}", c.rows[0]);
+    assert_eq!(c.regressions, ["spin"]);
+    assert!(c.rows[0].p_value.unwrap() < 0.01);
+}
+
+fn two_runs_of_the_same_body_are_not() {
+    let a = run(40);
+    let b = run(40);
+    let c = compare(&a, &b, 25.0);
+    assert_ne!(c.rows[0].verdict, Verdict::Regressed, "{:?}", c.rows[0]);
+    assert!(c.regressions.is_empty());
+    assert!(
+        c.rows[0].change_pct.unwrap().abs() < 25.0,
+        "{:?}",
+        c.rows[0]
+    );
+}

@@ -1,0 +1,153 @@
+//! `lever bench`: LMBench's micro-benchmarks and the CPU benchmarks of
+//! seed 002, with statistics (`lever_bench::run`); `lever bench compare
+//! BASE NEW` for CI. The hidden `__helper` subcommand is the small helper
+//! mode that `lat_proc-exec`/`-shell` exec and `lat_ctx` rings are made of,
+//! so a board needs nothing but the `lever` binary.
+
+use crate::args::Global;
+use crate::render::{self, emit, Progress};
+use anyhow::{bail, Context};
+use clap::{Args, Subcommand};
+use lever_bench::{compare, Options};
+use std::path::PathBuf;
+
+/// `lever bench`
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct BenchArgs {
+    #[command(subcommand)]
+    pub command: Option<BenchCommand>,
+    /// Short samples and fewer sizes: the whole suite in about a minute.
+    #[arg(long, conflicts_with = "full")]
+    pub quick: bool,
+    /// Longer budget per test (may take many minutes).
+    #[arg(long)]
+    pub full: bool,
+    /// Only tests whose name matches one of these comma-separated globs
+    /// (`lat_syscall-*,bw_mem-*`).
+    #[arg(long, value_name = "GLOB")]
+    pub only: Option<String>,
+    /// Pin the benchmark and its peer threads to this CPU.
+    #[arg(long, value_name = "N")]
+    pub cpu: Option<usize>,
+    /// Take exactly N samples per test instead of sampling until the 95%
+    /// interval of the median is within ±2%.
+    #[arg(long, value_name = "N")]
+    pub repeat: Option<usize>,
+    /// Most sampling time per test (bare number: seconds; `500ms`, `2s`).
+    #[arg(long, value_name = "TIME")]
+    pub max_time: Option<String>,
+    /// Also write the report, samples included, as JSON to FILE (the
+    /// input of `lever bench compare`).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Print the tables as Markdown.
+    #[arg(long)]
+    pub markdown: bool,
+    /// List the selected tests without running them.
+    #[arg(long)]
+    pub list: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// Compare two `lever bench -o FILE` reports: per-test change, direction
+    /// and significance (Mann-Whitney U); exits non-zero when a test got
+    /// significantly worse by more than the threshold.
+    Compare {
+        /// The baseline report.
+        base: PathBuf,
+        /// The report to judge.
+        new: PathBuf,
+        /// Smallest significant worsening that fails, percent.
+        #[arg(long, default_value_t = 5.0, value_name = "PCT")]
+        threshold: f64,
+    },
+    /// The helper mode the benchmarks exec (not for people).
+    #[command(name = "__helper", hide = true)]
+    Helper {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+}
+
+pub fn run(global: &Global, args: BenchArgs) -> anyhow::Result<()> {
+    match args.command {
+        Some(BenchCommand::Helper { args }) => Ok(lever_bench::helper_main(&args)?),
+        Some(BenchCommand::Compare {
+            base,
+            new,
+            threshold,
+        }) => run_compare(global, &base, &new, threshold),
+        None => run_suite(global, args),
+    }
+}
+
+fn options(global: &Global, args: &BenchArgs) -> anyhow::Result<Options> {
+    let mut opts = if args.quick {
+        Options::quick()
+    } else {
+        Options::standard()
+    };
+    if args.full {
+        opts.policy.max_time *= 5;
+        opts.policy.max_samples *= 5;
+    }
+    if let Some(t) = &args.max_time {
+        opts.policy.max_time =
+            crate::cmd::util::seconds(t).with_context(|| format!("--max-time {t}"))?;
+    }
+    if let Some(n) = args.repeat {
+        if n == 0 {
+            bail!("--repeat must be at least 1");
+        }
+        opts.policy.fixed = Some(n);
+    }
+    opts.only = args.only.clone();
+    opts.cpu = args.cpu;
+    opts.root = global.root.clone();
+    let exe =
+        std::env::current_exe().context("cannot find the lever binary for the helper mode")?;
+    opts.helper = Some(vec![exe.into(), "bench".into(), "__helper".into()]);
+    Ok(opts)
+}
+
+fn run_suite(global: &Global, args: BenchArgs) -> anyhow::Result<()> {
+    let opts = options(global, &args)?;
+    if args.list {
+        let tests = lever_bench::list(&opts);
+        return emit(global.json, &tests, |t| render::bench::list(t));
+    }
+    let progress = Progress::new("lever bench");
+    let report = lever_bench::run(&opts, &mut |done, total, name| {
+        progress.update(done as u64, Some(total as u64), name)
+    });
+    progress.finish();
+    let report = report?;
+    if let Some(path) = &args.output {
+        lever_bench::write_report(path, &report)?;
+    }
+    emit(global.json, &report, |r| {
+        render::bench::report(r, args.markdown)
+    })
+}
+
+fn run_compare(
+    global: &Global,
+    base: &std::path::Path,
+    new: &std::path::Path,
+    threshold: f64,
+) -> anyhow::Result<()> {
+    let b = compare::read_report(base)?;
+    let n = compare::read_report(new)?;
+    let c = compare::compare(&b, &n, threshold);
+    emit(global.json, &c, render::bench::comparison)?;
+    if !c.regressions.is_empty() {
+        bail!(
+            "{} test(s) significantly worse by more than {threshold}%: {}",
+            c.regressions.len(),
+            c.regressions.join(", ")
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,196 @@
+//! `lever bench` end to end: structure and sanity bounds, never speeds.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn lever(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lever"))
+        .args(args)
+        .output()
+        .expect("run lever")
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON on stdout")
+}
+
+#[test]
+fn selected_tests_report_statistics_and_samples() {
+    let out = lever(&[
+        "bench",
+        "--quick",
+        "--only",
+        "lat_syscall-null,lat_proc-exec,lat_ctx-2-0k,bw_mem-bcopy-1mb",
+        "--repeat",
+        "6",
+        "--json",
+    ]);
+    let r = json(&out);
+    let tests = r["tests"].as_array().unwrap();
+    let names: Vec<_> = tests.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "lat_syscall-null",
+            "lat_proc-exec",
+            "lat_ctx-2-0k",
+            "bw_mem-bcopy-1mb"
+        ]
+    );
+    for t in tests {
+        // The helper mode works: nothing is skipped.
+        assert!(t["skipped"].is_null(), "{t}");
+        assert_eq!(t["samples"].as_array().unwrap().len(), 6);
+        let s = &t["summary"];
+        let (min, med, max) = (
+            s["min"].as_f64().unwrap(),
+            s["median"].as_f64().unwrap(),
+            s["max"].as_f64().unwrap(),
+        );
+        assert!(0.0 < min && min <= med && med <= max, "{t}");
+        assert_eq!(t["stop"], "repeat");
+    }
+    assert_eq!(tests[0]["unit"], "us");
+    assert_eq!(tests[3]["unit"], "MB/s");
+    assert_eq!(tests[3]["better"], "higher");
+    // Sanity: a syscall is faster than a millisecond, an exec slower than one.
+    assert!(tests[0]["summary"]["median"].as_f64().unwrap() < 1000.0);
+    assert!(
+        tests[1]["summary"]["median"].as_f64().unwrap()
+            > tests[0]["summary"]["median"].as_f64().unwrap()
+    );
+    assert!(r["build"]["compiler"]
+        .as_str()
+        .unwrap()
+        .starts_with("rustc"));
+    assert!(r["host_note"].is_null());
+}
+
+#[test]
+fn a_simulated_board_is_not_what_is_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    let board = dir.path().join("board");
+    assert!(
+        lever(&["sim", "create", "qcs6490", board.to_str().unwrap()])
+            .status
+            .success()
+    );
+    let out = lever(&[
+        "--root",
+        board.to_str().unwrap(),
+        "bench",
+        "--quick",
+        "--only",
+        "lat_syscall-null",
+        "--repeat",
+        "6",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("every test measured this host"), "{text}");
+    assert!(
+        text.contains("System calls") && text.contains("lat_syscall-null"),
+        "{text}"
+    );
+}
+
+#[test]
+fn list_unknown_only_and_helper() {
+    let out = lever(&["bench", "--quick", "--list"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    for name in [
+        "lat_syscall-open",
+        "lat_sig-prot",
+        "lat_proc-shell",
+        "lat_ctx-2-0k",
+        "lat_select-200tcp",
+        "lat_sem",
+        "lat_pagefault",
+        "lat_mmap-1m",
+        "lat_fs-10k-create",
+        "lat_mem_rd-stride128-sz32k",
+        "lat_ops-int64-mod",
+        "bw_mem-fcp-16mb",
+        "bw_file_rd-io-1mb",
+        "bw_mmap_rd-o2c-1mb",
+        "bw_pipe",
+        "bw_unix",
+        "bw_tcp",
+        "lat_udp",
+        "lat_connect",
+    ] {
+        assert!(text.contains(name), "{name} missing from --list:\n{text}");
+    }
+    let out = lever(&["bench", "--only", "no-such-test"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("matches no test"));
+    assert!(lever(&["bench", "__helper", "null"]).status.success());
+}
+
+fn report_file(dir: &Path, name: &str, samples: &[f64]) -> String {
+    // A minimal report: what `compare` needs, as `-o FILE` writes it.
+    let out = lever(&[
+        "bench",
+        "--quick",
+        "--only",
+        "lat_syscall-null",
+        "--repeat",
+        "6",
+        "--json",
+    ]);
+    let mut r = json(&out);
+    let s = serde_json::json!({
+        "n": samples.len(), "median": median(samples), "mean": 0.0, "min": 0.0, "max": 0.0,
+        "stddev": 0.0, "ci_low": null, "ci_high": null
+    });
+    r["tests"][0]["samples"] = serde_json::json!(samples);
+    r["tests"][0]["summary"] = s;
+    let path = dir.join(name);
+    std::fs::write(&path, r.to_string()).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    s[s.len() / 2]
+}
+
+#[test]
+fn compare_fails_on_a_significant_regression_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let base: Vec<f64> = (0..12).map(|i| 1.0 + f64::from(i % 4) * 0.01).collect();
+    let same: Vec<f64> = (0..12)
+        .map(|i| 1.0 + f64::from((i + 1) % 4) * 0.01)
+        .collect();
+    let slow: Vec<f64> = base.iter().map(|v| v * 1.5).collect();
+    let b = report_file(dir.path(), "base.json", &base);
+    let s = report_file(dir.path(), "same.json", &same);
+    let w = report_file(dir.path(), "slow.json", &slow);
+    let ok = lever(&["bench", "compare", &b, &s]);
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    assert!(String::from_utf8_lossy(&ok.stdout).contains("no significant change"));
+    let bad = lever(&["bench", "compare", &b, &w, "--threshold", "10"]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stdout).contains("REGRESSED"));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("lat_syscall-null"));
+    // Past a threshold larger than the change, it is reported but passes.
+    assert!(lever(&["bench", "compare", &b, &w, "--threshold", "80"])
+        .status
+        .success());
+    let broken = lever(&["bench", "compare", &b, "/nonexistent.json"]);
+    assert_ne!(broken.status.code(), Some(0));
+}
