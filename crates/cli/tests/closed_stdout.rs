@@ -129,6 +129,8 @@ fn no_subcommand_panics_on_a_closed_stdout() {
         ],
         vec!["latency", "import", &cyclictest],
         vec!["--root", root, "rt", "check"],
+        vec!["bench", "--only", "lat_syscall-null", "--repeat", "3"],
+        vec!["bench", "--list"],
         vec!["--help"],
         vec!["--version"],
     ];
