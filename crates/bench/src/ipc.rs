@@ -50,9 +50,10 @@ fn round_trips<R: Read, W: Write>(r: &mut R, w: &mut W, n: u64) -> Result<Durati
     })
 }
 
-/// A pipe as two `File`s (read end, write end).
+/// A pipe as two `File`s (read end, write end), close-on-exec so the
+/// helper processes of `lat_ctx` hold only the ends they are given.
 fn pipe() -> Result<(File, File), BenchError> {
-    let (r, w) = rustix::pipe::pipe().map_err(|e| BenchError::Io {
+    let (r, w) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).map_err(|e| BenchError::Io {
         what: "pipe".into(),
         source: e.into(),
     })?;

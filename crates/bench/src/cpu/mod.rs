@@ -27,7 +27,7 @@ pub fn tests(quick: bool) -> Vec<TestDef> {
             Section::Cpu,
             "DMIPS",
             1.0,
-            1757.0 * 1e6,
+            1757.0,
             |_| {
                 boxed(|n| {
                     let start = Instant::now();
