@@ -104,14 +104,7 @@ impl TestDef {
         ops: f64,
         make: impl Fn(&Env) -> Result<Box<dyn Bench>, BenchError> + 'static,
     ) -> TestDef {
-        TestDef {
-            name: name.into(),
-            section,
-            unit: "us",
-            better: Better::Lower,
-            metric: Metric::Us { ops },
-            make: Box::new(make),
-        }
+        TestDef::lower(name, section, "us", Metric::Us { ops }, Box::new(make))
     }
 
     /// A latency in ns, `ops` operations per iteration.
@@ -121,10 +114,23 @@ impl TestDef {
         ops: f64,
         make: impl Fn(&Env) -> Result<Box<dyn Bench>, BenchError> + 'static,
     ) -> TestDef {
+        TestDef::lower(name, section, "ns", Metric::Ns { ops }, Box::new(make))
+    }
+
+    fn lower(
+        name: impl Into<String>,
+        section: Section,
+        unit: &'static str,
+        metric: Metric,
+        make: Make,
+    ) -> TestDef {
         TestDef {
-            unit: "ns",
-            metric: Metric::Ns { ops },
-            ..TestDef::us(name, section, ops, make)
+            name: name.into(),
+            section,
+            unit,
+            better: Better::Lower,
+            metric,
+            make,
         }
     }
 

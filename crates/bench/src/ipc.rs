@@ -8,7 +8,7 @@
 //! members are processes: the `lever` binary's helper mode.
 
 use crate::catalog::{Env, Section, TestDef};
-use crate::runner::{timed, Bench};
+use crate::runner::{boxed, timed, Bench};
 use crate::{io_err, BenchError};
 use std::fs::File;
 use std::io::{Read, Write};
@@ -17,10 +17,6 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn boxed(b: impl Bench + 'static) -> Result<Box<dyn Bench>, BenchError> {
-    Ok(Box::new(b))
-}
 
 /// A thread that answers every byte it reads with a byte, until EOF.
 fn echo_thread<R: Read + Send + 'static, W: Write + Send + 'static>(mut r: R, mut w: W) {
@@ -50,12 +46,14 @@ fn round_trips<R: Read, W: Write>(r: &mut R, w: &mut W, n: u64) -> Result<Durati
     })
 }
 
-/// A pipe as two `File`s (read end, write end).
+/// A pipe as two `File`s (read end, write end), close-on-exec so the
+/// helper processes of `lat_ctx` hold only the ends they are given.
 fn pipe() -> Result<(File, File), BenchError> {
-    let (r, w) = rustix::pipe::pipe().map_err(|e| BenchError::Io {
-        what: "pipe".into(),
-        source: e.into(),
-    })?;
+    let (r, w) =
+        rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).map_err(|e| BenchError::Io {
+            what: "pipe".into(),
+            source: e.into(),
+        })?;
     Ok((File::from(r), File::from(w)))
 }
 
@@ -194,41 +192,14 @@ pub fn tests(quick: bool) -> Vec<TestDef> {
             })
         }),
     ];
-    let bw_total = 4 << 20;
-    let chunk = 64 << 10;
-    v.push(TestDef::mb_per_s(
-        "bw_pipe",
-        Section::IoBandwidth,
-        bw_total as f64,
-        move |_| {
-            let (r, mut w) = pipe()?;
-            sink_thread(r, chunk);
-            let buf = vec![3u8; chunk];
-            boxed(move |n| stream_bw(&mut w, &buf, bw_total, n))
-        },
-    ));
-    v.push(TestDef::mb_per_s(
-        "bw_unix",
-        Section::IoBandwidth,
-        bw_total as f64,
-        move |_| {
-            let (mut a, b) = UnixStream::pair().map_err(io_err("socketpair".into()))?;
-            sink_thread(b, chunk);
-            let buf = vec![3u8; chunk];
-            boxed(move |n| stream_bw(&mut a, &buf, bw_total, n))
-        },
-    ));
-    v.push(TestDef::mb_per_s(
-        "bw_tcp",
-        Section::IoBandwidth,
-        bw_total as f64,
-        move |_| {
-            let (mut c, s) = tcp_pair()?;
-            sink_thread(s, chunk);
-            let buf = vec![3u8; chunk];
-            boxed(move |n| stream_bw(&mut c, &buf, bw_total, n))
-        },
-    ));
+    v.push(stream_test("bw_pipe", || {
+        let (r, w) = pipe()?;
+        Ok((w, r))
+    }));
+    v.push(stream_test("bw_unix", || {
+        UnixStream::pair().map_err(io_err("socketpair".into()))
+    }));
+    v.push(stream_test("bw_tcp", tcp_pair));
     let combos: &[(usize, usize)] = if quick {
         &[(2, 0), (2, 16), (4, 64), (8, 0), (16, 0)]
     } else {
@@ -257,6 +228,25 @@ pub fn tests(quick: bool) -> Vec<TestDef> {
         ));
     }
     v
+}
+
+/// Bytes per iteration of the `bw_*` stream tests, and per write.
+const STREAM_BYTES: usize = 4 << 20;
+const STREAM_CHUNK: usize = 64 << 10;
+
+/// A `bw_*` test: `connect` makes (our write end, the reader's end); a
+/// thread drains the reader.
+fn stream_test<W, R>(name: &str, connect: fn() -> Result<(W, R), BenchError>) -> TestDef
+where
+    W: Write + 'static,
+    R: Read + Send + 'static,
+{
+    TestDef::mb_per_s(name, Section::IoBandwidth, STREAM_BYTES as f64, move |_| {
+        let (mut w, r) = connect()?;
+        sink_thread(r, STREAM_CHUNK);
+        let buf = vec![3u8; STREAM_CHUNK];
+        boxed(move |n| stream_bw(&mut w, &buf, STREAM_BYTES, n))
+    })
 }
 
 /// Closes the UDP peer by sending it an empty datagram.

@@ -10,18 +10,13 @@
 //! hardware prefetchers and the DRAM plateau would read as L2 latency.
 
 use crate::catalog::{Section, TestDef};
-use crate::runner::{timed, Bench};
-use crate::BenchError;
+use crate::runner::{boxed, timed};
 use serde::{Deserialize, Serialize};
 use std::hint::black_box;
 use std::time::Instant;
 
 /// The stride of `lat_mem_rd`, bytes.
 pub const STRIDE: usize = 128;
-
-fn boxed(b: impl Bench + 'static) -> Result<Box<dyn Bench>, BenchError> {
-    Ok(Box::new(b))
-}
 
 /// `lat_mem_rd`'s name for a size: `lat_mem_rd-stride128-sz32k`.
 pub fn lat_mem_rd_name(size_kb: u64) -> String {

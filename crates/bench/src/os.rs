@@ -3,7 +3,7 @@
 //! read bandwidths `bw_file_rd` / `bw_mmap_rd`.
 
 use crate::catalog::{Section, TestDef};
-use crate::runner::{timed, Bench};
+use crate::runner::{boxed, timed};
 use crate::{io_err, BenchError};
 use std::fs::File;
 use std::hint::black_box;
@@ -12,10 +12,6 @@ use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn boxed(b: impl Bench + 'static) -> Result<Box<dyn Bench>, BenchError> {
-    Ok(Box::new(b))
-}
 
 /// A scratch file of `len` bytes (pattern, not zeros, so nothing is sparse).
 pub(crate) fn scratch_file(dir: &Path, name: &str, len: usize) -> Result<PathBuf, BenchError> {

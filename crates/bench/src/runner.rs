@@ -19,6 +19,11 @@ impl<F: FnMut(u64) -> Result<Duration, BenchError>> Bench for F {
     }
 }
 
+/// A benchmark body as the catalog's `make` functions return it.
+pub fn boxed(b: impl Bench + 'static) -> Result<Box<dyn Bench>, BenchError> {
+    Ok(Box::new(b))
+}
+
 /// Time `iters` runs of `op` (for benches whose every iteration is timed).
 pub fn timed(
     iters: u64,

@@ -10,6 +10,20 @@ fn lever(args: &[&str]) -> Output {
         .expect("run lever")
 }
 
+/// `lever EXTRA bench --quick --only lat_syscall-null --repeat 6`.
+fn null_syscall(extra: &[&str]) -> Output {
+    let mut args = extra.to_vec();
+    args.extend([
+        "bench",
+        "--quick",
+        "--only",
+        "lat_syscall-null",
+        "--repeat",
+        "6",
+    ]);
+    lever(&args)
+}
+
 fn json(out: &Output) -> serde_json::Value {
     assert!(
         out.status.success(),
@@ -80,16 +94,7 @@ fn a_simulated_board_is_not_what_is_measured() {
             .status
             .success()
     );
-    let out = lever(&[
-        "--root",
-        board.to_str().unwrap(),
-        "bench",
-        "--quick",
-        "--only",
-        "lat_syscall-null",
-        "--repeat",
-        "6",
-    ]);
+    let out = null_syscall(&["--root", board.to_str().unwrap()]);
     assert!(
         out.status.success(),
         "{}",
@@ -138,15 +143,7 @@ fn list_unknown_only_and_helper() {
 
 fn report_file(dir: &Path, name: &str, samples: &[f64]) -> String {
     // A minimal report: what `compare` needs, as `-o FILE` writes it.
-    let out = lever(&[
-        "bench",
-        "--quick",
-        "--only",
-        "lat_syscall-null",
-        "--repeat",
-        "6",
-        "--json",
-    ]);
+    let out = null_syscall(&["--json"]);
     let mut r = json(&out);
     let s = serde_json::json!({
         "n": samples.len(), "median": median(samples), "mean": 0.0, "min": 0.0, "max": 0.0,
