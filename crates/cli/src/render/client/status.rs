@@ -21,6 +21,15 @@ pub fn status(doc: &Status, held_only: bool, json: bool) -> anyhow::Result<()> {
         doc.root,
         doc.live_requests
     )?;
+    // Originals a node refused at start-up: the daemon still owes them.
+    for u in &doc.unrestored {
+        outln!(
+            "NOT RESTORED: {} should be {:?} (kept in the journal, retried): {}",
+            u.node,
+            u.original,
+            u.error
+        )?;
+    }
     let mut t = Table::new(&["OPCODE", "NAME", "CURRENT", "ORIGINAL", "WINNER", "NODE"]);
     let shown = doc
         .resources
