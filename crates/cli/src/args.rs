@@ -83,7 +83,7 @@ pub enum Command {
     Latency(crate::cmd::latency::LatencyArgs),
     /// Real-time readiness: seed 000 §3.6 / seed 001's tuning as checks.
     #[command(subcommand)]
-    Rt(crate::cmd::latency::RtCommand),
+    Rt(crate::cmd::rt::RtCommand),
 }
 
 #[derive(Debug, Subcommand)]

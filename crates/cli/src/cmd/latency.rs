@@ -1,6 +1,6 @@
 //! `lever latency`: cyclictest's measurement with cyclictest's own flags
 //! (so the seeds' command lines run unchanged), `lever latency import
-//! FILE`, and `lever rt check`.
+//! FILE` (`lever rt check` is in `rt.rs`).
 //!
 //! cyclictest's flags collide with two of clap's conventions — `-h` is the
 //! histogram, not help, and `--json FILE` names a file while Lever's global
@@ -126,22 +126,6 @@ struct MeasureFlags {
     /// Prefix for every kernel path (as the global --root).
     #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
-}
-
-/// `lever rt ...`
-#[derive(Debug, Subcommand)]
-pub enum RtCommand {
-    /// Check the kernel and tunables against seed 000 §3.6 / seed 001.
-    Check(RtCheckArgs),
-}
-
-/// `lever rt check`
-#[derive(Debug, Args)]
-pub struct RtCheckArgs {
-    /// The CPUs that run real-time work (default: isolcpus from the
-    /// command line, else the last CPU).
-    #[arg(long, value_name = "LIST")]
-    pub rt_cpus: Option<String>,
 }
 
 fn us(option: &'static str, text: &str) -> anyhow::Result<u64> {
@@ -303,17 +287,4 @@ pub fn run(global: &Global, args: LatencyArgs) -> anyhow::Result<()> {
     emit(stdout_json, &report, |r| {
         render::latency::measured(r, with_histogram)
     })
-}
-
-/// Run `lever rt ...`.
-pub fn run_rt(global: &Global, cmd: RtCommand) -> anyhow::Result<()> {
-    let RtCommand::Check(args) = cmd;
-    let fs = KernelFs::new(&global.root);
-    let rt_cpus = args
-        .rt_cpus
-        .as_deref()
-        .map(|l| config::parse_cpu_list("--rt-cpus", l))
-        .transpose()?;
-    let report = lever_latency::rtcheck::check(&fs, rt_cpus.as_deref())?;
-    emit(global.json, &report, render::latency::rt_check)
 }

@@ -11,6 +11,7 @@ pub mod io;
 pub mod latency;
 pub mod mem;
 mod resources;
+pub mod rt;
 mod sim;
 mod target;
 pub mod trace;
@@ -45,6 +46,6 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Trace(cmd) => trace::run(&cli.global, cmd),
         Command::Flamegraph(args) => flamegraph::run(&cli.global, args),
         Command::Latency(args) => latency::run(&cli.global, args),
-        Command::Rt(cmd) => latency::run_rt(&cli.global, cmd),
+        Command::Rt(cmd) => rt::run_rt(&cli.global, cmd),
     }
 }
