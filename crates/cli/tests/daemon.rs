@@ -278,11 +278,7 @@ fn unprivileged_client_is_refused_system_resources_and_others_handles() {
     assert_eq!(silver["winner"], "another client");
     // A third-party resource works for nobody.
     let out = as_nobody(&["acquire", "-d", "50", "0x44000000=512"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_success(&out);
 }
 
 #[test]
@@ -524,11 +520,7 @@ fn acquire_durations_take_units() {
         .args(["-d", "2s", "--detach", "cpu_min_freq.silver=1958400"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_success(&out);
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["duration_ms"], 2000);
     assert_eq!(doc["detached"], true);
@@ -558,11 +550,7 @@ fn detached_request_outlives_its_client_and_a_second_daemon_is_refused() {
         ])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_success(&out);
     let handle: Handle = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
     assert_eq!(d.node(SILVER_MIN), "1958400");
     // Same uid may release it from another process.

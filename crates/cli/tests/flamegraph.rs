@@ -22,11 +22,7 @@ fn perf_script_file_to_svg_and_json() {
         .arg(&folded)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_success(&out);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["weight"], 156 * 1_001_001u64);
     assert!(v["hottest"][0]["name"].is_string());
@@ -61,11 +57,7 @@ fn report_is_golden() {
             .args(extra)
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        common::assert_success(&out);
         lever_testkit::golden(&golden.join(name), &String::from_utf8(out.stdout).unwrap());
     }
     let out = Command::new(LEVER)
@@ -103,11 +95,7 @@ fn profiles_a_command_with_perf_when_available() {
         .args(["--", "python3", "-c", "sum(i * i for i in range(3000000))"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_success(&out);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(v["weight"].as_u64().unwrap() > 0);
     assert!(svg.exists());

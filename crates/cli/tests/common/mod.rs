@@ -11,6 +11,15 @@ pub fn lever(args: &[&str]) -> Output {
     Command::new(LEVER).args(args).output().expect("run lever")
 }
 
+/// Require that a finished `lever` succeeded; the failure shows its stderr.
+pub fn assert_success(out: &Output) {
+    assert!(
+        out.status.success(),
+        "lever failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Run `lever ARGS`, require success, return stdout.
 pub fn ok(args: &[&str]) -> String {
     let out = lever(args);
