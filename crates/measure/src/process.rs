@@ -81,6 +81,8 @@ pub struct Status {
     pub rss_shmem_kb: Option<u64>,
     /// `VmSwap`.
     pub vm_swap_kb: Option<u64>,
+    /// `Uid`: real, effective, saved and filesystem uid.
+    pub uid: Option<[u32; 4]>,
 }
 
 /// Read `/proc/<pid>/status`.
@@ -101,6 +103,18 @@ pub fn parse_status(path: &str, text: &str) -> Result<Status, MeasureError> {
         let slot = match name {
             "Name" => {
                 s.name = rest.trim().to_string();
+                continue;
+            }
+            // Uid:	1000	1000	1000	1000
+            "Uid" => {
+                let ids: Vec<u32> = rest
+                    .split_whitespace()
+                    .filter_map(|w| w.parse().ok())
+                    .collect();
+                s.uid =
+                    Some(ids.try_into().map_err(|_| {
+                        parse_err(path, i + 1, line, "`Uid:\t1000\t1000\t1000\t1000`")
+                    })?);
                 continue;
             }
             "VmPeak" => &mut s.vm_peak_kb,
@@ -329,6 +343,10 @@ Rss:                  12 kB
             (s.rss_anon_kb, s.rss_file_kb, s.rss_shmem_kb, s.vm_swap_kb),
             (Some(388), Some(2608), Some(0), Some(0))
         );
+        assert_eq!(s.uid, Some([0, 0, 0, 0]));
+        let uid = parse_status("/proc/9/status", "Uid:\t1000\t1000\t0\t1000\n").unwrap();
+        assert_eq!(uid.uid, Some([1000, 1000, 0, 1000]));
+        assert!(parse_status("/proc/9/status", "Uid:\t1000\t1000\n").is_err());
         // A kernel thread prints no Vm lines: none is invented.
         let k = parse_status("/proc/2/status", "Name:\tkthreadd\nState:\tS\n").unwrap();
         assert_eq!((k.name.as_str(), k.vm_rss_kb), ("kthreadd", None));

@@ -30,6 +30,7 @@
 //! root is never told to become root.
 
 use crate::error::MeasureError;
+use crate::process;
 use lever_kernel::{KernelError, KernelFs};
 use serde::Serialize;
 
@@ -134,7 +135,7 @@ pub fn parse_rollup(path: &str, text: &str, raw: &mut ProcRaw) -> Result<bool, M
 /// [`crate::process::parse_status`], the one reader of that file. A
 /// malformed file leaves them unset rather than dropping the process.
 pub fn parse_status(text: &str, raw: &mut ProcRaw) {
-    let Ok(s) = crate::process::parse_status("status", text) else {
+    let Ok(s) = process::parse_status("status", text) else {
         return;
     };
     raw.name = s.name;
@@ -216,18 +217,14 @@ pub enum DeniedReason {
 }
 
 impl Denied {
-    /// Classify one refusal from the reader and the process's
-    /// `/proc/<pid>/status` text (`None` when that was refused too). No I/O.
-    ///
-    /// ```text
-    /// Uid:    1000    1000    1000    1000   (real, effective, saved, filesystem uid; tab-separated)
-    /// VmSize:    42340 kB                    (absent for kernel threads)
-    /// ```
-    pub fn classify(reader: Reader, status: Option<&str>) -> DeniedAs {
+    /// Classify one refusal from the reader and the process's parsed
+    /// `/proc/<pid>/status` (`None` when that was refused too). No I/O.
+    pub fn classify(reader: Reader, status: Option<&process::Status>) -> DeniedAs {
         let Some(status) = status else {
             return DeniedAs::Refused(DeniedReason::Unknown);
         };
-        if !status.contains("\nVmSize:") {
+        // Kernel threads have no user memory, hence no `VmSize`.
+        if status.vm_size_kb.is_none() {
             return DeniedAs::KernelThread;
         }
         let reason = if reader.is_root() {
@@ -237,20 +234,12 @@ impl Denied {
                 DeniedReason::RootWithoutCapSysPtrace
             }
         } else {
-            let uids: Vec<u32> = status
-                .lines()
-                .find_map(|l| l.strip_prefix("Uid:"))
-                .map(|rest| {
-                    rest.split_whitespace()
-                        .filter_map(|w| w.parse().ok())
-                        .collect()
-                })
-                .unwrap_or_default();
             // The kernel requires real, effective and saved uid to match.
-            if uids.len() >= 3 && uids[..3].iter().all(|u| *u == reader.euid) {
-                DeniedReason::NotDumpable
-            } else {
-                DeniedReason::OtherUser
+            match status.uid {
+                Some([r, e, s, _]) if [r, e, s].iter().all(|u| *u == reader.euid) => {
+                    DeniedReason::NotDumpable
+                }
+                _ => DeniedReason::OtherUser,
             }
         };
         DeniedAs::Refused(reason)
@@ -344,7 +333,13 @@ fn read_one(fs: &KernelFs, reader: Reader, pid: u32) -> Result<Read, MeasureErro
         Err(KernelError::NotAllowed { .. }) => {
             return Ok(match fs.read(&format!("{base}/status")) {
                 Err(e) if vanished(&e) => Read::Vanished,
-                status => match Denied::classify(reader, status.ok().as_deref()) {
+                status => match Denied::classify(
+                    reader,
+                    status
+                        .ok()
+                        .and_then(|t| process::parse_status(&format!("{base}/status"), &t).ok())
+                        .as_ref(),
+                ) {
                     DeniedAs::KernelThread => Read::KernelThread,
                     DeniedAs::Refused(why) => Read::Denied(why),
                 },

@@ -288,7 +288,7 @@ fn refused_rollups_say_why_for_root_and_for_users() {
         cap_sys_ptrace: false,
     };
     assert_eq!(
-        Denied::classify(root, Some(&pid1)),
+        Denied::classify(root, Some(&status(&pid1))),
         DeniedAs::Refused(DeniedReason::RootRefused)
     );
     let capless_root = Reader {
@@ -296,11 +296,11 @@ fn refused_rollups_say_why_for_root_and_for_users() {
         ..root
     };
     assert_eq!(
-        Denied::classify(capless_root, Some(&pid1)),
+        Denied::classify(capless_root, Some(&status(&pid1))),
         DeniedAs::Refused(DeniedReason::RootWithoutCapSysPtrace)
     );
     assert_eq!(
-        Denied::classify(user, Some(&pid1)),
+        Denied::classify(user, Some(&status(&pid1))),
         DeniedAs::Refused(DeniedReason::OtherUser)
     );
     // A process of uid 0 read by uid 0 that is not root cannot exist; a
@@ -308,12 +308,12 @@ fn refused_rollups_say_why_for_root_and_for_users() {
     let as_owner = pid1.replace("Uid:\t0\t0\t0\t0", "Uid:\t1000\t1000\t1000\t1000");
     assert_ne!(as_owner, pid1);
     assert_eq!(
-        Denied::classify(user, Some(&as_owner)),
+        Denied::classify(user, Some(&status(&as_owner))),
         DeniedAs::Refused(DeniedReason::NotDumpable)
     );
     // A kernel thread has no user memory: skipped as one, not "refused".
     assert_eq!(
-        Denied::classify(root, Some(&kthreadd)),
+        Denied::classify(root, Some(&status(&kthreadd))),
         DeniedAs::KernelThread
     );
     assert_eq!(
@@ -656,4 +656,9 @@ fn io_verdict_from_real_psi_around_a_direct_write() {
         None,
     );
     assert_eq!(IoVerdict::new(&partly).level, IoLevel::PartlyIo);
+}
+
+/// A `status` fixture parsed by the one reader of that file.
+fn status(text: &str) -> lever_measure::process::Status {
+    lever_measure::process::parse_status("status", text).unwrap()
 }
