@@ -520,6 +520,46 @@ pub fn parse_cpu_list(text: &str) -> Option<Vec<u32>> {
     Some(cpus)
 }
 
+/// Format CPUs as the kernel prints a cpumask (`%*pb`): hex, lowest CPU in
+/// the lowest bit, `nr_cpus` bits wide, a comma between 32-bit groups:
+/// CPUs 0-6 of 8 → `7f`; CPU 0 of 40 → `00,00000001`. The form
+/// `/sys/devices/virtual/workqueue/cpumask` and `/proc/irq/N/smp_affinity`
+/// read back, so a written mask compares equal to what the kernel shows.
+/// CPUs at or above `nr_cpus` are left out.
+pub fn format_cpu_mask(cpus: &[u32], nr_cpus: u32) -> String {
+    let digits = nr_cpus.max(1).div_ceil(4) as usize;
+    let mut nibbles = vec![0u8; digits];
+    for &cpu in cpus.iter().filter(|&&c| c < nr_cpus) {
+        nibbles[(cpu / 4) as usize] |= 1 << (cpu % 4);
+    }
+    let mut out = String::with_capacity(digits + digits / 8);
+    for (i, n) in nibbles.iter().enumerate().rev() {
+        out.push(char::from_digit(u32::from(*n), 16).unwrap_or('0'));
+        if i % 8 == 0 && i > 0 {
+            out.push(',');
+        }
+    }
+    out
+}
+
+/// Parse a hex cpumask as sysfs prints it (`ff`, `00000000,000000ff`) into
+/// the CPUs it holds, ascending; `None` on anything but hex digits and
+/// commas. The inverse of [`format_cpu_mask`].
+pub fn parse_cpu_mask(mask: &str) -> Option<Vec<u32>> {
+    let hex: String = mask.trim().chars().filter(|c| *c != ',').collect();
+    let mut cpus = Vec::new();
+    for (i, c) in hex.chars().rev().enumerate() {
+        let nibble = c.to_digit(16)?;
+        for b in 0..4 {
+            if nibble & (1 << b) != 0 {
+                cpus.push((i * 4 + b) as u32);
+            }
+        }
+    }
+    cpus.sort_unstable();
+    Some(cpus)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -668,6 +708,17 @@ mod tests {
         assert_eq!(format_cpu_list(&[]), "");
         assert_eq!(parse_cpu_list("3-1"), None);
         assert_eq!(parse_cpu_list("x"), None);
+        assert_eq!(format_cpu_mask(&[0, 1, 2, 3, 4, 5, 6], 8), "7f");
+        assert_eq!(format_cpu_mask(&[0, 1, 2, 4, 5, 6, 7], 8), "f7");
+        assert_eq!(format_cpu_mask(&[0], 40), "00,00000001");
+        assert_eq!(format_cpu_mask(&[], 4), "0");
+        assert_eq!(parse_cpu_mask("00,00000001"), Some(vec![0]));
+        assert_eq!(parse_cpu_mask("E0"), Some(vec![5, 6, 7]));
+        assert_eq!(parse_cpu_mask("xz"), None);
+        assert_eq!(
+            parse_cpu_mask(&format_cpu_mask(&[1, 9, 33], 64)),
+            Some(vec![1, 9, 33])
+        );
     }
 
     #[test]

@@ -66,20 +66,9 @@ fn cmdline_cpus(cmdline: &str, key: &str) -> Option<Vec<u32>> {
     parse_cpu_list(&list.join(","))
 }
 
-/// A hex CPU mask as sysfs writes it (`ff`, `00000000,000000ff`).
-fn mask_cpus(mask: &str) -> Option<Vec<u32>> {
-    let hex: String = mask.trim().chars().filter(|c| *c != ',').collect();
-    let mut cpus = Vec::new();
-    for (i, c) in hex.chars().rev().enumerate() {
-        let nibble = c.to_digit(16)?;
-        for b in 0..4 {
-            if nibble & (1 << b) != 0 {
-                cpus.push((i * 4 + b) as u32);
-            }
-        }
-    }
-    Some(cpus)
-}
+// A hex CPU mask as sysfs writes it (`ff`, `00000000,000000ff`): one
+// parser for every cpumask, in lever-kernel.
+use lever_kernel::parse_cpu_mask as mask_cpus;
 
 fn covers(set: &[u32], rt: &[u32]) -> bool {
     rt.iter().all(|c| set.contains(c))

@@ -1,0 +1,96 @@
+//! Errors of loading and resolving a profile, each pointing at a file,
+//! line, column and field, as target files do.
+
+use lever_kernel::KernelError;
+
+/// Everything that can go wrong loading, parsing or resolving a profile.
+///
+/// Problems inside a profile file are [`ProfileError::Field`] and print as
+/// `` FILE:LINE:COL: field `FIELD`: message ``:
+///
+/// ```text
+/// builtin:rt.yaml:22:3: field `resources.cpu_governr`: target qcs6490 has no resource `cpu_governr` ...
+/// ```
+#[derive(Debug, thiserror::Error)]
+pub enum ProfileError {
+    /// A problem with one field of a profile file, found while parsing or
+    /// while resolving it against a target and kernel tree.
+    #[error("{file}:{line}:{col}: field `{field}`: {message}")]
+    Field {
+        /// The file (`builtin:NAME.yaml` for built-in profiles).
+        file: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        col: usize,
+        /// Path of the field, e.g. `resources.cpu_governor`.
+        field: String,
+        /// What is wrong and, where it helps, what is allowed.
+        message: String,
+        /// The kernel error behind a resolve-time failure, if any (its text
+        /// is already part of `message`).
+        kernel: Option<Box<KernelError>>,
+    },
+    /// The file is not valid YAML (or uses a construct profiles forbid).
+    #[error("{file}:{line}:{col}: YAML syntax error: {message}")]
+    Syntax {
+        /// The file.
+        file: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        col: usize,
+        /// The scanner's explanation.
+        message: String,
+    },
+    /// A profile file could not be read.
+    #[error("{path}: cannot read profile file: {source}")]
+    Read {
+        /// The path as given.
+        path: String,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// A name that is neither a built-in profile nor a file.
+    #[error("unknown profile `{name}` (built-in profiles: {}; or give the path of a .yaml profile file)", known.join(", "))]
+    Unknown {
+        /// What was asked for.
+        name: String,
+        /// The built-in names.
+        known: Vec<String>,
+    },
+    /// `include:` leads back to a profile already being loaded.
+    #[error("{file}:{line}:{col}: field `include`: include cycle: {}", chain.join(" -> "))]
+    IncludeCycle {
+        /// The file whose `include:` closes the cycle.
+        file: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        col: usize,
+        /// The profiles in include order, the repeated one last.
+        chain: Vec<String>,
+    },
+    /// A profile uses `{rt_cpus}` (or `{housekeeping}`) and no RT CPUs were
+    /// given, neither by `--rt-cpus` nor by the profile's `rt_cpus:`.
+    #[error("{file}:{line}:{col}: field `{field}`: profile `{profile}` needs the RT CPUs: give --rt-cpus LIST (e.g. --rt-cpus 1-3)")]
+    NeedsRtCpus {
+        /// The profile.
+        profile: String,
+        /// The file using the placeholder.
+        file: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        col: usize,
+        /// The field using it.
+        field: String,
+    },
+    /// The kernel tree could not be read where resolution needs it (online
+    /// CPUs, a directory listing).
+    #[error("{0}")]
+    Kernel(#[from] KernelError),
+    /// The online CPUs could not be read.
+    #[error("{0}")]
+    Cpu(#[from] lever_cpu::CpuError),
+}

@@ -1,0 +1,1 @@
+//! TuneD import (below).
