@@ -84,6 +84,10 @@ pub enum Command {
     /// Real-time readiness: seed 000 §3.6 / seed 001's tuning as checks.
     #[command(subcommand)]
     Rt(crate::cmd::rt::RtCommand),
+    /// Profiles: named sets of tunable values from the seeds (performance,
+    /// rt, ...): list, show, diff, verify, apply --direct, off, import-tuned.
+    #[command(subcommand)]
+    Profile(crate::cmd::profile::ProfileCommand),
 }
 
 #[derive(Debug, Subcommand)]

@@ -97,6 +97,32 @@ fn client(e: &ClientError) -> Class {
     }
 }
 
+fn target(e: &lever_targets::TargetError) -> Option<Class> {
+    match e {
+        lever_targets::TargetError::Read { source, .. } => io_error(source),
+        _ => Some(Class::BadInput),
+    }
+}
+
+/// A profile error: its own mistakes are bad input; a refused write keeps
+/// the kernel's errno class (the transaction was rolled back).
+fn profile(e: &lever_profiles::ProfileError) -> Option<Class> {
+    use lever_profiles::{DirectError as D, ProfileError as P, StateError as S};
+    match e {
+        P::Read { source, .. } => io_error(source),
+        P::Kernel(k) | P::Cpu(lever_cpu::CpuError::Kernel(k)) => Some(kernel(k)),
+        P::Target(t) => target(t),
+        P::State(S::Io { source, .. }) => io_error(source),
+        P::Direct(d) => match d.as_ref() {
+            D::Apply(a) => Some(kernel(&a.error)),
+            D::State(S::Io { source, .. }) => io_error(source),
+            D::State(S::Bad { .. }) => Some(Class::BadInput),
+            D::Rollback(_) | D::AlreadyApplied { .. } | D::NotApplied { .. } => None,
+        },
+        _ => Some(Class::BadInput),
+    }
+}
+
 /// Classify an error by the first cause whose type says what happened.
 /// Library errors that wrap a `KernelError` transparently hide it from
 /// the chain, so those wrappers are looked into.
@@ -148,9 +174,13 @@ pub fn classify(err: &anyhow::Error) -> Class {
                 _ => Some(Class::BadInput),
             }
         } else if let Some(e) = cause.downcast_ref::<lever_targets::TargetError>() {
+            target(e)
+        } else if let Some(e) = cause.downcast_ref::<lever_profiles::ProfileError>() {
+            profile(e)
+        } else if let Some(e) = cause.downcast_ref::<lever_profiles::tuned::TunedError>() {
+            use lever_profiles::tuned::TunedError as T;
             match e {
-                lever_targets::TargetError::Read { source, .. } => io_error(source),
-                _ => Some(Class::BadInput),
+                T::Read { source, .. } | T::Write { source, .. } => io_error(source),
             }
         } else if let Some(e) = cause.downcast_ref::<io::Error>() {
             io_error(e)

@@ -74,12 +74,14 @@ pub fn apply_direct(
                 })
             })
             .collect(),
+        refused: Vec::new(),
     };
     state.save(state_path)?;
     match apply(nodes, &resolved.writes) {
         Ok(applied) => {
             state.pending = false;
             state.entries = applied.entries;
+            state.refused = applied.refused;
             state.save(state_path)?;
             Ok(state)
         }

@@ -93,4 +93,19 @@ pub enum ProfileError {
     /// The online CPUs could not be read.
     #[error("{0}")]
     Cpu(#[from] lever_cpu::CpuError),
+    /// The target could not be loaded or bound.
+    #[error(transparent)]
+    Target(#[from] lever_targets::TargetError),
+    /// A state file could not be read or written.
+    #[error(transparent)]
+    State(#[from] crate::state::StateError),
+    /// A direct apply or off failed.
+    #[error(transparent)]
+    Direct(#[from] Box<crate::direct::DirectError>),
+    /// `verify` with neither a state file nor a profile name.
+    #[error("nothing to verify: no state file {state} (no profile applied with --direct); name a profile to compare with")]
+    NothingToVerify {
+        /// The state file looked for.
+        state: String,
+    },
 }

@@ -47,6 +47,7 @@ mod direct;
 mod error;
 mod load;
 pub mod model;
+mod ops;
 mod resolve;
 mod state;
 pub mod tuned;
@@ -59,6 +60,10 @@ pub use direct::{apply_direct, off_direct, DirectError, Off};
 pub use error::ProfileError;
 pub use load::{builtin_names, builtin_text, load, load_builtin, load_path, parse, Chain};
 pub use model::Profile;
+pub use ops::{
+    apply_profile_direct, catalog, diff_profile, off_profile_direct, show, verify_profile,
+    DiffReport, DirectApplied, Request, Summary, VerifyReport,
+};
 pub use resolve::{
     check_value, resolve, CmdlineArg, From, Options, Resolved, Skipped, Write, PROC_IRQ,
     WORKQUEUE_CPUMASK,

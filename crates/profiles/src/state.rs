@@ -9,7 +9,7 @@
 //! [`diff`] says what applying would change; [`verify`] says which nodes no
 //! longer hold what was applied (someone wrote them behind Lever's back).
 
-use crate::apply::{Entry, Nodes};
+use crate::apply::{Entry, Nodes, Refused};
 use crate::resolve::{Resolved, Write};
 use serde::{Deserialize, Serialize};
 use std::io::Write as _;
@@ -34,6 +34,9 @@ pub struct State {
     pub pending: bool,
     /// Every node, in write order.
     pub entries: Vec<Entry>,
+    /// Optional writes the kernel refused (IRQ affinities).
+    #[serde(default)]
+    pub refused: Vec<Refused>,
 }
 
 /// Reading or writing a state file failed.

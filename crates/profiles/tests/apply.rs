@@ -269,6 +269,7 @@ fn off_undoes_an_apply_that_crashed_after_recording_its_originals() {
         rt_cpus: None,
         pending: true,
         entries,
+        refused: Vec::new(),
     };
     pending.save(&state_path).unwrap();
     let differing = resolved

@@ -10,6 +10,7 @@ pub mod flamegraph;
 pub mod io;
 pub mod latency;
 pub mod mem;
+pub mod profile;
 mod resources;
 pub mod rt;
 mod sim;
@@ -47,5 +48,6 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Flamegraph(args) => flamegraph::run(&cli.global, args),
         Command::Latency(args) => latency::run(&cli.global, args),
         Command::Rt(cmd) => rt::run_rt(&cli.global, cmd),
+        Command::Profile(cmd) => profile::run(&cli.global, cmd),
     }
 }

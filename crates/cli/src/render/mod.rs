@@ -13,6 +13,7 @@ pub mod io;
 pub mod latency;
 pub mod mem;
 pub mod num;
+pub mod profile;
 mod progress;
 pub mod resources;
 pub mod sim;

@@ -1,0 +1,215 @@
+//! `lever profile`: list, show, diff, verify, apply --direct / off --direct
+//! and import-tuned against a simulated QCS6490.
+
+mod common;
+
+use common::{changed, lever, ok, snapshot};
+use std::path::Path;
+
+fn board(dir: &Path) -> String {
+    let root = dir.join("board");
+    ok(&["sim", "create", "qcs6490", root.to_str().unwrap()]);
+    root.to_str().unwrap().to_string()
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let mut argv = args.to_vec();
+    argv.push("--json");
+    serde_json::from_str(&ok(&argv)).expect("JSON")
+}
+
+#[test]
+fn list_names_every_builtin_with_its_seed_sections() {
+    let out = ok(&["profile", "list"]);
+    for name in [
+        "performance",
+        "balanced",
+        "powersave",
+        "rt",
+        "memory-low-latency",
+    ] {
+        assert!(out.lines().any(|l| l.starts_with(name)), "{name}: {out}");
+    }
+    assert!(out.contains("seed 000 §3.6, seed 001"), "{out}");
+    let list = json(&["profile", "list"]);
+    let rt = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "rt")
+        .unwrap();
+    assert_eq!(rt["needs_rt_cpus"], true);
+}
+
+#[test]
+fn show_prints_writes_in_order_and_the_command_line_to_add() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = board(dir.path());
+    let out = ok(&["--root", &root, "profile", "show", "rt", "--rt-cpus", "1-3"]);
+    assert!(
+        out.starts_with("profile rt on target qcs6490, RT CPUs 1-3: 14 writes"),
+        "{out}"
+    );
+    assert!(
+        out.contains("/proc/sys/kernel/sched_rt_runtime_us                      -1"),
+        "{out}"
+    );
+    assert!(out.contains("kernel command line to add (boot time only, not written): isolcpus=1-3 nohz_full=1-3 rcu_nocbs=1-3 irqaffinity=0,4-7"), "{out}");
+    assert!(out.contains("skipped irq_affinity"), "{out}");
+    let r = json(&["--root", &root, "profile", "show", "rt", "--rt-cpus", "7"]);
+    assert_eq!(r["rt_cpus"], "7");
+    assert_eq!(r["cmdline"][3]["value"], "0-6");
+}
+
+#[test]
+fn mistakes_are_classified() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = board(dir.path());
+    let out = lever(&["--root", &root, "profile", "show", "rt"]);
+    assert_eq!(out.status.code(), Some(3), "no --rt-cpus is bad input");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("give --rt-cpus LIST"));
+    let bad = dir.path().join("bad.yaml");
+    std::fs::write(&bad, "profile: bad\nresources:\n  vm_swappiness: 999\n").unwrap();
+    let out = lever(&[
+        "--root",
+        &root,
+        "profile",
+        "show",
+        bad.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(3));
+    let e: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(e["error"]["code"], "bad_input");
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("bad.yaml:3:18: field `resources.vm_swappiness`"),
+        "{e}"
+    );
+    let out = lever(&["profile", "show", "nonesuch"]);
+    assert_eq!(out.status.code(), Some(3));
+    // apply and off need --direct until the daemon takes profiles.
+    assert_eq!(
+        lever(&["profile", "apply", "performance"]).status.code(),
+        Some(2)
+    );
+    assert_eq!(lever(&["profile", "off"]).status.code(), Some(2));
+}
+
+#[test]
+fn diff_apply_verify_off_round_trip_leaves_the_board_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = board(dir.path());
+    let state = dir.path().join("state.json");
+    let state = state.to_str().unwrap();
+    let before = snapshot(Path::new(&root));
+
+    let d = json(&["--root", &root, "profile", "diff", "performance"]);
+    let changes = d["changes"].as_array().unwrap().len();
+    assert!(changes >= 6, "{d}");
+    let out = ok(&["--root", &root, "profile", "diff", "performance"]);
+    assert!(
+        out.contains(
+            "/sys/devices/system/cpu/cpufreq/policy0/scaling_governor  schedutil  ->  performance"
+        ),
+        "{out}"
+    );
+
+    let out = ok(&[
+        "--root",
+        &root,
+        "profile",
+        "apply",
+        "--direct",
+        "performance",
+        "--state",
+        state,
+    ]);
+    assert!(
+        out.starts_with(&format!(
+            "applied performance directly (no daemon holds it): {changes} node(s) written"
+        )),
+        "{out}"
+    );
+    assert_eq!(changed(&before, &snapshot(Path::new(&root))).len(), changes);
+    let again = lever(&[
+        "--root", &root, "profile", "apply", "--direct", "balanced", "--state", state,
+    ]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already applied"));
+
+    let v = json(&["--root", &root, "profile", "verify", "--state", state]);
+    assert_eq!(v["drifted"].as_array().unwrap().len(), 0, "{v}");
+    let gov = Path::new(&root).join("sys/devices/system/cpu/cpufreq/policy7/scaling_governor");
+    std::fs::write(&gov, "schedutil\n").unwrap();
+    let out = ok(&["--root", &root, "profile", "verify", "--state", state]);
+    assert!(out.contains("1 changed since"), "{out}");
+    assert!(
+        out.contains("policy7/scaling_governor  performance  schedutil"),
+        "{out}"
+    );
+    std::fs::write(&gov, "performance\n").unwrap();
+
+    let out = ok(&[
+        "--root", &root, "profile", "off", "--direct", "--state", state,
+    ]);
+    assert_eq!(
+        out,
+        format!("profile performance off: {changes} node(s) restored to their originals\n")
+    );
+    assert_eq!(
+        changed(&before, &snapshot(Path::new(&root))),
+        Vec::<String>::new()
+    );
+    // Without a state file, verify compares with the profile resolved now.
+    let v = json(&[
+        "--root",
+        &root,
+        "profile",
+        "verify",
+        "performance",
+        "--state",
+        state,
+    ]);
+    assert_eq!(v["drifted"].as_array().unwrap().len(), changes);
+    let out = lever(&["--root", &root, "profile", "verify", "--state", state]);
+    assert_eq!(out.status.code(), Some(3));
+}
+
+#[test]
+fn import_tuned_writes_a_profile_that_resolves() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = board(dir.path());
+    let tuned = dir.path().join("rt-lab");
+    std::fs::create_dir(&tuned).unwrap();
+    std::fs::write(
+        tuned.join("tuned.conf"),
+        "[main]\nsummary=Lab RT box\n\n[sysctl]\nkernel.timer_migration = 0\nvm.swappiness=10\n\n[scheduler]\nisolated_cores=2-3\n\n[disk]\nelevator=none\n",
+    )
+    .unwrap();
+    let out_file = dir.path().join("rt-lab.yaml");
+    let out = ok(&[
+        "profile",
+        "import-tuned",
+        tuned.to_str().unwrap(),
+        "-o",
+        out_file.to_str().unwrap(),
+    ]);
+    assert!(out.contains("4 setting(s) mapped"), "{out}");
+    assert!(
+        out.contains("tuned.conf:11: [disk]: TuneD's `disk` plugin has no Lever equivalent"),
+        "{out}"
+    );
+    let r = json(&[
+        "--root",
+        &root,
+        "profile",
+        "show",
+        out_file.to_str().unwrap(),
+    ]);
+    assert_eq!(r["rt_cpus"], "2-3");
+    let yaml = ok(&["profile", "import-tuned", tuned.to_str().unwrap()]);
+    assert!(yaml.contains("profile: rt-lab\n"), "{yaml}");
+}
