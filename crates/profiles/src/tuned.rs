@@ -149,7 +149,6 @@ type Section = (String, usize, Vec<KeyValue>);
 pub fn convert(name: &str, file: &str, text: &str) -> Imported {
     let mut out = Out::default();
     let mut unmapped = Vec::new();
-    let mut vars: Vec<(String, String)> = Vec::new();
     let mut sections: Vec<Section> = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let line = raw.trim();
@@ -177,6 +176,16 @@ pub fn convert(name: &str, file: &str, text: &str) -> Imported {
                 s.2.push((i + 1, k.trim().to_string(), v.trim().to_string()))
             }
             None => unmapped.push(skip("a setting before any [section]")),
+        }
+    }
+    // TuneD expands `${name}` anywhere in the profile from every
+    // [variables] section, so they are read first. A variable whose own
+    // value needs a TuneD function keeps the reason it has no value.
+    let mut vars: Vars = Vec::new();
+    for (_, _, entries) in sections.iter().filter(|s| s.0 == "variables") {
+        for (_, key, value) in entries.iter().filter(|e| e.1 != "include") {
+            let v = substitute(value, &vars);
+            vars.push((key.clone(), v));
         }
     }
     for (section, line, entries) in &sections {
@@ -221,8 +230,6 @@ pub fn convert(name: &str, file: &str, text: &str) -> Imported {
                         Some(key),
                         "variables from another file are not read",
                     ));
-                } else {
-                    vars.push((key.clone(), value.clone()));
                 }
                 continue;
             }
@@ -249,8 +256,11 @@ pub fn convert(name: &str, file: &str, text: &str) -> Imported {
     }
 }
 
+/// `[variables]`: each name with its value, or why it has none.
+type Vars = Vec<(String, Result<String, String>)>;
+
 /// `${name}` replaced from `[variables]`; `${f:...}` refused.
-fn substitute(value: &str, vars: &[(String, String)]) -> Result<String, String> {
+fn substitute(value: &str, vars: &Vars) -> Result<String, String> {
     let mut out = String::new();
     let mut rest = value;
     while let Some(start) = rest.find("${") {
@@ -270,7 +280,11 @@ fn substitute(value: &str, vars: &[(String, String)]) -> Result<String, String> 
             .rev()
             .find(|(k, _)| k == name)
             .ok_or_else(|| format!("variable `${{{name}}}` is not defined in [variables]"))?;
-        out.push_str(&v.1);
+        let v = v
+            .1
+            .as_ref()
+            .map_err(|why| format!("variable `{name}` has no value Lever can compute: {why}"))?;
+        out.push_str(v);
         rest = &rest[end + 1..];
     }
     out.push_str(rest);
