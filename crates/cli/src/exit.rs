@@ -269,6 +269,26 @@ mod tests {
     }
 
     #[test]
+    fn profile_errors_keep_the_kernels_class_after_a_rollback() {
+        let bad = lever_profiles::parse("p.yaml", "profile: x\nbogus: 1\n").unwrap_err();
+        assert_eq!(class_of(bad), Class::BadInput);
+        let refused = lever_profiles::ApplyError {
+            node: "/sys/x".into(),
+            value: "1".into(),
+            errno: Some(22),
+            error: Box::new(KernelError::Rejected {
+                path: "/sys/x".into(),
+                value: "1".into(),
+                source: io::Error::from_raw_os_error(22),
+            }),
+            rolled_back: vec!["/sys/w".into()],
+            failed_restores: Vec::new(),
+        };
+        let e = lever_profiles::ProfileError::Direct(Box::new(refused.into()));
+        assert_eq!(class_of(e), Class::Rejected);
+    }
+
+    #[test]
     fn unknown_errors_are_plain_failures() {
         assert_eq!(classify(&anyhow::anyhow!("something")), Class::Failed);
         let codes: Vec<u8> = [
