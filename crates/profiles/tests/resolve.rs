@@ -63,55 +63,48 @@ fn mistakes_point_at_file_line_col_and_field() {
 #[test]
 fn values_are_checked_against_the_target_with_their_position() {
     let b = common::qcs6490();
-    let e = resolve_text(&b, "profile: x\nresources:\n  cpu_min_freq.silver: 99\n").unwrap_err();
+    let error = |text: &str| resolve_text(&b, text).unwrap_err().to_string();
+    let res = |key_value: &str| error(&format!("profile: x\nresources:\n  {key_value}\n"));
     assert_eq!(
-        e.to_string(),
+        res("cpu_min_freq.silver: 99"),
         "p.yaml:3:24: field `resources.cpu_min_freq.silver`: cpu_min_freq.silver: 99 is outside 300000..1958400 kHz"
     );
-    let e = resolve_text(
-        &b,
-        "profile: x\nresources:\n  cpu_min_freq.silver: 1000000\n",
-    )
-    .unwrap_err();
-    assert!(
-        e.to_string()
-            .contains("1000000 kHz is not one of the node's steps (nearest: 940800, 1152000)"),
-        "{e}"
-    );
-    let e = resolve_text(&b, "profile: x\nresources:\n  cpu_governor: turbo\n").unwrap_err();
-    assert!(
-        e.to_string()
-            .contains("`turbo` is not one of: powersave, schedutil, performance, min, max"),
-        "{e}"
-    );
-    let e = resolve_text(&b, "profile: x\nresources:\n  cpu_governr: performance\n").unwrap_err();
-    assert!(
-        e.to_string()
-            .starts_with("p.yaml:3:3: field `resources.cpu_governr`: target qcs6490 has no resource `cpu_governr`"),
-        "{e}"
-    );
-    let e = resolve_text(&b, "profile: x\nresources:\n  pm_qos_cpu_dma_latency: 0\n").unwrap_err();
-    assert!(e.to_string().contains("open file descriptor"), "{e}");
-    // A sysctl that is a target resource is checked as that resource.
-    let e = resolve_text(&b, "profile: x\nsysctl:\n  vm.swappiness: 300\n").unwrap_err();
-    assert!(
-        e.to_string()
-            .contains("vm_swappiness (/proc/sys/vm/swappiness): 300 is outside 0..200"),
-        "{e}"
-    );
-    let e = resolve_text(&b, "profile: x\nsysfs:\n  /sys/nothing/here: 1\n").unwrap_err();
-    assert_eq!(
-        e.to_string(),
-        "p.yaml:3:3: field `sysfs./sys/nothing/here`: node /sys/nothing/here does not exist on this kernel"
-    );
-    let e = resolve_text(&b, "profile: x\nsysfs:\n  /etc/passwd: 1\n").unwrap_err();
-    assert!(e.to_string().contains("below /sys/ or /proc/sys/"), "{e}");
-    let e = resolve_text(&b, "profile: x\ncpuidle_disable: 9\n").unwrap_err();
-    assert!(
-        e.to_string()
-            .contains("CPU 9 is not online here (online: 0-7)"),
-        "{e}"
-    );
+    // (needle, error) pairs: each error must contain its needle.
+    let cases = [
+        (
+            "1000000 kHz is not one of the node's steps (nearest: 940800, 1152000)",
+            res("cpu_min_freq.silver: 1000000"),
+        ),
+        (
+            "`turbo` is not one of: powersave, schedutil, performance, min, max",
+            res("cpu_governor: turbo"),
+        ),
+        (
+            "p.yaml:3:3: field `resources.cpu_governr`: target qcs6490 has no resource `cpu_governr`",
+            res("cpu_governr: performance"),
+        ),
+        ("open file descriptor", res("pm_qos_cpu_dma_latency: 0")),
+        // A sysctl that is a target resource is checked as that resource.
+        (
+            "vm_swappiness (/proc/sys/vm/swappiness): 300 is outside 0..200",
+            error("profile: x\nsysctl:\n  vm.swappiness: 300\n"),
+        ),
+        (
+            "p.yaml:3:3: field `sysfs./sys/nothing/here`: node /sys/nothing/here does not exist on this kernel",
+            error("profile: x\nsysfs:\n  /sys/nothing/here: 1\n"),
+        ),
+        (
+            "below /sys/ or /proc/sys/",
+            error("profile: x\nsysfs:\n  /etc/passwd: 1\n"),
+        ),
+        (
+            "CPU 9 is not online here (online: 0-7)",
+            error("profile: x\ncpuidle_disable: 9\n"),
+        ),
+    ];
+    for (needle, e) in cases {
+        assert!(e.contains(needle), "{needle:?} not in: {e}");
+    }
 }
 
 #[test]
@@ -291,52 +284,34 @@ fn every_builtin_resolves_on_the_simulated_boards() {
 #[test]
 fn a_minimum_raised_above_the_current_maximum_is_written_after_it() {
     let b = common::qcs6490();
-    b.fs.write_raw(
-        "/sys/devices/system/cpu/cpufreq/policy0/scaling_max_freq",
-        "300000",
-    )
-    .unwrap();
-    let r = resolve_text(
-        &b,
-        "profile: x\nresources:\n  cpu_min_freq.silver: max\n  cpu_max_freq.silver: max\n",
-    )
-    .unwrap();
-    let order: Vec<&str> = r
-        .writes
-        .iter()
-        .map(|w| w.resource.as_deref().unwrap())
-        .collect();
-    assert_eq!(order, ["cpu_max_freq.silver", "cpu_min_freq.silver"]);
+    let policy0 = "/sys/devices/system/cpu/cpufreq/policy0";
+    let set = |node: &str, v: &str| b.fs.write_raw(&format!("{policy0}/{node}"), v).unwrap();
+    // The order in which a profile with these two keys writes them.
+    let order = |first: &str, second: &str| -> Vec<String> {
+        let text = format!("profile: x\nresources:\n  {first}\n  {second}\n");
+        let r = resolve_text(&b, &text).unwrap();
+        r.writes.iter().filter_map(|w| w.resource.clone()).collect()
+    };
+    set("scaling_max_freq", "300000");
+    assert_eq!(
+        order("cpu_min_freq.silver: max", "cpu_max_freq.silver: max"),
+        ["cpu_max_freq.silver", "cpu_min_freq.silver"]
+    );
     // A lowered maximum below the current minimum: the minimum goes first.
-    b.fs.write_raw(
-        "/sys/devices/system/cpu/cpufreq/policy0/scaling_max_freq",
-        "1958400",
-    )
-    .unwrap();
-    b.fs.write_raw(
-        "/sys/devices/system/cpu/cpufreq/policy0/scaling_min_freq",
-        "1958400",
-    )
-    .unwrap();
-    let r = resolve_text(
-        &b,
-        "profile: x\nresources:\n  cpu_max_freq.silver: min\n  cpu_min_freq.silver: min\n",
-    )
-    .unwrap();
-    let order: Vec<&str> = r
-        .writes
-        .iter()
-        .map(|w| w.resource.as_deref().unwrap())
-        .collect();
-    assert_eq!(order, ["cpu_min_freq.silver", "cpu_max_freq.silver"]);
+    set("scaling_max_freq", "1958400");
+    set("scaling_min_freq", "1958400");
+    assert_eq!(
+        order("cpu_max_freq.silver: min", "cpu_min_freq.silver: min"),
+        ["cpu_min_freq.silver", "cpu_max_freq.silver"]
+    );
     let e = resolve_text(
         &b,
         "profile: x\nresources:\n  cpu_min_freq.silver: max\n  cpu_max_freq.silver: min\n",
     )
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert!(
-        e.to_string()
-            .contains("cpu_min_freq.silver = 1958400 is above cpu_max_freq.silver = 300000"),
+        e.contains("cpu_min_freq.silver = 1958400 is above cpu_max_freq.silver = 300000"),
         "{e}"
     );
 }
