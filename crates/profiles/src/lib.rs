@@ -20,6 +20,13 @@
 //! [`diff`] shows what applying would change, [`verify`] what changed
 //! behind Lever's back, and [`tuned`] imports a TuneD `tuned.conf`.
 //!
+//! For the daemon: `load(name)` → `resolve(&chain, &target, &fs,
+//! &Options { rt_cpus })` gives the checked [`Resolved::writes`]; journal
+//! each write's original (read it, as [`Entry::original`]) before applying;
+//! `apply(&fs, &writes)` is the all-or-nothing first application, and
+//! `rollback(&fs, &applied.entries)` (or the journal) is `off`. The
+//! [`Nodes`] trait is the seam for the daemon's own writer.
+//!
 //! ```
 //! use lever_profiles::{apply, load, resolve, rollback, Options};
 //!

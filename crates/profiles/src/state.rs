@@ -96,6 +96,10 @@ impl State {
             op,
             source,
         };
+        // `/run/lever` may not exist yet on a freshly booted system.
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| io("write", e))?;
+        }
         let tmp = path.with_extension("tmp");
         let json = serde_json::to_string_pretty(self).expect("a state serializes");
         let mut f = std::fs::File::create(&tmp).map_err(|e| io("write", e))?;

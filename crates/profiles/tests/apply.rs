@@ -209,7 +209,8 @@ fn direct_apply_keeps_a_state_file_that_off_and_verify_use() {
     let b = common::qcs6490();
     let before = snapshot(b.root());
     let state_dir = tempfile::tempdir().unwrap();
-    let state_path = state_dir.path().join("profile.json");
+    // The state directory is created on first use (/run/lever after boot).
+    let state_path = state_dir.path().join("run/lever/profile.json");
     let chain = load("performance").unwrap();
     let resolved = resolve(&chain, &b.target, &b.fs, &Options::default()).unwrap();
 
