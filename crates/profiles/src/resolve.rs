@@ -516,13 +516,31 @@ impl Resolver<'_> {
             .and_then(|t| parse_cpu_list(&t))
             .unwrap_or_else(|| self.online.clone());
         let nr = possible.iter().max().map_or(1, |m| m + 1);
+        let mask = format_cpu_mask(&cpus, nr);
         self.push(Write {
             node: WORKQUEUE_CPUMASK.into(),
-            value: format_cpu_mask(&cpus, nr),
+            value: mask.clone(),
             resource: None,
             required: true,
             from: c.from(l.pos, field),
         });
+        // Seed 001 step 2 affines every queue that exports its own mask
+        // (`/sys/devices/virtual/workqueue/*/cpumask`, unbound WQ_SYSFS
+        // queues); it writes only those that are writable, so a refusal is
+        // reported, not fatal.
+        let dir = WORKQUEUE_CPUMASK.trim_end_matches("/cpumask");
+        for q in self.fs.list_dir(dir).unwrap_or_default() {
+            let node = format!("{dir}/{q}/cpumask");
+            if self.fs.exists(&node) {
+                self.push(Write {
+                    node,
+                    value: mask.clone(),
+                    resource: None,
+                    required: false,
+                    from: c.from(l.pos, field),
+                });
+            }
+        }
         Ok(())
     }
 

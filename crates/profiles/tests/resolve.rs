@@ -225,6 +225,10 @@ fn rt_follows_the_seeds_for_the_rt_cpus() {
     assert_eq!(value("/proc/sys/kernel/sched_rt_runtime_us"), Some("-1"));
     // Housekeeping CPUs 0,4-7 → bits 0,4,5,6,7.
     assert_eq!(value("/sys/devices/virtual/workqueue/cpumask"), Some("f1"));
+    assert_eq!(
+        value("/sys/devices/virtual/workqueue/writeback/cpumask"),
+        Some("f1")
+    );
     assert_eq!(value("/proc/irq/27/smp_affinity_list"), Some("0,4-7"));
     assert!(r
         .writes
