@@ -215,7 +215,21 @@ fn breaktrace_stops_at_the_first_sample_over_the_threshold() {
         return;
     }
     // -b 0: the first wake-up is already later than 0 µs.
-    let r = json(&["latency", "-p", "90", "-b", "0", "-D", "5s", "-q", "--json"]);
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("b0.trace");
+    let r = json(&[
+        "latency",
+        "-p",
+        "90",
+        "-b",
+        "0",
+        "-D",
+        "5s",
+        "-q",
+        "--json",
+        "--trace-out",
+        trace.to_str().unwrap(),
+    ]);
     assert_eq!(r["ended"]["reason"], "breach");
     assert_eq!(r["threads"][0]["cycles"], 1);
 }
@@ -255,5 +269,236 @@ fn rt_check_on_the_default_simulated_board_explains_fails() {
     assert!(
         out.contains("sched_rt_runtime_us: echo -1 > /proc/sys/kernel/sched_rt_runtime_us"),
         "{out}"
+    );
+}
+
+fn tracefs_ready(test: &str) -> bool {
+    if !need_root(test) {
+        return false;
+    }
+    if std::path::Path::new("/sys/kernel/tracing/tracing_on").exists() {
+        return true;
+    }
+    // Mount it as `lever trace record` would; skip (fail under CI) if not.
+    let _ = std::process::Command::new("mount")
+        .args(["-t", "tracefs", "nodev", "/sys/kernel/tracing"])
+        .status();
+    let ok = std::path::Path::new("/sys/kernel/tracing/tracing_on").exists();
+    if !ok {
+        let why = format!("{test}: skipped: no tracefs at /sys/kernel/tracing");
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "{why} (CI=true)"
+        );
+        eprintln!("{why}");
+    }
+    ok
+}
+
+/// Whether process `pid`'s instance is still there (tests run in
+/// parallel, so other runs' instances may exist meanwhile).
+fn instance_left(pid: u32) -> bool {
+    std::path::Path::new(&format!(
+        "/sys/kernel/tracing/instances/lever-latency-{pid}"
+    ))
+    .exists()
+}
+
+fn output_of(cmd: &mut std::process::Command) -> (u32, std::process::Output) {
+    let child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    (child.id(), child.wait_with_output().unwrap())
+}
+
+#[test]
+fn breach_with_a_fifo_hog_names_the_hog() {
+    if !tracefs_ready("breach_with_a_fifo_hog_names_the_hog") {
+        return;
+    }
+    let cpu = online().last().copied().unwrap().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("breach.trace");
+    let child = std::process::Command::new(common::LEVER)
+        .args([
+            "latency", "-a", &cpu, "-p", "50", "-b", "30000", "-D", "20", "-q", "--json",
+        ])
+        .arg("--trace-out")
+        .arg(&trace)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    // A SCHED_FIFO 60 busy loop of ~0.1 s pinned to the measured CPU, above
+    // the measuring thread's FIFO 50: it wakes the thread ~0.1 s late.
+    let hog = std::process::Command::new("chrt")
+        .args(["-f", "60", "taskset", "-c", &cpu, "sh", "-c"])
+        .arg("i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done")
+        .spawn()
+        .expect("chrt and taskset (util-linux)");
+    let hog_pid = hog.id() as i64;
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    let mut hog = hog;
+    let _ = hog.wait();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["ended"]["reason"], "breach", "{r}");
+    let a = &r["analyses"][0];
+    let cause = &a["parts"][0];
+    assert_eq!(cause["kind"], "higher-priority-task", "{a:#}");
+    assert_eq!(cause["pid"].as_i64(), Some(hog_pid), "{a:#}");
+    assert_eq!(cause["prio"], 39, "{a:#}");
+    assert!(cause["share_pct"].as_f64().unwrap() > 80.0, "{a:#}");
+    // The trace is kept, holds the marker, and the instance is gone.
+    assert_eq!(r["trace_file"].as_str(), trace.to_str());
+    let text = std::fs::read_to_string(&trace).unwrap();
+    assert!(text.contains("lever-latency breach: thread=0"));
+    assert!(!instance_left(pid));
+}
+
+#[test]
+fn tracing_errors_are_precise_and_change_nothing() {
+    // No tracefs under a simulated root: says so, exits 4, nothing made.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("sys/devices/system/cpu")).unwrap();
+    std::fs::write(root.join("sys/devices/system/cpu/online"), "0-1\n").unwrap();
+    std::fs::create_dir_all(root.join("sys/kernel/tracing")).unwrap();
+    let out = lever(&[
+        "latency",
+        "--root",
+        root.to_str().unwrap(),
+        "-b",
+        "100",
+        "-l",
+        "10",
+        "-q",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains("-b/--breaktrace: cannot record the trace for the breach analysis: tracefs is not available"),
+        "{err}"
+    );
+    // A tracefs whose instances cannot be made (here a file, not a dir).
+    let t = root.join("sys/kernel/tracing");
+    std::fs::write(t.join("tracing_on"), "1\n").unwrap();
+    std::fs::write(t.join("instances"), "").unwrap();
+    for e in ["sched/sched_switch", "sched/sched_waking"] {
+        std::fs::create_dir_all(t.join("events").join(e)).unwrap();
+        std::fs::write(t.join("events").join(e).join("enable"), "0\n").unwrap();
+    }
+    let out = lever(&[
+        "latency",
+        "--root",
+        root.to_str().unwrap(),
+        "--analyze",
+        "--spike",
+        "50",
+        "-l",
+        "10",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("--analyze: cannot record the trace for the breach analysis")
+            && err.contains("instances/lever-latency-")
+            && err.contains("create instance failed"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(t.join("tracing_on")).unwrap(),
+        "1\n"
+    );
+    // Flags that make no sense together.
+    for (args, want) in [
+        (
+            &["latency", "--analyze", "-l", "1"][..],
+            "--analyze \"\": expected --spike US or -b US",
+        ),
+        (
+            &["latency", "--trace-out", "x", "-l", "1"][..],
+            "--trace-out \"x\": expected -b US or --analyze",
+        ),
+        (
+            &[
+                "latency",
+                "--analyze",
+                "--no-trace",
+                "--spike",
+                "5",
+                "-l",
+                "1",
+            ][..],
+            "--no-trace",
+        ),
+    ] {
+        let out = lever(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn not_root_tracing_says_so_and_leaves_no_instance() {
+    if !tracefs_ready("not_root_tracing_says_so_and_leaves_no_instance") {
+        return;
+    }
+    let before = dma_latency();
+    let (pid, out) = output_of(
+        std::process::Command::new("setpriv")
+            .args([
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                common::LEVER,
+            ])
+            .args([
+                "latency", "--policy", "other", "-b", "100", "-l", "10", "-q",
+            ]),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{err}");
+    assert!(
+        err.contains("/sys/kernel/tracing: permission denied (tracefs needs root; --no-trace"),
+        "{err}"
+    );
+    assert!(!instance_left(pid));
+    assert_eq!(dma_latency(), before);
+    // --no-trace: the same run works without tracing.
+    let out = std::process::Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            common::LEVER,
+        ])
+        .args([
+            "latency",
+            "--policy",
+            "other",
+            "-b",
+            "0",
+            "--no-trace",
+            "-l",
+            "10",
+            "-q",
+            "--laptop",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
 }

@@ -10,6 +10,8 @@
 //!   document, written from a report;
 //! - [`import`]: cyclictest text/JSON, `stress-ng --cyclic`, `rtla
 //!   timerlat hist` → the same report;
+//! - [`breach`]: why a wake-up was late, from a trace of its CPU;
+//! - [`tracing`]: the private tracefs instance that records them;
 //! - [`rtcheck`]: seed 000 §3.6 / seed 001's RT tuning as checks.
 //!
 //! ```
@@ -30,6 +32,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod breach;
 pub mod config;
 pub mod cyclictest;
 pub mod error;
@@ -38,6 +41,7 @@ pub mod report;
 pub mod rtcheck;
 pub mod run;
 pub mod stats;
+pub mod tracing;
 
 pub use error::LatencyError;
 pub use report::LatencyReport;

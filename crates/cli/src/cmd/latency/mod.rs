@@ -1,0 +1,148 @@
+//! `lever latency`: cyclictest's measurement with cyclictest's own flags
+//! (so the seeds' command lines run unchanged), `lever latency import
+//! FILE` (`lever rt check` is in `rt.rs`).
+//!
+//! cyclictest's flags collide with two of clap's conventions — `-h` is the
+//! histogram, not help, and `--json FILE` names a file while Lever's global
+//! `--json` is a switch — so the subcommand takes its words raw and parses
+//! them here with a parser of its own.
+
+mod flags;
+
+use crate::args::Global;
+use crate::render::{self, emit};
+use anyhow::Context;
+use clap::{Args, Parser, Subcommand};
+use flags::MeasureFlags;
+use lever_kernel::KernelFs;
+use lever_latency::cyclictest::{self, SysInfo};
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+/// `lever latency ...`: the words after `latency`, parsed by [`LatencyCli`].
+#[derive(Debug, Args)]
+pub struct LatencyArgs {
+    /// cyclictest's flags (see `lever latency --help`).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+    pub words: Vec<String>,
+}
+
+/// Measure scheduling latency like cyclictest 2.4, with its flags.
+///
+/// Examples (seed 000 §3.6 and seed 001, shorter -l):
+///   lever latency -a 1-3 -t 3 -m -l 10000 -i 1000 -p 90 -h 800 --mainaffinity 4 --spike 100
+///   lever latency -a 7 -t 1 -m -l 10000 -i 1000 -p 99 -h 100
+///   lever latency import cyclictest-output.txt
+#[derive(Debug, Parser)]
+#[command(
+    name = "lever latency",
+    disable_help_flag = true,
+    args_conflicts_with_subcommands = true
+)]
+struct LatencyCli {
+    #[command(subcommand)]
+    sub: Option<LatencySub>,
+    #[command(flatten)]
+    flags: MeasureFlags,
+    /// Print this help.
+    #[arg(long, action = clap::ArgAction::Help)]
+    help: Option<bool>,
+}
+
+#[derive(Debug, Subcommand)]
+enum LatencySub {
+    /// Read a cyclictest (stdout with -h, or --json), stress-ng --cyclic or
+    /// rtla timerlat hist output into the same report.
+    Import(ImportArgs),
+}
+
+#[derive(Debug, Args)]
+struct ImportArgs {
+    /// The file.
+    file: PathBuf,
+    /// Print as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Run `lever latency ...`.
+pub fn run(global: &Global, args: LatencyArgs) -> anyhow::Result<()> {
+    let mut words = args.words;
+    // `lever latency --json out.json -a 1`: the global parser took `--json`
+    // as its switch and left the file name first among our words.
+    let mut json_file = None;
+    if global.json
+        && words
+            .first()
+            .is_some_and(|w| !w.starts_with('-') && w != "import")
+    {
+        json_file = Some(PathBuf::from(words.remove(0)));
+    }
+    let cli = match LatencyCli::try_parse_from(
+        std::iter::once("lever latency".to_string()).chain(words.iter().cloned()),
+    ) {
+        Ok(cli) => cli,
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelp => {
+            return render::out(&e.render().to_string());
+        }
+        Err(e) => return Err(anyhow::anyhow!("{}", e.render().to_string().trim_end())),
+    };
+    let root = cli
+        .flags
+        .root
+        .clone()
+        .unwrap_or_else(|| global.root.clone());
+    let fs = if root == std::path::Path::new("/") {
+        KernelFs::new(&root)
+    } else {
+        KernelFs::open(&root)?
+    };
+    if let Some(LatencySub::Import(a)) = cli.sub {
+        let report = lever_latency::import::import_file(&a.file)?;
+        return emit(global.json || a.json, &report, render::latency::report);
+    }
+    let flags = cli.flags;
+    let (stdout_json, json_file) = match (&flags.json, json_file) {
+        (_, Some(f)) => (false, Some(f)),
+        (Some(Some(f)), None) => (global.json, Some(f.clone())),
+        (Some(None), None) => (true, None),
+        (None, None) => (global.json, None),
+    };
+    let cfg = flags.config()?;
+
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, Arc::clone(&stop)).context("install Ctrl-C handler")?;
+    }
+    let start = std::time::SystemTime::now();
+    let status = render::latency::Status::new(!flags.quiet);
+    let report = lever_latency::run::measure(&fs, &cfg, &stop, |snaps| status.update(snaps))?;
+    status.finish();
+    let end = std::time::SystemTime::now();
+
+    if let Some(path) = &json_file {
+        let secs = |t: std::time::SystemTime| {
+            t.duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs())
+        };
+        let cmdline = std::env::args().collect::<Vec<_>>().join(" ");
+        let doc = cyclictest::json_document(
+            &report,
+            &cmdline,
+            &cyclictest::rfc2822_utc(secs(start)),
+            &cyclictest::rfc2822_utc(secs(end)),
+            &SysInfo::here(&fs),
+        );
+        lever_latency::cyclictest::write_json(path, &doc)?;
+    }
+    if let Some(path) = &flags.histfile {
+        if let Some(text) = cyclictest::histogram_text(&report) {
+            lever_latency::cyclictest::write_text(path, &text)?;
+        }
+    }
+    let with_histogram = flags.histfile.is_none();
+    emit(stdout_json, &report, |r| {
+        render::latency::measured(r, with_histogram)
+    })
+}
