@@ -502,3 +502,43 @@ fn not_root_tracing_says_so_and_leaves_no_instance() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn every_bad_value_is_a_usage_error_naming_its_flag() {
+    let before = dma_latency();
+    let cases: [(&str, &str); 12] = [
+        (
+            "-p 100",
+            "-p/--priority \"100\": expected a priority from 0 to 99",
+        ),
+        ("-t 0", "-t/--threads \"0\": expected at least 1 thread"),
+        ("-t x", "-t/--threads \"x\": expected a number of threads"),
+        (
+            "-h 0",
+            "-h/--histogram \"0\": expected a histogram size from 1 to 1000000 µs",
+        ),
+        ("-h 2000000", "-h/--histogram \"2000000\""),
+        ("-l 0", "-l/--loops \"0\": expected at least 1 loop"),
+        (
+            "--mainaffinity 999",
+            "--mainaffinity: CPU 999 does not exist or is offline",
+        ),
+        ("-i abc", "-i/--interval \"abc\""),
+        ("-d xyz", "-d/--distance \"xyz\""),
+        ("--spike q", "--spike \"q\""),
+        ("-a 0-x", "-a/--affinity \"0-x\": expected a CPU list"),
+        ("-b 100 -a 999", "-a/--affinity: CPU 999 does not exist"),
+    ];
+    for (args, want) in cases {
+        let mut a = vec!["latency"];
+        a.extend(args.split_whitespace());
+        if !args.starts_with("-l") {
+            a.extend(["-l", "1"]);
+        }
+        let out = lever(&a);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{args}: {err}");
+        assert!(err.contains(want), "{args}: {err}");
+    }
+    assert_eq!(dma_latency(), before);
+}
