@@ -542,3 +542,69 @@ fn every_bad_value_is_a_usage_error_naming_its_flag() {
     }
     assert_eq!(dma_latency(), before);
 }
+
+/// Processes whose command line holds `needle` (to check a load is gone).
+fn processes_with(needle: &str) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(needle))
+        .collect()
+}
+
+#[test]
+fn loads_run_during_the_measurement_and_are_gone_after() {
+    // SCHED_OTHER and --laptop: no privilege needed.
+    let r = json(&[
+        "latency",
+        "--policy",
+        "other",
+        "--laptop",
+        "-l",
+        "200",
+        "-q",
+        "--load",
+        "cpu:1:30",
+        "--load",
+        "msg:1",
+        "--load",
+        "sleep 31.77",
+        "--json",
+    ]);
+    let loads: Vec<&str> = r["loads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        loads,
+        [
+            "cpu: 1 worker(s) busy 30% of every 10 ms",
+            "msg: 1 thread pair(s) ping-ponging a byte",
+            "command: sh -c \"sleep 31.77\""
+        ]
+    );
+    assert_eq!(r["threads"][0]["cycles"], 200);
+    assert!(processes_with("sleep 31.77").is_empty());
+    // A load that cannot run is an error before anything is measured.
+    let out = lever(&[
+        "latency",
+        "--policy",
+        "other",
+        "-l",
+        "5",
+        "--load",
+        "cmd:exit 7",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("--load command: sh -c \"exit 7\": exited at once"),
+        "{err}"
+    );
+    let out = lever(&["latency", "-l", "5", "--load", "cpu:0"]);
+    assert_eq!(out.status.code(), Some(3));
+}

@@ -143,6 +143,8 @@ pub struct Config {
     /// `--trace-out FILE`: where the trace is kept (default: a file in
     /// the temporary directory).
     pub trace_out: Option<std::path::PathBuf>,
+    /// `--load SPEC`: background loads during the measurement.
+    pub loads: Vec<crate::load::LoadSpec>,
 }
 
 impl Default for Config {
@@ -165,6 +167,7 @@ impl Default for Config {
             analyze: false,
             no_trace: false,
             trace_out: None,
+            loads: Vec::new(),
         }
     }
 }

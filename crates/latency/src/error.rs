@@ -90,6 +90,14 @@ pub enum LatencyError {
         /// True when it failed for want of privilege (not root).
         denied: bool,
     },
+    /// A `--load` could not be started.
+    #[error("--load {load}: {why}")]
+    Load {
+        /// The load, described.
+        load: String,
+        /// What went wrong.
+        why: String,
+    },
     /// A file to import does not parse.
     #[error(transparent)]
     Parse(#[from] lever_text::ParseError),

@@ -8,6 +8,7 @@
 //! - [`report`]: the serde report every source ends in;
 //! - [`cyclictest`]: cyclictest's status line, `-h` histogram and `--json`
 //!   document, written from a report;
+//! - [`load`]: background load during a measurement (`--load`);
 //! - [`import`]: cyclictest text/JSON, `stress-ng --cyclic`, `rtla
 //!   timerlat hist` → the same report;
 //! - [`breach`]: why a wake-up was late, from a trace of its CPU;
@@ -37,6 +38,7 @@ pub mod config;
 pub mod cyclictest;
 pub mod error;
 pub mod import;
+pub mod load;
 pub mod report;
 pub mod rtcheck;
 pub mod run;

@@ -387,6 +387,7 @@ pub fn measure(
         }
         None => None,
     };
+    let load = crate::load::Load::start(&cfg.loads)?;
 
     let mut restore = Restore {
         affinity: None,
@@ -525,6 +526,8 @@ pub fn measure(
     let elapsed_s = started.elapsed().as_secs_f64();
     drop(restore);
     drop(shared);
+    let loads = load.descriptions.clone();
+    load.stop();
 
     let breach = outcomes
         .iter()
@@ -584,6 +587,7 @@ pub fn measure(
         ended,
         elapsed_s: Some(elapsed_s),
         notes,
+        loads,
         trace_file,
         analyses,
     })

@@ -69,6 +69,10 @@ pub(super) struct MeasureFlags {
     /// temporary directory; the path is printed).
     #[arg(long, value_name = "FILE")]
     pub(super) trace_out: Option<PathBuf>,
+    /// Background load while measuring (repeatable): cpu:N[:PCT][@CPUS],
+    /// mem:SIZE, io:N, msg:N, stress-ng:ARGS, or a shell command.
+    #[arg(long, value_name = "SPEC")]
+    pub(super) load: Vec<String>,
     /// Do not hold /dev/cpu_dma_latency at 0 (C-states stay allowed).
     #[arg(long)]
     pub(super) laptop: bool,
@@ -160,6 +164,11 @@ impl MeasureFlags {
         cfg.analyze = self.analyze;
         cfg.no_trace = self.no_trace;
         cfg.trace_out = self.trace_out.clone();
+        cfg.loads = self
+            .load
+            .iter()
+            .map(|s| lever_latency::load::LoadSpec::parse(s))
+            .collect::<Result<_, _>>()?;
         Ok(cfg)
     }
 }

@@ -131,6 +131,9 @@ fn header(r: &LatencyReport) -> String {
         }
         _ => {}
     }
+    for l in &r.loads {
+        out += &format!("load: {l}\n");
+    }
     for n in &r.notes {
         out += &format!("note: {n}\n");
     }
