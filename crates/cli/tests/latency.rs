@@ -608,3 +608,57 @@ fn loads_run_during_the_measurement_and_are_gone_after() {
     let out = lever(&["latency", "-l", "5", "--load", "cpu:0"]);
     assert_eq!(out.status.code(), Some(3));
 }
+
+#[test]
+fn kpi_prints_seed_000_blocks_and_a_verdict() {
+    // SCHED_OTHER, no cpu_dma_latency: runs anywhere.
+    let base = [
+        "latency", "kpi", "-t", "2", "-l", "100", "-i", "500", "--policy", "other", "--laptop",
+        "-q", "--load", "cpu:1:20",
+    ];
+    let out = ok(&base);
+    assert!(
+        out.contains("KPIs for lever latency with no load\nRT cores "),
+        "{out}"
+    );
+    assert!(
+        out.contains("KPIs for lever latency with cpu: 1 worker(s) busy 20% of every 10 ms\n"),
+        "{out}"
+    );
+    assert_eq!(
+        out.matches("Minimum latencies (in microseconds)").count(),
+        2
+    );
+    assert_eq!(
+        out.matches("Maximum latencies (in microseconds)").count(),
+        2
+    );
+    // Markdown, and JSON with a criterion nobody fails (1 s).
+    let mut md = base.to_vec();
+    md.push("--markdown");
+    let out = ok(&md);
+    assert!(out.contains("### KPIs for lever latency with no load\n\n| RT cores | unpinned | unpinned |\n| --- | --- | --- |\n"), "{out}");
+    let mut js = base.to_vec();
+    js.extend(["--pass-us", "1000000", "--json"]);
+    let k: serde_json::Value = serde_json::from_str(&ok(&js)).unwrap();
+    assert_eq!(k["pass"], true);
+    assert_eq!(k["blocks"].as_array().unwrap().len(), 2);
+    assert_eq!(k["blocks"][0]["condition"], "no load");
+    assert_eq!(k["blocks"][1]["cells"][1]["samples"], 100);
+    assert_eq!(
+        k["blocks"][1]["report"]["loads"][0],
+        "cpu: 1 worker(s) busy 20% of every 10 ms"
+    );
+    // A criterion of 1 µs fails (a wake-up is never that punctual here):
+    // the table, then exit status 1.
+    let mut fail = base.to_vec();
+    fail.extend(["--pass-us", "1"]);
+    let out = lever(&fail);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text.contains("Max < 1 µs") && text.contains("FAIL"),
+        "{text}"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("KPI failed"));
+}

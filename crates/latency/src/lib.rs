@@ -8,6 +8,7 @@
 //! - [`report`]: the serde report every source ends in;
 //! - [`cyclictest`]: cyclictest's status line, `-h` histogram and `--json`
 //!   document, written from a report;
+//! - [`kpi`]: seed 000 §3.6's KPI table, no load and under load;
 //! - [`load`]: background load during a measurement (`--load`);
 //! - [`import`]: cyclictest text/JSON, `stress-ng --cyclic`, `rtla
 //!   timerlat hist` → the same report;
@@ -38,6 +39,7 @@ pub mod config;
 pub mod cyclictest;
 pub mod error;
 pub mod import;
+pub mod kpi;
 pub mod load;
 pub mod report;
 pub mod rtcheck;

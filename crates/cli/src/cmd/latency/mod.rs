@@ -8,6 +8,7 @@
 //! them here with a parser of its own.
 
 mod flags;
+mod kpi;
 
 use crate::args::Global;
 use crate::render::{self, emit};
@@ -55,6 +56,10 @@ enum LatencySub {
     /// Read a cyclictest (stdout with -h, or --json), stress-ng --cyclic or
     /// rtla timerlat hist output into the same report.
     Import(ImportArgs),
+    /// Seed 000 §3.6's KPI table: the measurement with no load, then under
+    /// --load (default cpu load 60% on every CPU); --pass-us N for pass/fail.
+    #[command(disable_help_flag = true)]
+    Kpi(kpi::KpiArgs),
 }
 
 #[derive(Debug, Args)]
@@ -66,6 +71,25 @@ struct ImportArgs {
     json: bool,
 }
 
+/// The kernel root: `--root` after `latency`, else the global one.
+fn kernel_fs(global: &Global, flags: &MeasureFlags) -> anyhow::Result<KernelFs> {
+    let root = flags.root.clone().unwrap_or_else(|| global.root.clone());
+    Ok(if root == std::path::Path::new("/") {
+        KernelFs::new(&root)
+    } else {
+        KernelFs::open(&root)?
+    })
+}
+
+/// A flag that Ctrl-C and SIGTERM set, so the measurement ends with a report.
+fn stop_on_signals() -> anyhow::Result<Arc<AtomicBool>> {
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, Arc::clone(&stop)).context("install Ctrl-C handler")?;
+    }
+    Ok(stop)
+}
+
 /// Run `lever latency ...`.
 pub fn run(global: &Global, args: LatencyArgs) -> anyhow::Result<()> {
     let mut words = args.words;
@@ -75,7 +99,7 @@ pub fn run(global: &Global, args: LatencyArgs) -> anyhow::Result<()> {
     if global.json
         && words
             .first()
-            .is_some_and(|w| !w.starts_with('-') && w != "import")
+            .is_some_and(|w| !w.starts_with('-') && w != "import" && w != "kpi")
     {
         json_file = Some(PathBuf::from(words.remove(0)));
     }
@@ -88,20 +112,15 @@ pub fn run(global: &Global, args: LatencyArgs) -> anyhow::Result<()> {
         }
         Err(e) => return Err(anyhow::anyhow!("{}", e.render().to_string().trim_end())),
     };
-    let root = cli
-        .flags
-        .root
-        .clone()
-        .unwrap_or_else(|| global.root.clone());
-    let fs = if root == std::path::Path::new("/") {
-        KernelFs::new(&root)
-    } else {
-        KernelFs::open(&root)?
-    };
-    if let Some(LatencySub::Import(a)) = cli.sub {
-        let report = lever_latency::import::import_file(&a.file)?;
-        return emit(global.json || a.json, &report, render::latency::report);
+    match cli.sub {
+        Some(LatencySub::Import(a)) => {
+            let report = lever_latency::import::import_file(&a.file)?;
+            return emit(global.json || a.json, &report, render::latency::report);
+        }
+        Some(LatencySub::Kpi(a)) => return kpi::run(global, a, json_file),
+        None => {}
     }
+    let fs = kernel_fs(global, &cli.flags)?;
     let flags = cli.flags;
     let (stdout_json, json_file) = match (&flags.json, json_file) {
         (_, Some(f)) => (false, Some(f)),
@@ -111,10 +130,7 @@ pub fn run(global: &Global, args: LatencyArgs) -> anyhow::Result<()> {
     };
     let cfg = flags.config()?;
 
-    let stop = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(sig, Arc::clone(&stop)).context("install Ctrl-C handler")?;
-    }
+    let stop = stop_on_signals()?;
     let start = std::time::SystemTime::now();
     let status = render::latency::Status::new(!flags.quiet);
     let report = lever_latency::run::measure(&fs, &cfg, &stop, |snaps| status.update(snaps))?;

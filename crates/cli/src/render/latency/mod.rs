@@ -2,6 +2,7 @@
 //! per-thread table, spikes, cyclictest's histogram, the RT checks.
 
 pub mod breach;
+pub mod kpi;
 
 use crate::render::num::{fixed_or_dash, or_dash};
 use crate::render::{Progress, Table};
