@@ -59,7 +59,7 @@ enum LatencySub {
     /// Seed 000 §3.6's KPI table: the measurement with no load, then under
     /// --load (default cpu load 60% on every CPU); --pass-us N for pass/fail.
     #[command(disable_help_flag = true)]
-    Kpi(kpi::KpiArgs),
+    Kpi(Box<kpi::KpiArgs>),
 }
 
 #[derive(Debug, Args)]
@@ -117,7 +117,7 @@ pub fn run(global: &Global, args: LatencyArgs) -> anyhow::Result<()> {
             let report = lever_latency::import::import_file(&a.file)?;
             return emit(global.json || a.json, &report, render::latency::report);
         }
-        Some(LatencySub::Kpi(a)) => return kpi::run(global, a, json_file),
+        Some(LatencySub::Kpi(a)) => return kpi::run(global, *a, json_file),
         None => {}
     }
     let fs = kernel_fs(global, &cli.flags)?;
