@@ -662,3 +662,43 @@ fn kpi_prints_seed_000_blocks_and_a_verdict() {
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("KPI failed"));
 }
+
+#[test]
+fn plot_writes_an_svg_with_a_line_per_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("h.svg");
+    ok(&[
+        "latency",
+        "import",
+        &fixture("cyclictest-2.40-t2-h60-spike40.txt"),
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
+    assert_eq!(text.matches("<path class=\"thread\"").count(), 2);
+    assert!(text.contains("latency (µs)") && text.contains("samples (log scale)"));
+    if !is_root() {
+        return;
+    }
+    // A measurement draws its own histograms.
+    ok(&[
+        "latency",
+        "-t",
+        "2",
+        "-a",
+        "-p",
+        "80",
+        "-l",
+        "300",
+        "-h",
+        "200",
+        "-q",
+        "-m",
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert_eq!(text.matches("<path class=\"thread\"").count(), 2);
+    assert!(text.contains("T1 CPU 1"), "{text}");
+}

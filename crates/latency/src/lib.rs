@@ -10,6 +10,7 @@
 //!   document, written from a report;
 //! - [`kpi`]: seed 000 §3.6's KPI table, no load and under load;
 //! - [`load`]: background load during a measurement (`--load`);
+//! - [`plot`]: the histograms as an SVG chart (`--plot`);
 //! - [`import`]: cyclictest text/JSON, `stress-ng --cyclic`, `rtla
 //!   timerlat hist` → the same report;
 //! - [`breach`]: why a wake-up was late, from a trace of its CPU;
@@ -41,6 +42,7 @@ pub mod error;
 pub mod import;
 pub mod kpi;
 pub mod load;
+pub mod plot;
 pub mod report;
 pub mod rtcheck;
 pub mod run;

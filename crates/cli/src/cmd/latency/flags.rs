@@ -73,6 +73,10 @@ pub(super) struct MeasureFlags {
     /// mem:SIZE, io:N, msg:N, stress-ng:ARGS, or a shell command.
     #[arg(long, value_name = "SPEC")]
     pub(super) load: Vec<String>,
+    /// Write the histograms as an SVG chart to FILE (log count axis, one
+    /// line per thread).
+    #[arg(long, value_name = "FILE")]
+    pub(super) plot: Option<PathBuf>,
     /// Do not hold /dev/cpu_dma_latency at 0 (C-states stay allowed).
     #[arg(long)]
     pub(super) laptop: bool,

@@ -69,6 +69,9 @@ struct ImportArgs {
     /// Print as JSON.
     #[arg(long)]
     json: bool,
+    /// Write its histograms as an SVG chart to FILE.
+    #[arg(long, value_name = "FILE")]
+    plot: Option<PathBuf>,
 }
 
 /// The kernel root: `--root` after `latency`, else the global one.
@@ -88,6 +91,23 @@ fn stop_on_signals() -> anyhow::Result<Arc<AtomicBool>> {
         signal_hook::flag::register(sig, Arc::clone(&stop)).context("install Ctrl-C handler")?;
     }
     Ok(stop)
+}
+
+/// `--plot FILE`: the chart, or a note on stderr when nothing has a
+/// histogram to draw.
+fn plot(
+    path: Option<&std::path::Path>,
+    report: &lever_latency::LatencyReport,
+) -> anyhow::Result<()> {
+    if let Some(p) = path {
+        if !lever_latency::plot::write(p, report)? {
+            eprintln!(
+                "lever: --plot {}: no histogram with samples to plot",
+                p.display()
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Run `lever latency ...`.
@@ -115,6 +135,7 @@ pub fn run(global: &Global, args: LatencyArgs) -> anyhow::Result<()> {
     match cli.sub {
         Some(LatencySub::Import(a)) => {
             let report = lever_latency::import::import_file(&a.file)?;
+            plot(a.plot.as_deref(), &report)?;
             return emit(global.json || a.json, &report, render::latency::report);
         }
         Some(LatencySub::Kpi(a)) => return kpi::run(global, *a, json_file),
@@ -157,6 +178,7 @@ pub fn run(global: &Global, args: LatencyArgs) -> anyhow::Result<()> {
             lever_latency::cyclictest::write_text(path, &text)?;
         }
     }
+    plot(flags.plot.as_deref(), &report)?;
     let with_histogram = flags.histfile.is_none();
     emit(stdout_json, &report, |r| {
         render::latency::measured(r, with_histogram)
