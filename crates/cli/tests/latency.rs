@@ -702,3 +702,54 @@ fn plot_writes_an_svg_with_a_line_per_thread() {
     assert_eq!(text.matches("<path class=\"thread\"").count(), 2);
     assert!(text.contains("T1 CPU 1"), "{text}");
 }
+
+#[test]
+fn all_seed_command_lines_verbatim_with_a_shorter_l() {
+    // Seed 000 §3.6 (line 686) and seed 001's four lines, `-l 100000000`
+    // shortened to 300. Where this machine has the CPUs they name (and we
+    // are root) they run; else they must be refused precisely, exit 3.
+    let lines = [
+        (
+            "-a 1-3 -t 3 -m -l 300 -i 1000 -p 90 -h 800 --mainaffinity 4 --spike 100",
+            4,
+            3,
+        ),
+        ("-a 7 -t 1 -m -l 300 -i 1000 -p 99 -h 100", 7, 1),
+        ("-a 3 -t 1 -m -l 300 -i 1000 -p 99 -h 100", 3, 1),
+        (
+            "-a 7 -t 1 -m -l 300 -i 1000 -p 99 -h 100 --mainaffinity 6",
+            7,
+            1,
+        ),
+        (
+            "-a 3 -t 1 -m -l 300 -i 1000 -p 99 -h 100 --mainaffinity 2",
+            3,
+            1,
+        ),
+    ];
+    let online = online();
+    for (line, highest_cpu, threads) in lines {
+        let mut args = vec!["latency"];
+        args.extend(line.split_whitespace());
+        args.extend(["-q", "--json"]);
+        let out = lever(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        if online.contains(&highest_cpu) {
+            if !need_root(line) {
+                continue;
+            }
+            assert!(out.status.success(), "{line}: {err}");
+            let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            let t = r["threads"].as_array().unwrap();
+            assert_eq!(t.len(), threads, "{line}");
+            assert!(t.iter().all(|t| t["cycles"] == 300), "{line}");
+        } else {
+            eprintln!("{line}: this machine lacks CPU {highest_cpu}; checking the refusal");
+            assert_eq!(out.status.code(), Some(3), "{line}: {err}");
+            assert!(
+                err.contains("does not exist or is offline (online CPUs: "),
+                "{line}: {err}"
+            );
+        }
+    }
+}
