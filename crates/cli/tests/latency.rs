@@ -36,6 +36,14 @@ fn dma_latency() -> Option<i32> {
     Some(i32::from_ne_bytes(b.get(..4)?.try_into().ok()?))
 }
 
+/// Run `lever ARGS`, expect exit status `code` and `want` in stderr.
+fn refused(args: &[&str], code: i32, want: &str) {
+    let out = lever(args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+    assert!(err.contains(want), "{args:?}: {err}");
+}
+
 fn words(line: &str) -> Vec<&str> {
     line.split_whitespace().collect()
 }
@@ -372,21 +380,10 @@ fn tracing_errors_are_precise_and_change_nothing() {
     std::fs::create_dir_all(root.join("sys/devices/system/cpu")).unwrap();
     std::fs::write(root.join("sys/devices/system/cpu/online"), "0-1\n").unwrap();
     std::fs::create_dir_all(root.join("sys/kernel/tracing")).unwrap();
-    let out = lever(&[
-        "latency",
-        "--root",
-        root.to_str().unwrap(),
-        "-b",
-        "100",
-        "-l",
-        "10",
-        "-q",
-    ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(4), "{err}");
-    assert!(
-        err.contains("-b/--breaktrace: cannot record the trace for the breach analysis: tracefs is not available"),
-        "{err}"
+    refused(
+        &["latency", "--root", root.to_str().unwrap(), "-b", "100", "-l", "10", "-q"],
+        4,
+        "-b/--breaktrace: cannot record the trace for the breach analysis: tracefs is not available",
     );
     // A tracefs whose instances cannot be made (here a file, not a dir).
     let t = root.join("sys/kernel/tracing");
@@ -441,10 +438,7 @@ fn tracing_errors_are_precise_and_change_nothing() {
             "--no-trace",
         ),
     ] {
-        let out = lever(args);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(3), "{args:?}: {err}");
-        assert!(err.contains(want), "{args:?}: {err}");
+        refused(args, 3, want);
     }
 }
 
@@ -535,10 +529,7 @@ fn every_bad_value_is_a_usage_error_naming_its_flag() {
         if !args.starts_with("-l") {
             a.extend(["-l", "1"]);
         }
-        let out = lever(&a);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(3), "{args}: {err}");
-        assert!(err.contains(want), "{args}: {err}");
+        refused(&a, 3, want);
     }
     assert_eq!(dma_latency(), before);
 }
@@ -590,23 +581,24 @@ fn loads_run_during_the_measurement_and_are_gone_after() {
     assert_eq!(r["threads"][0]["cycles"], 200);
     assert!(processes_with("sleep 31.77").is_empty());
     // A load that cannot run is an error before anything is measured.
-    let out = lever(&[
-        "latency",
-        "--policy",
-        "other",
-        "-l",
-        "5",
-        "--load",
-        "cmd:exit 7",
-    ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(
-        err.contains("--load command: sh -c \"exit 7\": exited at once"),
-        "{err}"
+    refused(
+        &[
+            "latency",
+            "--policy",
+            "other",
+            "-l",
+            "5",
+            "--load",
+            "cmd:exit 7",
+        ],
+        1,
+        "--load command: sh -c \"exit 7\": exited at once",
     );
-    let out = lever(&["latency", "-l", "5", "--load", "cpu:0"]);
-    assert_eq!(out.status.code(), Some(3));
+    refused(
+        &["latency", "-l", "5", "--load", "cpu:0"],
+        3,
+        "--load \"cpu:0\"",
+    );
 }
 
 #[test]
