@@ -745,3 +745,46 @@ fn all_seed_command_lines_verbatim_with_a_shorter_l() {
         }
     }
 }
+
+#[test]
+fn analyze_explains_every_spike_in_one_trace() {
+    if !tracefs_ready("analyze_explains_every_spike_in_one_trace") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("all.trace");
+    // --spike 0: every wake-up is a spike; the first 32 are explained.
+    let r = json(&[
+        "latency",
+        "-a",
+        "0",
+        "-p",
+        "60",
+        "-l",
+        "100",
+        "--spike",
+        "0",
+        "--analyze",
+        "-q",
+        "--json",
+        "--trace-out",
+        trace.to_str().unwrap(),
+    ]);
+    assert_eq!(r["ended"]["reason"], "loops");
+    let analyses = r["analyses"].as_array().unwrap();
+    assert_eq!(analyses.len(), 32);
+    let tid = r["threads"][0]["tid"].as_i64().unwrap();
+    for a in analyses {
+        assert_eq!(a["wakeup"]["tid"].as_i64(), Some(tid));
+        let sum: u64 = a["parts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["duration_ns"].as_u64().unwrap())
+            .sum();
+        assert_eq!(sum, a["window_ns"].as_u64().unwrap(), "{a:#}");
+        // Each window holds events of its CPU (its timer callback at least).
+        assert!(a["events"].as_u64().unwrap() > 0, "{a:#}");
+    }
+    assert!(std::fs::metadata(&trace).unwrap().len() > 0);
+}
