@@ -788,3 +788,40 @@ fn analyze_explains_every_spike_in_one_trace() {
     }
     assert!(std::fs::metadata(&trace).unwrap().len() > 0);
 }
+
+#[test]
+fn ctrl_c_while_tracing_saves_the_trace_and_removes_the_instance() {
+    if !tracefs_ready("ctrl_c_while_tracing_saves_the_trace_and_removes_the_instance") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("int.trace");
+    let before = dma_latency();
+    let child = std::process::Command::new(common::LEVER)
+        .args([
+            "latency", "-p", "50", "-b", "10s", "-D", "30", "-q", "--json",
+        ])
+        .arg("--trace-out")
+        .arg(&trace)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    assert!(instance_left(pid), "the instance exists while measuring");
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::Signal::INT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["ended"]["reason"], "interrupted");
+    assert!(r["analyses"].as_array().unwrap().is_empty());
+    assert!(std::fs::read_to_string(&trace)
+        .unwrap()
+        .contains("sched_switch"));
+    assert!(!instance_left(pid));
+    assert_eq!(dma_latency(), before);
+}
