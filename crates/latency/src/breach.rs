@@ -178,11 +178,28 @@ pub struct Analysis {
     pub switched_in_after_ns: Option<u64>,
     /// Events on the CPU inside the window.
     pub events: u64,
+    /// The irq-flags column (`d.h2.`) of the first interrupt entry in
+    /// the window — normally the thread's timer interrupt: what it found
+    /// the CPU doing. See [`Analysis::preempt_depth_at_timer`].
+    pub timer_irq_flags: Option<String>,
     /// The parts, largest first; they add up to `window_ns`.
     pub parts: Vec<Part>,
 }
 
 impl Analysis {
+    /// The preempt depth the timer interrupt found (the 4th flag: `.` is
+    /// 0): above 0, the interrupted code was in a non-preemptible section
+    /// (a spinlock, `preempt_disable`), evidence that a task which kept
+    /// the CPU after the wake-up did so because it could not be preempted
+    /// — not because the hypervisor held the vCPU.
+    pub fn preempt_depth_at_timer(&self) -> Option<u32> {
+        let flag = self.timer_irq_flags.as_deref()?.chars().nth(3)?;
+        match flag {
+            '.' => Some(0),
+            c => c.to_digit(16),
+        }
+    }
+
     /// The largest part other than the thread's own switch-in: what made
     /// the wake-up late.
     pub fn cause(&self) -> Option<&Part> {
@@ -289,6 +306,7 @@ pub fn analyze(input: impl Read, wakeup: &Wakeup) -> std::io::Result<Analysis> {
     let mut woken_ns = None;
     let mut switched_ns = None;
     let mut events = 0;
+    let mut timer_irq_flags: Option<String> = None;
     let give = |from: Option<u64>, to: u64, what: What, slices: &mut Vec<Slice>| {
         let s = from.unwrap_or(start).max(start);
         let e = to.min(end);
@@ -333,6 +351,11 @@ pub fn analyze(input: impl Read, wakeup: &Wakeup) -> std::io::Result<Analysis> {
                 events += 1;
             }
             let eff = effect(ev);
+            if t + 1000 >= start && timer_irq_flags.is_none() {
+                if let (Effect::Push(Ctx::Irq(_) | Ctx::Hrtimer(_)), Some(f)) = (&eff, ev.flags) {
+                    timer_irq_flags = Some(f.to_string());
+                }
+            }
             // The interval before this event belongs to what ran then; an
             // exit whose entry came before the trace names it too.
             let what = match &eff {
@@ -398,6 +421,7 @@ pub fn analyze(input: impl Read, wakeup: &Wakeup) -> std::io::Result<Analysis> {
         woken_after_ns: woken_ns.map(|t| t - start),
         switched_in_after_ns: switched_ns.map(|t| t - start),
         events,
+        timer_irq_flags,
         parts: classify(
             &slices,
             wakeup,
@@ -556,6 +580,8 @@ mod tests {
         assert_eq!(cause.duration_ns, 2_986_000);
         assert_eq!(a.thread_prio, Some(49));
         assert_eq!(a.woken_after_ns, Some(3_000));
+        assert_eq!(a.timer_irq_flags.as_deref(), Some("d.h.."));
+        assert_eq!(a.preempt_depth_at_timer(), Some(0));
         let irq = a.parts.iter().find(|p| p.kind == PartKind::Irq).unwrap();
         assert_eq!(
             (irq.name.as_str(), irq.duration_ns),

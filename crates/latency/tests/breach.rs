@@ -65,3 +65,36 @@ fn other_cpus_events_do_not_count() {
     let b = analyze(only_cpu1.as_bytes(), &w).unwrap();
     assert_eq!(a, b);
 }
+
+#[test]
+fn real_non_preemptible_section_is_named_with_its_preempt_depth() {
+    let path = fixture_path(
+        env!("CARGO_MANIFEST_DIR"),
+        "breach-nonpreemptible-6.18.trace",
+    );
+    let text = std::fs::read_to_string(&path).unwrap();
+    let w = Wakeup::find_in(text.as_bytes()).unwrap().unwrap();
+    assert_eq!((w.cpu, w.tid, w.latency_us()), (1, 32669, 2716));
+    let a = analyze(text.as_bytes(), &w).unwrap();
+    assert_eq!(
+        a.parts.iter().map(|p| p.duration_ns).sum::<u64>(),
+        a.window_ns
+    );
+    let cause = a.cause().unwrap();
+    assert_eq!(cause.kind, PartKind::NonPreemptibleTask);
+    assert_eq!(
+        (cause.name.as_str(), cause.prio),
+        ("rust-lld:32543", Some(120))
+    );
+    assert!(cause.share_pct > 95.0, "{cause:?}");
+    // Raw trace: `rust-lld-32543 [001] d.h2. 9321.188740: local_timer_entry`.
+    assert_eq!(a.timer_irq_flags.as_deref(), Some("d.h2."));
+    assert_eq!(a.preempt_depth_at_timer(), Some(2));
+    golden(
+        &fixture_path(
+            env!("CARGO_MANIFEST_DIR"),
+            "breach-nonpreemptible-6.18.analysis.json",
+        ),
+        &(serde_json::to_string_pretty(&a).unwrap() + "\n"),
+    );
+}

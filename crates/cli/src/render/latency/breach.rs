@@ -53,6 +53,11 @@ pub fn analysis(a: &Analysis) -> String {
         ]);
     }
     out += &t.render();
+    if let (Some(depth @ 1..), Some(flags)) = (a.preempt_depth_at_timer(), &a.timer_irq_flags) {
+        out += &format!(
+            "the timer interrupt found preempt depth {depth} ({flags}): the interrupted code was not preemptible\n"
+        );
+    }
     if let Some(c) = a.cause() {
         out += &format!(
             "cause: {} {} ({} µs, {:.1}% of the latency)\n",
