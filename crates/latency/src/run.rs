@@ -9,6 +9,15 @@
 //! changes is undone when [`measure`] returns, whatever the outcome: the
 //! PM QoS descriptor is closed, memory unlocked, the main thread's
 //! affinity restored.
+//!
+//! Order of set-up, so that a refusal leaves nothing behind: the plan
+//! (flags, CPUs), the real-time privilege (probed from a throw-away
+//! thread), the trace instance (`-b`/`--analyze`, [`crate::tracing`]), the
+//! `--load`s ([`crate::load`]), then affinity, mlockall and PM QoS. At a
+//! breach the measuring thread marks the trace and stops it itself, so the
+//! window it explains ends the buffer; afterwards the loads are stopped,
+//! the trace saved and its instance removed, and each window analysed
+//! ([`crate::breach`]).
 
 use crate::breach::Wakeup;
 use crate::config::{Config, Policy, ThreadPlan, SPIKE_NODES};
