@@ -753,7 +753,7 @@ fn analyze_explains_every_spike_in_one_trace() {
     }
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("all.trace");
-    // --spike 0: every wake-up is a spike; the first 32 are explained.
+    // --spike 0: every wake-up is a spike; the last 32 are explained.
     let r = json(&[
         "latency",
         "-a",
@@ -774,6 +774,20 @@ fn analyze_explains_every_spike_in_one_trace() {
     let analyses = r["analyses"].as_array().unwrap();
     assert_eq!(analyses.len(), 32);
     let tid = r["threads"][0]["tid"].as_i64().unwrap();
+    // The last ones: the final wake-up's deadline is among them.
+    let last_ts_us = r["spikes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["timestamp_us"].as_u64().unwrap())
+        .max()
+        .unwrap();
+    let last_woke_us = analyses
+        .iter()
+        .map(|a| a["wakeup"]["woke_ns"].as_u64().unwrap() / 1000)
+        .max()
+        .unwrap();
+    assert_eq!(last_woke_us, last_ts_us);
     for a in analyses {
         assert_eq!(a["wakeup"]["tid"].as_i64(), Some(tid));
         let sum: u64 = a["parts"]

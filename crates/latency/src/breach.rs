@@ -294,144 +294,199 @@ fn effect(ev: &lever_trace::Event<'_>) -> Effect {
 
 /// Analyse `wakeup`'s window in a trace (ftrace text, `mono` clock).
 pub fn analyze(input: impl Read, wakeup: &Wakeup) -> std::io::Result<Analysis> {
-    let (start, end) = (wakeup.deadline_ns, wakeup.woke_ns.max(wakeup.deadline_ns));
-    let mut stack: Vec<Ctx> = Vec::new();
-    let mut task: Option<(String, i32)> = None;
-    let mut last_ns: Option<u64> = None;
-    let mut slices: Vec<Slice> = Vec::new();
-    let mut prio: HashMap<i32, i32> = HashMap::new();
-    // A task's name as of its latest event: `sched_switch` shows the name
-    // at the switch, which an exec (chrt → the hog) changes afterwards.
-    let mut comms: HashMap<i32, String> = HashMap::new();
-    let mut woken_ns = None;
-    let mut switched_ns = None;
-    let mut events = 0;
-    let mut timer_irq_flags: Option<String> = None;
-    let give = |from: Option<u64>, to: u64, what: What, slices: &mut Vec<Slice>| {
-        let s = from.unwrap_or(start).max(start);
-        let e = to.min(end);
-        if e > s {
-            // Without an earlier event on this CPU the context is unknown.
-            let what = if from.is_none() { What::Unknown } else { what };
-            slices.push(Slice {
-                start_ns: s,
-                end_ns: e,
-                what,
-            });
-        }
-    };
-    let mut done = false;
+    let mut all = analyze_all(input, std::slice::from_ref(wakeup))?;
+    Ok(all.remove(0))
+}
+
+/// Analyse several wake-ups' windows in one pass over a trace; one
+/// analysis per wake-up, in the same order.
+pub fn analyze_all(input: impl Read, wakeups: &[Wakeup]) -> std::io::Result<Vec<Analysis>> {
+    let mut windows: Vec<Window> = wakeups.iter().map(Window::new).collect();
     lever_trace::for_each_line(
         input,
         |_, line| {
-            let Line::Event(ev) = line else { return };
-            if done || ev.cpu != wakeup.cpu {
-                return;
-            }
-            match &ev.kind {
-                EventKind::SchedSwitch(sw) => {
-                    prio.insert(sw.prev_pid, sw.prev_prio);
-                    prio.insert(sw.next_pid, sw.next_prio);
-                }
-                EventKind::SchedWakeup(w) => {
-                    prio.insert(w.pid, w.prio);
-                }
-                _ => {}
-            }
-            if ev.pid != 0 && ev.ts_ns < end {
-                comms.insert(ev.pid, ev.comm.to_string());
-            }
-            let t = ev.ts_ns;
-            if t >= end {
-                done = true;
-                give(last_ns, end, current(&stack, &task), &mut slices);
-                return;
-            }
-            if t >= start {
-                events += 1;
-            }
-            let eff = effect(ev);
-            if t + 1000 >= start && timer_irq_flags.is_none() {
-                if let (Effect::Push(Ctx::Irq(_) | Ctx::Hrtimer(_)), Some(f)) = (&eff, ev.flags) {
-                    timer_irq_flags = Some(f.to_string());
-                }
-            }
-            // The interval before this event belongs to what ran then; an
-            // exit whose entry came before the trace names it too.
-            let what = match &eff {
-                Effect::Pop(kind) if !stack.iter().any(|c| c.same_kind(kind)) => {
-                    What::Ctx(kind.clone())
-                }
-                Effect::IdleExit if !stack.iter().any(|c| matches!(c, Ctx::Idle(_))) => {
-                    What::Ctx(Ctx::Idle(None))
-                }
-                _ => match (&task, stack.is_empty()) {
-                    // Before any switch, the event's own task was running.
-                    (None, true) => What::Task {
-                        comm: ev.comm.to_string(),
-                        pid: ev.pid,
-                    },
-                    _ => current(&stack, &task),
-                },
-            };
-            give(last_ns, t, what, &mut slices);
-            last_ns = Some(t);
-            if task.is_none() {
-                task = Some((ev.comm.to_string(), ev.pid));
-            }
-            match eff {
-                Effect::Push(c) => {
-                    if matches!(c, Ctx::Idle(_)) {
-                        stack.retain(|x| !matches!(x, Ctx::Idle(_)));
-                    }
-                    stack.push(c);
-                }
-                Effect::Pop(kind) => {
-                    if let Some(i) = stack.iter().rposition(|c| c.same_kind(&kind)) {
-                        stack.truncate(i);
-                    }
-                }
-                Effect::IdleExit => stack.retain(|x| !matches!(x, Ctx::Idle(_))),
-                Effect::Switch { comm, pid } => {
-                    if pid == wakeup.tid && t >= start && switched_ns.is_none() {
-                        switched_ns = Some(t);
-                    }
-                    task = Some((comm, pid));
-                }
-                Effect::None => {}
-            }
-            if let EventKind::SchedWakeup(w) = &ev.kind {
-                // Truncation to µs in the text can put the waking a hair
-                // before the deadline.
-                if w.pid == wakeup.tid && t + 1000 >= start && woken_ns.is_none() {
-                    woken_ns = Some(t.max(start));
+            if let Line::Event(ev) = line {
+                for w in windows
+                    .iter_mut()
+                    .filter(|w| w.wakeup.cpu == ev.cpu && !w.done)
+                {
+                    w.feed(ev);
                 }
             }
         },
         |_| {},
     )?;
-    if !done {
-        give(last_ns, end, current(&stack, &task), &mut slices);
+    Ok(windows.into_iter().map(Window::finish).collect())
+}
+
+/// The state of one window's analysis while the trace streams by: what
+/// its CPU is doing, and the slices of the window given out so far.
+struct Window {
+    wakeup: Wakeup,
+    start: u64,
+    end: u64,
+    stack: Vec<Ctx>,
+    task: Option<(String, i32)>,
+    last_ns: Option<u64>,
+    slices: Vec<Slice>,
+    prio: HashMap<i32, i32>,
+    // A task's name as of its latest event: `sched_switch` shows the name
+    // at the switch, which an exec (chrt → the hog) changes afterwards.
+    comms: HashMap<i32, String>,
+    woken_ns: Option<u64>,
+    switched_ns: Option<u64>,
+    events: u64,
+    timer_irq_flags: Option<String>,
+    done: bool,
+}
+
+impl Window {
+    fn new(wakeup: &Wakeup) -> Window {
+        Window {
+            wakeup: *wakeup,
+            start: wakeup.deadline_ns,
+            end: wakeup.woke_ns.max(wakeup.deadline_ns),
+            stack: Vec::new(),
+            task: None,
+            last_ns: None,
+            slices: Vec::new(),
+            prio: HashMap::new(),
+            comms: HashMap::new(),
+            woken_ns: None,
+            switched_ns: None,
+            events: 0,
+            timer_irq_flags: None,
+            done: false,
+        }
     }
-    let thread_prio = prio.get(&wakeup.tid).copied();
-    Ok(Analysis {
-        wakeup: *wakeup,
-        window_ns: end - start,
-        thread_prio,
-        woken_after_ns: woken_ns.map(|t| t - start),
-        switched_in_after_ns: switched_ns.map(|t| t - start),
-        events,
-        timer_irq_flags,
-        parts: classify(
-            &slices,
-            wakeup,
-            woken_ns,
+
+    /// Give the interval from the last event to `to` to `what` (computed
+    /// only when the interval reaches into the window).
+    fn give(&mut self, to: u64, what: impl FnOnce(&Window) -> What) {
+        let s = self.last_ns.unwrap_or(self.start).max(self.start);
+        let e = to.min(self.end);
+        if e > s {
+            // Without an earlier event on this CPU the context is unknown.
+            let what = if self.last_ns.is_none() {
+                What::Unknown
+            } else {
+                what(self)
+            };
+            self.slices.push(Slice {
+                start_ns: s,
+                end_ns: e,
+                what,
+            });
+        }
+    }
+
+    fn feed(&mut self, ev: &lever_trace::Event<'_>) {
+        match &ev.kind {
+            EventKind::SchedSwitch(sw) => {
+                self.prio.insert(sw.prev_pid, sw.prev_prio);
+                self.prio.insert(sw.next_pid, sw.next_prio);
+            }
+            EventKind::SchedWakeup(w) => {
+                self.prio.insert(w.pid, w.prio);
+            }
+            _ => {}
+        }
+        let t = ev.ts_ns;
+        if t >= self.end {
+            self.done = true;
+            self.give(self.end, |w| current(&w.stack, &w.task));
+            return;
+        }
+        if ev.pid != 0 && self.comms.get(&ev.pid).map(String::as_str) != Some(ev.comm) {
+            self.comms.insert(ev.pid, ev.comm.to_string());
+        }
+        if t >= self.start {
+            self.events += 1;
+        }
+        let eff = effect(ev);
+        if t + 1000 >= self.start && self.timer_irq_flags.is_none() {
+            if let (Effect::Push(Ctx::Irq(_) | Ctx::Hrtimer(_)), Some(f)) = (&eff, ev.flags) {
+                self.timer_irq_flags = Some(f.to_string());
+            }
+        }
+        // The interval before this event belongs to what ran then; an
+        // exit whose entry came before the trace names it too.
+        self.give(t, |w| match &eff {
+            Effect::Pop(kind) if !w.stack.iter().any(|c| c.same_kind(kind)) => {
+                What::Ctx(kind.clone())
+            }
+            Effect::IdleExit if !w.stack.iter().any(|c| matches!(c, Ctx::Idle(_))) => {
+                What::Ctx(Ctx::Idle(None))
+            }
+            _ => match (&w.task, w.stack.is_empty()) {
+                // Before any switch, the event's own task was running.
+                (None, true) => What::Task {
+                    comm: ev.comm.to_string(),
+                    pid: ev.pid,
+                },
+                _ => current(&w.stack, &w.task),
+            },
+        });
+        self.last_ns = Some(t);
+        if self.task.is_none() {
+            self.task = Some((ev.comm.to_string(), ev.pid));
+        }
+        match eff {
+            Effect::Push(c) => {
+                if matches!(c, Ctx::Idle(_)) {
+                    self.stack.retain(|x| !matches!(x, Ctx::Idle(_)));
+                }
+                self.stack.push(c);
+            }
+            Effect::Pop(kind) => {
+                if let Some(i) = self.stack.iter().rposition(|c| c.same_kind(&kind)) {
+                    self.stack.truncate(i);
+                }
+            }
+            Effect::IdleExit => self.stack.retain(|x| !matches!(x, Ctx::Idle(_))),
+            Effect::Switch { comm, pid } => {
+                if pid == self.wakeup.tid && t >= self.start && self.switched_ns.is_none() {
+                    self.switched_ns = Some(t);
+                }
+                self.task = Some((comm, pid));
+            }
+            Effect::None => {}
+        }
+        if let EventKind::SchedWakeup(w) = &ev.kind {
+            // Truncation to µs in the text can put the waking a hair
+            // before the deadline.
+            if w.pid == self.wakeup.tid && t + 1000 >= self.start && self.woken_ns.is_none() {
+                self.woken_ns = Some(t.max(self.start));
+            }
+        }
+    }
+
+    fn finish(mut self) -> Analysis {
+        if !self.done {
+            self.give(self.end, |w| current(&w.stack, &w.task));
+        }
+        let (start, end) = (self.start, self.end);
+        let thread_prio = self.prio.get(&self.wakeup.tid).copied();
+        let parts = classify(
+            &self.slices,
+            &self.wakeup,
+            self.woken_ns,
             thread_prio,
-            &prio,
-            &comms,
+            &self.prio,
+            &self.comms,
             end - start,
-        ),
-    })
+        );
+        Analysis {
+            wakeup: self.wakeup,
+            window_ns: end - start,
+            thread_prio,
+            woken_after_ns: self.woken_ns.map(|t| t - start),
+            switched_in_after_ns: self.switched_ns.map(|t| t - start),
+            events: self.events,
+            timer_irq_flags: self.timer_irq_flags,
+            parts,
+        }
+    }
 }
 
 fn current(stack: &[Ctx], task: &Option<(String, i32)>) -> What {

@@ -34,7 +34,9 @@ use std::time::{Duration, Instant};
 
 /// The histogram kept for percentiles when `-h` is not given, µs.
 pub const DEFAULT_HIST_US: usize = 10_000;
-/// How many spikes `--analyze` explains (the first ones).
+/// How many spikes `--analyze` explains: the last ones, whose windows
+/// the ring buffer still holds at the end (the first would be overwritten
+/// on a long or busy run).
 pub const ANALYZE_MAX: usize = 32;
 /// How often the status callback runs.
 pub const STATUS_PERIOD: Duration = Duration::from_millis(100);
@@ -74,8 +76,8 @@ struct Outcome {
     spikes: Vec<Spike>,
     spike_count: u64,
     breach: Option<Spike>,
-    /// The breach's and (with `--analyze`) the first spikes' windows.
-    wakeups: Vec<Wakeup>,
+    /// The breach's and (with `--analyze`) the last spikes' windows.
+    wakeups: std::collections::VecDeque<Wakeup>,
     cpu_time_ms: f64,
     tid: u32,
 }
@@ -285,7 +287,7 @@ fn thread_main(
     let mut spikes = Vec::new();
     let mut spike_count = 0;
     let mut breach = None;
-    let mut wakeups = Vec::new();
+    let mut wakeups = std::collections::VecDeque::with_capacity(ANALYZE_MAX);
     let wakeup = |next: &Timespec, woke: &Timespec| Wakeup {
         thread: plan.index,
         cpu: plan
@@ -315,8 +317,11 @@ fn thread_main(
         live.max.store(stats.max_us.unwrap_or(0), Relaxed);
         if cfg.spike_us.is_some_and(|t| latency_us > t) {
             spike_count += 1;
-            if cfg.analyze && wakeups.len() < ANALYZE_MAX {
-                wakeups.push(wakeup(&next, &woke));
+            if cfg.analyze {
+                if wakeups.len() == ANALYZE_MAX {
+                    wakeups.pop_front();
+                }
+                wakeups.push_back(wakeup(&next, &woke));
             }
             if spikes.len() < SPIKE_NODES {
                 spikes.push(Spike {
@@ -338,7 +343,8 @@ fn thread_main(
                     trace.mark_and_stop(&w);
                 }
                 // The breach alone is explained, whatever spikes came before.
-                wakeups = vec![w];
+                wakeups.clear();
+                wakeups.push_back(w);
                 shared.shutdown.store(true, Relaxed);
                 break;
             }
@@ -560,11 +566,15 @@ pub fn measure(
     let (trace_file, analyses) = match trace {
         Some(trace) => {
             let mut wakeups: Vec<Wakeup> = match breach {
-                Some(b) => outcomes[b.thread].wakeups.clone(),
-                None => outcomes.iter().flat_map(|o| o.wakeups.clone()).collect(),
+                Some(b) => outcomes[b.thread].wakeups.iter().copied().collect(),
+                None => outcomes
+                    .iter()
+                    .flat_map(|o| o.wakeups.iter().copied())
+                    .collect(),
             };
             wakeups.sort_by_key(|w| w.deadline_ns);
-            wakeups.truncate(ANALYZE_MAX);
+            let extra = wakeups.len().saturating_sub(ANALYZE_MAX);
+            wakeups.drain(..extra);
             let (path, analyses) = trace.finish(&wakeups)?;
             (Some(path.display().to_string()), analyses)
         }

@@ -155,19 +155,19 @@ impl BreachTrace {
     }
 }
 
-/// Analyse wake-ups in a saved trace file.
+/// Analyse wake-ups in a saved trace file (one pass for all of them).
 pub fn analyze_file(path: &Path, wakeups: &[Wakeup]) -> Result<Vec<Analysis>, LatencyError> {
-    wakeups
-        .iter()
-        .map(|w| {
-            let (file, _) = lever_trace::open(path).map_err(|e| LatencyError::File {
-                path: e.path,
-                source: e.source,
-            })?;
-            breach::analyze(std::io::BufReader::new(file), w).map_err(|source| LatencyError::File {
-                path: path.to_path_buf(),
-                source,
-            })
-        })
-        .collect()
+    if wakeups.is_empty() {
+        return Ok(Vec::new());
+    }
+    let (file, _) = lever_trace::open(path).map_err(|e| LatencyError::File {
+        path: e.path,
+        source: e.source,
+    })?;
+    breach::analyze_all(std::io::BufReader::new(file), wakeups).map_err(|source| {
+        LatencyError::File {
+            path: path.to_path_buf(),
+            source,
+        }
+    })
 }

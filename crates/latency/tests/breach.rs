@@ -52,6 +52,26 @@ fn real_fifo_hog_is_named_as_the_cause() {
 }
 
 #[test]
+fn one_pass_for_many_windows_gives_each_its_own_analysis() {
+    let hog = fixture_path(env!("CARGO_MANIFEST_DIR"), TRACE);
+    let text = std::fs::read_to_string(&hog).unwrap();
+    let w = Wakeup::find_in(text.as_bytes()).unwrap().unwrap();
+    // The breach's window twice, and a 100 µs window 2 ms before it on
+    // the same CPU, all in one pass.
+    let earlier = Wakeup {
+        deadline_ns: w.deadline_ns - 2_000_000,
+        woke_ns: w.deadline_ns - 1_900_000,
+        ..w
+    };
+    let all = lever_latency::breach::analyze_all(text.as_bytes(), &[w, earlier, w]).unwrap();
+    assert_eq!(all.len(), 3);
+    assert_eq!(all[0], analyze(text.as_bytes(), &w).unwrap());
+    assert_eq!(all[1], analyze(text.as_bytes(), &earlier).unwrap());
+    assert_eq!(all[0], all[2]);
+    assert_ne!(all[0], all[1]);
+}
+
+#[test]
 fn other_cpus_events_do_not_count() {
     let path = fixture_path(env!("CARGO_MANIFEST_DIR"), TRACE);
     let text = std::fs::read_to_string(&path).unwrap();
