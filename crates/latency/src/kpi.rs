@@ -149,18 +149,37 @@ pub fn run(
         ),
     ];
     let mut blocks = Vec::new();
-    for (condition, loads) in phases {
+    for (i, (condition, loads)) in phases.into_iter().enumerate() {
         if stop.load(Relaxed) {
             break;
         }
+        // With -b/--analyze each phase keeps its own trace.
+        let trace_out = cfg.trace_reason().map(|_| {
+            let base = cfg
+                .trace_out
+                .clone()
+                .unwrap_or_else(crate::tracing::default_out);
+            phase_trace(&base, if i == 0 { "no-load" } else { "load" })
+        });
         let phase_cfg = Config {
             loads,
+            trace_out,
             ..cfg.clone()
         };
         let report = run::measure(fs, &phase_cfg, stop, |s| status(&condition, s))?;
         blocks.push(KpiBlock::new(condition, report, pass_us));
     }
     Ok(KpiReport::new(pass_us, blocks))
+}
+
+/// `run.trace` → `run.no-load.trace` / `run.load.trace`.
+fn phase_trace(base: &std::path::Path, phase: &str) -> std::path::PathBuf {
+    let stem = base.file_stem().unwrap_or_default().to_string_lossy();
+    let name = match base.extension() {
+        Some(ext) => format!("{stem}.{phase}.{}", ext.to_string_lossy()),
+        None => format!("{stem}.{phase}"),
+    };
+    base.with_file_name(name)
 }
 
 #[cfg(test)]
@@ -194,6 +213,19 @@ mod tests {
             trace_file: None,
             analyses: Vec::new(),
         }
+    }
+
+    #[test]
+    fn each_phase_keeps_its_own_trace() {
+        use std::path::Path;
+        assert_eq!(
+            phase_trace(Path::new("/tmp/run.trace"), "load"),
+            Path::new("/tmp/run.load.trace")
+        );
+        assert_eq!(
+            phase_trace(Path::new("out"), "no-load"),
+            Path::new("out.no-load")
+        );
     }
 
     #[test]

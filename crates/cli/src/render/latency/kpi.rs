@@ -78,6 +78,12 @@ pub fn report(k: &KpiReport, markdown: bool) -> String {
         if let lever_latency::report::Ended::Interrupted = b.report.ended {
             out += "(ended by Ctrl-C)\n\n";
         }
+        // -b/--analyze: that phase's explanations and trace file.
+        let why = super::breach::all(&b.report);
+        if !why.is_empty() {
+            out += why.trim_start_matches('\n');
+            out += "\n";
+        }
     }
     match (k.pass, k.pass_us) {
         (Some(true), Some(l)) => out += &format!("PASS: every latency under {l} µs\n"),
