@@ -157,7 +157,9 @@ pub fn classify(err: &anyhow::Error) -> Class {
                 | L::NoSuchCpu { .. }
                 | L::Parse(_)
                 | L::UnknownFormat { .. } => Class::BadInput,
-                L::NotPermitted { .. } => Class::NotAllowed,
+                L::NotPermitted { .. } | L::Trace { denied: true, .. } => Class::NotAllowed,
+                L::Trace { .. } => Class::NotAvailable,
+                L::Load { .. } => Class::Failed,
                 L::Kernel(k) => kernel(k),
                 L::File { source, .. } | L::Syscall { source, .. } => {
                     io_error(source).unwrap_or(Class::Failed)

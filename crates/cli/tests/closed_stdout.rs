@@ -128,6 +128,10 @@ fn no_subcommand_panics_on_a_closed_stdout() {
             "latency", "-t", "1", "-l", "20", "-i", "200", "--policy", "other", "--laptop",
         ],
         vec!["latency", "import", &cyclictest],
+        vec![
+            "latency", "kpi", "-l", "20", "-i", "200", "--policy", "other", "--laptop", "--load",
+            "cpu:1:10",
+        ],
         vec!["--root", root, "rt", "check"],
         vec!["profile", "list"],
         vec!["--root", root, "profile", "show", "rt", "--rt-cpus", "1-3"],

@@ -36,6 +36,14 @@ fn dma_latency() -> Option<i32> {
     Some(i32::from_ne_bytes(b.get(..4)?.try_into().ok()?))
 }
 
+/// Run `lever ARGS`, expect exit status `code` and `want` in stderr.
+fn refused(args: &[&str], code: i32, want: &str) {
+    let out = lever(args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+    assert!(err.contains(want), "{args:?}: {err}");
+}
+
 fn words(line: &str) -> Vec<&str> {
     line.split_whitespace().collect()
 }
@@ -215,7 +223,21 @@ fn breaktrace_stops_at_the_first_sample_over_the_threshold() {
         return;
     }
     // -b 0: the first wake-up is already later than 0 µs.
-    let r = json(&["latency", "-p", "90", "-b", "0", "-D", "5s", "-q", "--json"]);
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("b0.trace");
+    let r = json(&[
+        "latency",
+        "-p",
+        "90",
+        "-b",
+        "0",
+        "-D",
+        "5s",
+        "-q",
+        "--json",
+        "--trace-out",
+        trace.to_str().unwrap(),
+    ]);
     assert_eq!(r["ended"]["reason"], "breach");
     assert_eq!(r["threads"][0]["cycles"], 1);
 }
@@ -256,4 +278,562 @@ fn rt_check_on_the_default_simulated_board_explains_fails() {
         out.contains("sched_rt_runtime_us: echo -1 > /proc/sys/kernel/sched_rt_runtime_us"),
         "{out}"
     );
+}
+
+fn tracefs_ready(test: &str) -> bool {
+    if !need_root(test) {
+        return false;
+    }
+    if std::path::Path::new("/sys/kernel/tracing/tracing_on").exists() {
+        return true;
+    }
+    // Mount it as `lever trace record` would; skip (fail under CI) if not.
+    let _ = std::process::Command::new("mount")
+        .args(["-t", "tracefs", "nodev", "/sys/kernel/tracing"])
+        .status();
+    let ok = std::path::Path::new("/sys/kernel/tracing/tracing_on").exists();
+    if !ok {
+        let why = format!("{test}: skipped: no tracefs at /sys/kernel/tracing");
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "{why} (CI=true)"
+        );
+        eprintln!("{why}");
+    }
+    ok
+}
+
+/// Whether process `pid`'s instance is still there (tests run in
+/// parallel, so other runs' instances may exist meanwhile).
+fn instance_left(pid: u32) -> bool {
+    std::path::Path::new(&format!(
+        "/sys/kernel/tracing/instances/lever-latency-{pid}"
+    ))
+    .exists()
+}
+
+fn output_of(cmd: &mut std::process::Command) -> (u32, std::process::Output) {
+    let child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    (child.id(), child.wait_with_output().unwrap())
+}
+
+#[test]
+fn breach_with_a_fifo_hog_names_the_hog() {
+    if !tracefs_ready("breach_with_a_fifo_hog_names_the_hog") {
+        return;
+    }
+    let cpu = online().last().copied().unwrap().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("breach.trace");
+    let child = std::process::Command::new(common::LEVER)
+        .args([
+            "latency", "-a", &cpu, "-p", "50", "-b", "30000", "-D", "20", "-q", "--json",
+            // Other tests check cpu_dma_latency is released: do not race them.
+            "--laptop",
+        ])
+        .arg("--trace-out")
+        .arg(&trace)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    // A SCHED_FIFO 60 busy loop of ~0.1 s pinned to the measured CPU, above
+    // the measuring thread's FIFO 50: it wakes the thread ~0.1 s late.
+    let hog = std::process::Command::new("chrt")
+        .args(["-f", "60", "taskset", "-c", &cpu, "sh", "-c"])
+        .arg("i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done")
+        .spawn()
+        .expect("chrt and taskset (util-linux)");
+    let hog_pid = hog.id() as i64;
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    let mut hog = hog;
+    let _ = hog.wait();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["ended"]["reason"], "breach", "{r}");
+    let a = &r["analyses"][0];
+    let cause = &a["parts"][0];
+    assert_eq!(cause["kind"], "higher-priority-task", "{a:#}");
+    assert_eq!(cause["pid"].as_i64(), Some(hog_pid), "{a:#}");
+    assert_eq!(cause["prio"], 39, "{a:#}");
+    assert!(cause["share_pct"].as_f64().unwrap() > 80.0, "{a:#}");
+    // The trace is kept, holds the marker, and the instance is gone.
+    assert_eq!(r["trace_file"].as_str(), trace.to_str());
+    let text = std::fs::read_to_string(&trace).unwrap();
+    assert!(text.contains("lever-latency breach: thread=0"));
+    assert!(!instance_left(pid));
+}
+
+#[test]
+fn tracing_errors_are_precise_and_change_nothing() {
+    // No tracefs under a simulated root: says so, exits 4, nothing made.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("sys/devices/system/cpu")).unwrap();
+    std::fs::write(root.join("sys/devices/system/cpu/online"), "0-1\n").unwrap();
+    std::fs::create_dir_all(root.join("sys/kernel/tracing")).unwrap();
+    refused(
+        &["latency", "--root", root.to_str().unwrap(), "-b", "100", "-l", "10", "-q"],
+        4,
+        "-b/--breaktrace: cannot record the trace for the breach analysis: tracefs is not available",
+    );
+    // A tracefs whose instances cannot be made (here a file, not a dir).
+    let t = root.join("sys/kernel/tracing");
+    std::fs::write(t.join("tracing_on"), "1\n").unwrap();
+    std::fs::write(t.join("instances"), "").unwrap();
+    for e in ["sched/sched_switch", "sched/sched_waking"] {
+        std::fs::create_dir_all(t.join("events").join(e)).unwrap();
+        std::fs::write(t.join("events").join(e).join("enable"), "0\n").unwrap();
+    }
+    let out = lever(&[
+        "latency",
+        "--root",
+        root.to_str().unwrap(),
+        "--analyze",
+        "--spike",
+        "50",
+        "-l",
+        "10",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("--analyze: cannot record the trace for the breach analysis")
+            && err.contains("instances/lever-latency-")
+            && err.contains("create instance failed"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(t.join("tracing_on")).unwrap(),
+        "1\n"
+    );
+    // Flags that make no sense together.
+    for (args, want) in [
+        (
+            &["latency", "--analyze", "-l", "1"][..],
+            "--analyze \"\": expected --spike US or -b US",
+        ),
+        (
+            &["latency", "--trace-out", "x", "-l", "1"][..],
+            "--trace-out \"x\": expected -b US or --analyze",
+        ),
+        (
+            &[
+                "latency",
+                "--analyze",
+                "--no-trace",
+                "--spike",
+                "5",
+                "-l",
+                "1",
+            ][..],
+            "--no-trace",
+        ),
+    ] {
+        refused(args, 3, want);
+    }
+}
+
+#[test]
+fn not_root_tracing_says_so_and_leaves_no_instance() {
+    if !tracefs_ready("not_root_tracing_says_so_and_leaves_no_instance") {
+        return;
+    }
+    let (pid, out) = output_of(
+        std::process::Command::new("setpriv")
+            .args([
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                common::LEVER,
+            ])
+            .args([
+                "latency", "--policy", "other", "-b", "100", "-l", "10", "-q",
+            ]),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{err}");
+    assert!(
+        err.contains("/sys/kernel/tracing: permission denied (tracefs needs root; --no-trace"),
+        "{err}"
+    );
+    assert!(!instance_left(pid));
+    // --no-trace: the same run works without tracing.
+    let out = std::process::Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            common::LEVER,
+        ])
+        .args([
+            "latency",
+            "--policy",
+            "other",
+            "-b",
+            "0",
+            "--no-trace",
+            "-l",
+            "10",
+            "-q",
+            "--laptop",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn every_bad_value_is_a_usage_error_naming_its_flag() {
+    let cases: [(&str, &str); 12] = [
+        (
+            "-p 100",
+            "-p/--priority \"100\": expected a priority from 0 to 99",
+        ),
+        ("-t 0", "-t/--threads \"0\": expected at least 1 thread"),
+        ("-t x", "-t/--threads \"x\": expected a number of threads"),
+        (
+            "-h 0",
+            "-h/--histogram \"0\": expected a histogram size from 1 to 1000000 µs",
+        ),
+        ("-h 2000000", "-h/--histogram \"2000000\""),
+        ("-l 0", "-l/--loops \"0\": expected at least 1 loop"),
+        (
+            "--mainaffinity 999",
+            "--mainaffinity: CPU 999 does not exist or is offline",
+        ),
+        ("-i abc", "-i/--interval \"abc\""),
+        ("-d xyz", "-d/--distance \"xyz\""),
+        ("--spike q", "--spike \"q\""),
+        ("-a 0-x", "-a/--affinity \"0-x\": expected a CPU list"),
+        ("-b 100 -a 999", "-a/--affinity: CPU 999 does not exist"),
+    ];
+    for (args, want) in cases {
+        let mut a = vec!["latency"];
+        a.extend(args.split_whitespace());
+        if !args.starts_with("-l") {
+            a.extend(["-l", "1"]);
+        }
+        refused(&a, 3, want);
+    }
+}
+
+/// Processes whose command line holds `needle` (to check a load is gone).
+fn processes_with(needle: &str) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(needle))
+        .collect()
+}
+
+#[test]
+fn loads_run_during_the_measurement_and_are_gone_after() {
+    // SCHED_OTHER and --laptop: no privilege needed.
+    let r = json(&[
+        "latency",
+        "--policy",
+        "other",
+        "--laptop",
+        "-l",
+        "200",
+        "-q",
+        "--load",
+        "cpu:1:30",
+        "--load",
+        "msg:1",
+        "--load",
+        "sleep 31.77",
+        "--json",
+    ]);
+    let loads: Vec<&str> = r["loads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        loads,
+        [
+            "cpu: 1 worker(s) busy 30% of every 10 ms",
+            "msg: 1 thread pair(s) ping-ponging a byte",
+            "command: sh -c \"sleep 31.77\""
+        ]
+    );
+    assert_eq!(r["threads"][0]["cycles"], 200);
+    assert!(processes_with("sleep 31.77").is_empty());
+    // A load that cannot run is an error before anything is measured.
+    refused(
+        &[
+            "latency",
+            "--policy",
+            "other",
+            "-l",
+            "5",
+            "--load",
+            "cmd:exit 7",
+        ],
+        1,
+        "--load command: sh -c \"exit 7\": exited at once",
+    );
+    refused(
+        &["latency", "-l", "5", "--load", "cpu:0"],
+        3,
+        "--load \"cpu:0\"",
+    );
+}
+
+#[test]
+fn kpi_prints_seed_000_blocks_and_a_verdict() {
+    // SCHED_OTHER, no cpu_dma_latency: runs anywhere.
+    let base = [
+        "latency", "kpi", "-t", "2", "-l", "100", "-i", "500", "--policy", "other", "--laptop",
+        "-q", "--load", "cpu:1:20",
+    ];
+    let out = ok(&base);
+    assert!(
+        out.contains("KPIs for lever latency with no load\nRT cores "),
+        "{out}"
+    );
+    assert!(
+        out.contains("KPIs for lever latency with cpu: 1 worker(s) busy 20% of every 10 ms\n"),
+        "{out}"
+    );
+    assert_eq!(
+        out.matches("Minimum latencies (in microseconds)").count(),
+        2
+    );
+    assert_eq!(
+        out.matches("Maximum latencies (in microseconds)").count(),
+        2
+    );
+    // Markdown, and JSON with a criterion nobody fails (1 s).
+    let mut md = base.to_vec();
+    md.push("--markdown");
+    let out = ok(&md);
+    assert!(out.contains("### KPIs for lever latency with no load\n\n| RT cores | unpinned | unpinned |\n| --- | --- | --- |\n"), "{out}");
+    let mut js = base.to_vec();
+    js.extend(["--pass-us", "1000000", "--json"]);
+    let k: serde_json::Value = serde_json::from_str(&ok(&js)).unwrap();
+    assert_eq!(k["pass"], true);
+    assert_eq!(k["blocks"].as_array().unwrap().len(), 2);
+    assert_eq!(k["blocks"][0]["condition"], "no load");
+    assert_eq!(k["blocks"][1]["cells"][1]["samples"], 100);
+    assert_eq!(
+        k["blocks"][1]["report"]["loads"][0],
+        "cpu: 1 worker(s) busy 20% of every 10 ms"
+    );
+    // A criterion of 1 µs fails (a wake-up is never that punctual here):
+    // the table, then exit status 1.
+    let mut fail = base.to_vec();
+    fail.extend(["--pass-us", "1"]);
+    let out = lever(&fail);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text.contains("Max < 1 µs") && text.contains("FAIL"),
+        "{text}"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("KPI failed"));
+}
+
+#[test]
+fn plot_writes_an_svg_with_a_line_per_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("h.svg");
+    ok(&[
+        "latency",
+        "import",
+        &fixture("cyclictest-2.40-t2-h60-spike40.txt"),
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
+    assert_eq!(text.matches("<path class=\"thread\"").count(), 2);
+    assert!(text.contains("latency (µs)") && text.contains("samples (log scale)"));
+    if !is_root() {
+        return;
+    }
+    // A measurement draws its own histograms.
+    ok(&[
+        "latency",
+        "-t",
+        "2",
+        "-a",
+        "-p",
+        "80",
+        "-l",
+        "300",
+        "-h",
+        "200",
+        "-q",
+        "-m",
+        "--laptop",
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert_eq!(text.matches("<path class=\"thread\"").count(), 2);
+    assert!(text.contains("T1 CPU 1"), "{text}");
+}
+
+#[test]
+fn all_seed_command_lines_verbatim_with_a_shorter_l() {
+    // Seed 000 §3.6 (line 686) and seed 001's four lines, `-l 100000000`
+    // shortened to 300. Where this machine has the CPUs they name (and we
+    // are root) they run; else they must be refused precisely, exit 3.
+    let lines = [
+        (
+            "-a 1-3 -t 3 -m -l 300 -i 1000 -p 90 -h 800 --mainaffinity 4 --spike 100",
+            4,
+            3,
+        ),
+        ("-a 7 -t 1 -m -l 300 -i 1000 -p 99 -h 100", 7, 1),
+        ("-a 3 -t 1 -m -l 300 -i 1000 -p 99 -h 100", 3, 1),
+        (
+            "-a 7 -t 1 -m -l 300 -i 1000 -p 99 -h 100 --mainaffinity 6",
+            7,
+            1,
+        ),
+        (
+            "-a 3 -t 1 -m -l 300 -i 1000 -p 99 -h 100 --mainaffinity 2",
+            3,
+            1,
+        ),
+    ];
+    let online = online();
+    for (line, highest_cpu, threads) in lines {
+        let mut args = vec!["latency"];
+        args.extend(line.split_whitespace());
+        args.extend(["-q", "--json"]);
+        let out = lever(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        if online.contains(&highest_cpu) {
+            if !need_root(line) {
+                continue;
+            }
+            assert!(out.status.success(), "{line}: {err}");
+            let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            let t = r["threads"].as_array().unwrap();
+            assert_eq!(t.len(), threads, "{line}");
+            assert!(t.iter().all(|t| t["cycles"] == 300), "{line}");
+        } else {
+            eprintln!("{line}: this machine lacks CPU {highest_cpu}; checking the refusal");
+            assert_eq!(out.status.code(), Some(3), "{line}: {err}");
+            assert!(
+                err.contains("does not exist or is offline (online CPUs: "),
+                "{line}: {err}"
+            );
+        }
+    }
+}
+
+#[test]
+fn analyze_explains_every_spike_in_one_trace() {
+    if !tracefs_ready("analyze_explains_every_spike_in_one_trace") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("all.trace");
+    // --spike 0: every wake-up is a spike; the last 32 are explained.
+    let r = json(&[
+        "latency",
+        "-a",
+        "0",
+        "-p",
+        "60",
+        "-l",
+        "100",
+        "--spike",
+        "0",
+        "--analyze",
+        "-q",
+        "--laptop",
+        "--json",
+        "--trace-out",
+        trace.to_str().unwrap(),
+    ]);
+    assert_eq!(r["ended"]["reason"], "loops");
+    let analyses = r["analyses"].as_array().unwrap();
+    assert_eq!(analyses.len(), 32);
+    let tid = r["threads"][0]["tid"].as_i64().unwrap();
+    // The last ones: the final wake-up's deadline is among them.
+    let last_ts_us = r["spikes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["timestamp_us"].as_u64().unwrap())
+        .max()
+        .unwrap();
+    let last_woke_us = analyses
+        .iter()
+        .map(|a| a["wakeup"]["woke_ns"].as_u64().unwrap() / 1000)
+        .max()
+        .unwrap();
+    assert_eq!(last_woke_us, last_ts_us);
+    for a in analyses {
+        assert_eq!(a["wakeup"]["tid"].as_i64(), Some(tid));
+        let sum: u64 = a["parts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["duration_ns"].as_u64().unwrap())
+            .sum();
+        assert_eq!(sum, a["window_ns"].as_u64().unwrap(), "{a:#}");
+        // Each window holds events of its CPU (its timer callback at least).
+        assert!(a["events"].as_u64().unwrap() > 0, "{a:#}");
+    }
+    assert!(std::fs::metadata(&trace).unwrap().len() > 0);
+}
+
+#[test]
+fn ctrl_c_while_tracing_saves_the_trace_and_removes_the_instance() {
+    if !tracefs_ready("ctrl_c_while_tracing_saves_the_trace_and_removes_the_instance") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("int.trace");
+    let child = std::process::Command::new(common::LEVER)
+        .args([
+            "latency", "-p", "50", "-b", "10s", "-D", "30", "-q", "--json", "--laptop",
+        ])
+        .arg("--trace-out")
+        .arg(&trace)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    assert!(instance_left(pid), "the instance exists while measuring");
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::Signal::INT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["ended"]["reason"], "interrupted");
+    assert!(r["analyses"].as_array().unwrap().is_empty());
+    assert!(std::fs::read_to_string(&trace)
+        .unwrap()
+        .contains("sched_switch"));
+    assert!(!instance_left(pid));
 }

@@ -136,6 +136,15 @@ pub struct Config {
     pub main_affinity: Option<Vec<u32>>,
     /// `--laptop`: do not hold `/dev/cpu_dma_latency` at 0.
     pub laptop: bool,
+    /// `--analyze`: trace the whole run and explain every `--spike`.
+    pub analyze: bool,
+    /// `--no-trace`: `-b` stops at the breach without tracing.
+    pub no_trace: bool,
+    /// `--trace-out FILE`: where the trace is kept (default: a file in
+    /// the temporary directory).
+    pub trace_out: Option<std::path::PathBuf>,
+    /// `--load SPEC`: background loads during the measurement.
+    pub loads: Vec<crate::load::LoadSpec>,
 }
 
 impl Default for Config {
@@ -155,6 +164,10 @@ impl Default for Config {
             breach_us: None,
             main_affinity: None,
             laptop: false,
+            analyze: false,
+            no_trace: false,
+            trace_out: None,
+            loads: Vec::new(),
         }
     }
 }
@@ -186,6 +199,18 @@ impl Config {
         }
     }
 
+    /// The flag that makes the run record a trace, if any: `-b` (unless
+    /// `--no-trace`) or `--analyze`.
+    pub fn trace_reason(&self) -> Option<&'static str> {
+        if self.analyze {
+            Some("--analyze")
+        } else if self.breach_us.is_some() && !self.no_trace {
+            Some("-b/--breaktrace")
+        } else {
+            None
+        }
+    }
+
     /// Check the options and expand them to one plan per thread. `online`
     /// is the list of online CPUs (`/sys/devices/system/cpu/online`).
     pub fn plan(&self, online: &[u32]) -> Result<Vec<ThreadPlan>, LatencyError> {
@@ -208,6 +233,31 @@ impl Config {
                 option: "-l/--loops",
                 value: "0".into(),
                 expected: "at least 1 loop (leave -l out to run until Ctrl-C)",
+            });
+        }
+        if self.analyze && self.spike_us.is_none() && self.breach_us.is_none() {
+            return Err(LatencyError::BadOption {
+                option: "--analyze",
+                value: String::new(),
+                expected: "--spike US or -b US with it (the wake-ups to explain)",
+            });
+        }
+        if self.analyze && self.no_trace {
+            return Err(LatencyError::BadOption {
+                option: "--no-trace",
+                value: String::new(),
+                expected: "not both --analyze (which traces) and --no-trace",
+            });
+        }
+        if self.trace_out.is_some() && self.trace_reason().is_none() {
+            return Err(LatencyError::BadOption {
+                option: "--trace-out",
+                value: self
+                    .trace_out
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default(),
+                expected: "-b US or --analyze with it (nothing is traced otherwise)",
             });
         }
         if let Some(h) = self.histogram_us {

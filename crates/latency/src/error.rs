@@ -4,6 +4,25 @@
 use lever_kernel::KernelError;
 use std::path::PathBuf;
 
+impl LatencyError {
+    /// A [`LatencyError::Trace`] with its text rewritten; any other error
+    /// as it is.
+    pub(crate) fn with_why(self, f: impl FnOnce(&str) -> String) -> LatencyError {
+        match self {
+            LatencyError::Trace {
+                option,
+                why,
+                denied,
+            } => LatencyError::Trace {
+                option,
+                why: f(&why),
+                denied,
+            },
+            e => e,
+        }
+    }
+}
+
 /// Why a measurement, an import or a check could not be done.
 #[derive(Debug, thiserror::Error)]
 pub enum LatencyError {
@@ -59,6 +78,25 @@ pub enum LatencyError {
         path: PathBuf,
         /// The error.
         source: std::io::Error,
+    },
+    /// The trace for the breach analysis could not be recorded or saved;
+    /// nothing is left changed.
+    #[error("{option}: cannot record the trace for the breach analysis: {why}")]
+    Trace {
+        /// The flag that asked for it (`-b/--breaktrace`, `--analyze`).
+        option: &'static str,
+        /// What failed, with the tracefs path.
+        why: String,
+        /// True when it failed for want of privilege (not root).
+        denied: bool,
+    },
+    /// A `--load` could not be started.
+    #[error("--load {load}: {why}")]
+    Load {
+        /// The load, described.
+        load: String,
+        /// What went wrong.
+        why: String,
     },
     /// A file to import does not parse.
     #[error(transparent)]

@@ -74,6 +74,9 @@ fn imported(format: &str, name: &str, threads: Vec<ThreadReport>) -> LatencyRepo
         ended: Ended::Unknown,
         elapsed_s: None,
         notes: Vec::new(),
+        loads: Vec::new(),
+        trace_file: None,
+        analyses: Vec::new(),
     }
 }
 

@@ -8,8 +8,13 @@
 //! - [`report`]: the serde report every source ends in;
 //! - [`cyclictest`]: cyclictest's status line, `-h` histogram and `--json`
 //!   document, written from a report;
+//! - [`kpi`]: seed 000 §3.6's KPI table, no load and under load;
+//! - [`load`]: background load during a measurement (`--load`);
+//! - [`plot`]: the histograms as an SVG chart (`--plot`);
 //! - [`import`]: cyclictest text/JSON, `stress-ng --cyclic`, `rtla
 //!   timerlat hist` → the same report;
+//! - [`breach`]: why a wake-up was late, from a trace of its CPU;
+//! - [`tracing`]: the private tracefs instance that records them;
 //! - [`rtcheck`]: seed 000 §3.6 / seed 001's RT tuning as checks.
 //!
 //! ```
@@ -30,14 +35,19 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod breach;
 pub mod config;
 pub mod cyclictest;
 pub mod error;
 pub mod import;
+pub mod kpi;
+pub mod load;
+pub mod plot;
 pub mod report;
 pub mod rtcheck;
 pub mod run;
 pub mod stats;
+pub mod tracing;
 
 pub use error::LatencyError;
 pub use report::LatencyReport;

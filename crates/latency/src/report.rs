@@ -184,6 +184,12 @@ pub struct LatencyReport {
     pub elapsed_s: Option<f64>,
     /// What was held or changed while measuring, and warnings.
     pub notes: Vec<String>,
+    /// The background loads that ran (`--load`), described.
+    pub loads: Vec<String>,
+    /// The trace kept for `lever trace` (`-b`, `--analyze`).
+    pub trace_file: Option<String>,
+    /// Why the breach (or each analysed spike) was late.
+    pub analyses: Vec<crate::breach::Analysis>,
 }
 
 impl LatencyReport {

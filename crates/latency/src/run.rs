@@ -9,11 +9,22 @@
 //! changes is undone when [`measure`] returns, whatever the outcome: the
 //! PM QoS descriptor is closed, memory unlocked, the main thread's
 //! affinity restored.
+//!
+//! Order of set-up, so that a refusal leaves nothing behind: the plan
+//! (flags, CPUs), the real-time privilege (probed from a throw-away
+//! thread), the trace instance (`-b`/`--analyze`, [`crate::tracing`]), the
+//! `--load`s ([`crate::load`]), then affinity, mlockall and PM QoS. At a
+//! breach the measuring thread marks the trace and stops it itself, so the
+//! window it explains ends the buffer; afterwards the loads are stopped,
+//! the trace saved and its instance removed, and each window analysed
+//! ([`crate::breach`]).
 
+use crate::breach::Wakeup;
 use crate::config::{Config, Policy, ThreadPlan, SPIKE_NODES};
 use crate::error::LatencyError;
 use crate::report::{Ended, LatencyReport, Source, ThreadReport};
 use crate::stats::{Spike, ThreadStats};
+use crate::tracing::BreachTrace;
 use lever_kernel::{paths, KernelError, KernelFs};
 use rustix::thread::CpuSet;
 use rustix::time::{ClockId, Timespec};
@@ -23,6 +34,10 @@ use std::time::{Duration, Instant};
 
 /// The histogram kept for percentiles when `-h` is not given, µs.
 pub const DEFAULT_HIST_US: usize = 10_000;
+/// How many spikes `--analyze` explains: the last ones, whose windows
+/// the ring buffer still holds at the end (the first would be overwritten
+/// on a long or busy run).
+pub const ANALYZE_MAX: usize = 32;
 /// How often the status callback runs.
 pub const STATUS_PERIOD: Duration = Duration::from_millis(100);
 
@@ -61,6 +76,8 @@ struct Outcome {
     spikes: Vec<Spike>,
     spike_count: u64,
     breach: Option<Spike>,
+    /// The breach's and (with `--analyze`) the last spikes' windows.
+    wakeups: std::collections::VecDeque<Wakeup>,
     cpu_time_ms: f64,
     tid: u32,
 }
@@ -188,6 +205,10 @@ fn micros(t: &Timespec) -> u64 {
     (t.tv_sec as u64) * 1_000_000 + (t.tv_nsec as u64) / 1000
 }
 
+fn nanos(t: &Timespec) -> u64 {
+    (t.tv_sec as u64) * 1_000_000_000 + t.tv_nsec as u64
+}
+
 /// Check, from a short-lived thread, that this process may use the
 /// real-time policy at that priority; nothing is changed.
 fn probe_policy(policy: Policy, priority: u32) -> Result<(), LatencyError> {
@@ -225,6 +246,7 @@ struct Shared<'a> {
     shutdown: AtomicBool,
     stop_at: Option<Timespec>,
     live: &'a Live,
+    trace: Option<&'a BreachTrace>,
 }
 
 fn thread_main(
@@ -265,6 +287,16 @@ fn thread_main(
     let mut spikes = Vec::new();
     let mut spike_count = 0;
     let mut breach = None;
+    let mut wakeups = std::collections::VecDeque::with_capacity(ANALYZE_MAX);
+    let wakeup = |next: &Timespec, woke: &Timespec| Wakeup {
+        thread: plan.index,
+        cpu: plan
+            .cpu
+            .unwrap_or_else(|| rustix::thread::sched_getcpu() as u32),
+        tid: tid as i32,
+        deadline_ns: nanos(next),
+        woke_ns: nanos(woke),
+    };
     let mut next = now();
     add_ns(&mut next, interval_ns);
     while !shared.shutdown.load(Relaxed) {
@@ -285,6 +317,12 @@ fn thread_main(
         live.max.store(stats.max_us.unwrap_or(0), Relaxed);
         if cfg.spike_us.is_some_and(|t| latency_us > t) {
             spike_count += 1;
+            if cfg.analyze {
+                if wakeups.len() == ANALYZE_MAX {
+                    wakeups.pop_front();
+                }
+                wakeups.push_back(wakeup(&next, &woke));
+            }
             if spikes.len() < SPIKE_NODES {
                 spikes.push(Spike {
                     thread: plan.index,
@@ -300,6 +338,13 @@ fn thread_main(
                     latency_us,
                     timestamp_us: micros(&woke),
                 });
+                let w = wakeup(&next, &woke);
+                if let Some(trace) = shared.trace {
+                    trace.mark_and_stop(&w);
+                }
+                // The breach alone is explained, whatever spikes came before.
+                wakeups.clear();
+                wakeups.push_back(w);
                 shared.shutdown.store(true, Relaxed);
                 break;
             }
@@ -323,6 +368,7 @@ fn thread_main(
         spikes,
         spike_count,
         breach,
+        wakeups,
         cpu_time_ms: cpu.tv_sec as f64 * 1e3 + cpu.tv_nsec as f64 / 1e6,
         tid,
     })
@@ -344,6 +390,19 @@ pub fn measure(
     let policy = cfg.effective_policy();
     probe_policy(policy, plans[0].priority)?;
     let mut notes = Vec::new();
+    // Tracing first: if it cannot be set up nothing else has been changed;
+    // from here on the instance is removed on every way out (drop).
+    let trace = match cfg.trace_reason() {
+        Some(option) => {
+            let out = cfg
+                .trace_out
+                .clone()
+                .unwrap_or_else(crate::tracing::default_out);
+            Some(BreachTrace::start(fs, option, &out)?)
+        }
+        None => None,
+    };
+    let load = crate::load::Load::start(&cfg.loads)?;
 
     let mut restore = Restore {
         affinity: None,
@@ -410,6 +469,7 @@ pub fn measure(
             shutdown: AtomicBool::new(false),
             stop_at,
             live,
+            trace: trace.as_ref(),
         })
         .collect();
     let outcomes: Result<Vec<Outcome>, LatencyError> = std::thread::scope(|scope| {
@@ -480,6 +540,9 @@ pub fn measure(
     let outcomes = outcomes?;
     let elapsed_s = started.elapsed().as_secs_f64();
     drop(restore);
+    drop(shared);
+    let loads = load.descriptions.clone();
+    load.stop();
 
     let breach = outcomes
         .iter()
@@ -499,6 +562,23 @@ pub fn measure(
         Ended::Loops
     } else {
         Ended::Duration
+    };
+    let (trace_file, analyses) = match trace {
+        Some(trace) => {
+            let mut wakeups: Vec<Wakeup> = match breach {
+                Some(b) => outcomes[b.thread].wakeups.iter().copied().collect(),
+                None => outcomes
+                    .iter()
+                    .flat_map(|o| o.wakeups.iter().copied())
+                    .collect(),
+            };
+            wakeups.sort_by_key(|w| w.deadline_ns);
+            let extra = wakeups.len().saturating_sub(ANALYZE_MAX);
+            wakeups.drain(..extra);
+            let (path, analyses) = trace.finish(&wakeups)?;
+            (Some(path.display().to_string()), analyses)
+        }
+        None => (None, Vec::new()),
     };
     let mut spikes: Vec<Spike> = outcomes.iter().flat_map(|o| o.spikes.clone()).collect();
     spikes.sort_by_key(|s| s.timestamp_us);
@@ -526,6 +606,9 @@ pub fn measure(
         ended,
         elapsed_s: Some(elapsed_s),
         notes,
+        loads,
+        trace_file,
+        analyses,
     })
 }
 

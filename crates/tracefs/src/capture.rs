@@ -240,6 +240,66 @@ impl Capture {
         Ok(cap)
     }
 
+    /// Configure and start recording into a private instance named
+    /// `name` (`instances/<name>`), never the top level: an error when
+    /// the kernel has no instances or the directory cannot be made, with
+    /// nothing left behind. `trace_clock` (e.g. `mono`, so time stamps
+    /// are CLOCK_MONOTONIC) is set in the instance only.
+    pub fn start_instance(
+        tfs: &Tracefs,
+        name: &str,
+        trace_clock: Option<&str>,
+        cfg: &CaptureConfig,
+    ) -> Result<Capture, CaptureError> {
+        let instances = format!("{}/instances", tfs.dir);
+        if name.is_empty() || name.contains(['/', '.']) {
+            return Err(CaptureError::NoTracefs(format!(
+                "{name:?} is not a usable instance name"
+            )));
+        }
+        if !tfs.fs.exists(&instances) {
+            return Err(CaptureError::NoTracefs(format!(
+                "{instances} is missing: this kernel has no tracefs instances (before 3.10)"
+            )));
+        }
+        let dir = format!("{instances}/{name}");
+        let host = tfs.host(&dir)?;
+        fs::create_dir(&host).map_err(|source| CaptureError::Io {
+            path: host.clone(),
+            op: "create instance",
+            source,
+        })?;
+        // From here on, drop removes the directory whatever fails.
+        let mut cap = Capture {
+            tfs: tfs.clone(),
+            base: dir.clone(),
+            target: Target::Instance(dir.clone()),
+            done: false,
+        };
+        if !tfs.fs.exists(&format!("{dir}/trace")) {
+            return Err(CaptureError::NoTracefs(format!(
+                "{dir} was created but holds no `trace` file: not a tracefs instance"
+            )));
+        }
+        if let Some(clock) = trace_clock {
+            tfs.fs.write_raw(&cap.path("trace_clock"), clock)?;
+        }
+        cap.configure(cfg)?;
+        Ok(cap)
+    }
+
+    /// Write `text` to this capture's own `trace_marker` (an instance's
+    /// marker lands in that instance's buffer only).
+    pub fn mark(&self, text: &str) -> Result<(), CaptureError> {
+        Ok(self.tfs.fs.write_raw(&self.path("trace_marker"), text)?)
+    }
+
+    /// Stop recording (`tracing_on` = 0) and keep the buffer, e.g. right
+    /// at the event the trace is about; [`Capture::finish`] saves it.
+    pub fn stop(&self) -> Result<(), CaptureError> {
+        Ok(self.tfs.fs.write_raw(&self.path("tracing_on"), "0")?)
+    }
+
     fn path(&self, name: &str) -> String {
         format!("{}/{name}", self.base)
     }

@@ -1,6 +1,9 @@
 //! `lever latency` and `lever rt check`: the live status line, the
 //! per-thread table, spikes, cyclictest's histogram, the RT checks.
 
+pub mod breach;
+pub mod kpi;
+
 use crate::render::num::{fixed_or_dash, or_dash};
 use crate::render::{Progress, Table};
 use lever_latency::cyclictest;
@@ -129,6 +132,9 @@ fn header(r: &LatencyReport) -> String {
         }
         _ => {}
     }
+    for l in &r.loads {
+        out += &format!("load: {l}\n");
+    }
     for n in &r.notes {
         out += &format!("note: {n}\n");
     }
@@ -139,6 +145,7 @@ fn header(r: &LatencyReport) -> String {
 /// `--histfile`) cyclictest's histogram.
 pub fn measured(r: &LatencyReport, with_histogram: bool) -> String {
     let mut out = header(r) + "\n" + &threads(r) + &spikes(r);
+    out += &breach::all(r);
     out += "\n";
     for t in &r.threads {
         out += &cyclictest::status_line(t);

@@ -1,0 +1,186 @@
+//! `lever latency`: cyclictest's measurement with cyclictest's own flags
+//! (so the seeds' command lines run unchanged), `lever latency import
+//! FILE` (`lever rt check` is in `rt.rs`).
+//!
+//! cyclictest's flags collide with two of clap's conventions — `-h` is the
+//! histogram, not help, and `--json FILE` names a file while Lever's global
+//! `--json` is a switch — so the subcommand takes its words raw and parses
+//! them here with a parser of its own.
+
+mod flags;
+mod kpi;
+
+use crate::args::Global;
+use crate::render::{self, emit};
+use anyhow::Context;
+use clap::{Args, Parser, Subcommand};
+use flags::MeasureFlags;
+use lever_kernel::KernelFs;
+use lever_latency::cyclictest::{self, SysInfo};
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+/// `lever latency ...`: the words after `latency`, parsed by [`LatencyCli`].
+#[derive(Debug, Args)]
+pub struct LatencyArgs {
+    /// cyclictest's flags (see `lever latency --help`).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+    pub words: Vec<String>,
+}
+
+/// Measure scheduling latency like cyclictest 2.4, with its flags.
+///
+/// Examples (seed 000 §3.6 and seed 001, shorter -l):
+///   lever latency -a 1-3 -t 3 -m -l 10000 -i 1000 -p 90 -h 800 --mainaffinity 4 --spike 100
+///   lever latency -a 7 -t 1 -m -l 10000 -i 1000 -p 99 -h 100
+///   lever latency import cyclictest-output.txt
+#[derive(Debug, Parser)]
+#[command(
+    name = "lever latency",
+    disable_help_flag = true,
+    args_conflicts_with_subcommands = true
+)]
+struct LatencyCli {
+    #[command(subcommand)]
+    sub: Option<LatencySub>,
+    #[command(flatten)]
+    flags: MeasureFlags,
+    /// Print this help.
+    #[arg(long, action = clap::ArgAction::Help)]
+    help: Option<bool>,
+}
+
+#[derive(Debug, Subcommand)]
+enum LatencySub {
+    /// Read a cyclictest (stdout with -h, or --json), stress-ng --cyclic or
+    /// rtla timerlat hist output into the same report.
+    Import(ImportArgs),
+    /// Seed 000 §3.6's KPI table: the measurement with no load, then under
+    /// --load (default cpu load 60% on every CPU); --pass-us N for pass/fail.
+    #[command(disable_help_flag = true)]
+    Kpi(Box<kpi::KpiArgs>),
+}
+
+#[derive(Debug, Args)]
+struct ImportArgs {
+    /// The file.
+    file: PathBuf,
+    /// Print as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Write its histograms as an SVG chart to FILE.
+    #[arg(long, value_name = "FILE")]
+    plot: Option<PathBuf>,
+}
+
+/// The kernel root: `--root` after `latency`, else the global one.
+fn kernel_fs(global: &Global, flags: &MeasureFlags) -> anyhow::Result<KernelFs> {
+    let root = flags.root.clone().unwrap_or_else(|| global.root.clone());
+    Ok(if root == std::path::Path::new("/") {
+        KernelFs::new(&root)
+    } else {
+        KernelFs::open(&root)?
+    })
+}
+
+/// A flag that Ctrl-C and SIGTERM set, so the measurement ends with a report.
+fn stop_on_signals() -> anyhow::Result<Arc<AtomicBool>> {
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, Arc::clone(&stop)).context("install Ctrl-C handler")?;
+    }
+    Ok(stop)
+}
+
+/// `--plot FILE`: the chart, or a note on stderr when nothing has a
+/// histogram to draw.
+fn plot(
+    path: Option<&std::path::Path>,
+    report: &lever_latency::LatencyReport,
+) -> anyhow::Result<()> {
+    if let Some(p) = path {
+        if !lever_latency::plot::write(p, report)? {
+            eprintln!(
+                "lever: --plot {}: no histogram with samples to plot",
+                p.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Run `lever latency ...`.
+pub fn run(global: &Global, args: LatencyArgs) -> anyhow::Result<()> {
+    let mut words = args.words;
+    // `lever latency --json out.json -a 1`: the global parser took `--json`
+    // as its switch and left the file name first among our words.
+    let mut json_file = None;
+    if global.json
+        && words
+            .first()
+            .is_some_and(|w| !w.starts_with('-') && w != "import" && w != "kpi")
+    {
+        json_file = Some(PathBuf::from(words.remove(0)));
+    }
+    let cli = match LatencyCli::try_parse_from(
+        std::iter::once("lever latency".to_string()).chain(words.iter().cloned()),
+    ) {
+        Ok(cli) => cli,
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelp => {
+            return render::out(&e.render().to_string());
+        }
+        Err(e) => return Err(anyhow::anyhow!("{}", e.render().to_string().trim_end())),
+    };
+    match cli.sub {
+        Some(LatencySub::Import(a)) => {
+            let report = lever_latency::import::import_file(&a.file)?;
+            plot(a.plot.as_deref(), &report)?;
+            return emit(global.json || a.json, &report, render::latency::report);
+        }
+        Some(LatencySub::Kpi(a)) => return kpi::run(global, *a, json_file),
+        None => {}
+    }
+    let fs = kernel_fs(global, &cli.flags)?;
+    let flags = cli.flags;
+    let (stdout_json, json_file) = match (&flags.json, json_file) {
+        (_, Some(f)) => (false, Some(f)),
+        (Some(Some(f)), None) => (global.json, Some(f.clone())),
+        (Some(None), None) => (true, None),
+        (None, None) => (global.json, None),
+    };
+    let cfg = flags.config()?;
+
+    let stop = stop_on_signals()?;
+    let start = std::time::SystemTime::now();
+    let status = render::latency::Status::new(!flags.quiet);
+    let report = lever_latency::run::measure(&fs, &cfg, &stop, |snaps| status.update(snaps))?;
+    status.finish();
+    let end = std::time::SystemTime::now();
+
+    if let Some(path) = &json_file {
+        let secs = |t: std::time::SystemTime| {
+            t.duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs())
+        };
+        let cmdline = std::env::args().collect::<Vec<_>>().join(" ");
+        let doc = cyclictest::json_document(
+            &report,
+            &cmdline,
+            &cyclictest::rfc2822_utc(secs(start)),
+            &cyclictest::rfc2822_utc(secs(end)),
+            &SysInfo::here(&fs),
+        );
+        lever_latency::cyclictest::write_json(path, &doc)?;
+    }
+    if let Some(path) = &flags.histfile {
+        if let Some(text) = cyclictest::histogram_text(&report) {
+            lever_latency::cyclictest::write_text(path, &text)?;
+        }
+    }
+    plot(flags.plot.as_deref(), &report)?;
+    let with_histogram = flags.histfile.is_none();
+    emit(stdout_json, &report, |r| {
+        render::latency::measured(r, with_histogram)
+    })
+}
