@@ -1,0 +1,284 @@
+//! cgroup v2 through one root prefix: Lever-managed cgroups, their `cpu.*`
+//! and `cpuset.*` files, and moving processes and threads in and back.
+//!
+//! Paths are relative to the cgroup2 mount (`/sys/fs/cgroup` below the
+//! [`KernelFs`] root): `lever/camera` is
+//! `ROOT/sys/fs/cgroup/lever/camera`. Where a task is comes from
+//! `/proc/PID/cgroup`, whose cgroup v2 line is
+//!
+//! ```text
+//! 0::/user.slice/user-1000.slice/session-2.scope
+//! ```
+
+use crate::model::{CgroupKnob, Original, Restored};
+use crate::TaskError;
+use lever_kernel::{KernelError, KernelFs};
+
+/// Where the unified hierarchy is mounted.
+pub const CGROUP2_MOUNT: &str = "/sys/fs/cgroup";
+
+/// The cgroup v2 hierarchy below a root prefix.
+#[derive(Debug, Clone)]
+pub struct Cgroups {
+    fs: KernelFs,
+    mount: String,
+}
+
+impl Cgroups {
+    /// The hierarchy at [`CGROUP2_MOUNT`] below `fs`'s root.
+    pub fn new(fs: KernelFs) -> Cgroups {
+        Cgroups {
+            fs,
+            mount: CGROUP2_MOUNT.to_string(),
+        }
+    }
+
+    /// The hierarchy mounted at kernel path `mount` below `fs`'s root.
+    pub fn with_mount(fs: KernelFs, mount: &str) -> Cgroups {
+        Cgroups {
+            fs,
+            mount: mount.trim_end_matches('/').to_string(),
+        }
+    }
+
+    /// The hierarchy where `/proc/mounts` says cgroup2 is mounted (hybrid
+    /// systems have it at `/sys/fs/cgroup/unified`), else
+    /// [`CGROUP2_MOUNT`]. A mounts line:
+    ///
+    /// ```text
+    /// cgroup2 /sys/fs/cgroup/unified cgroup2 rw,nosuid,nodev,noexec,relatime 0 0
+    /// ```
+    pub fn discover(fs: KernelFs) -> Cgroups {
+        let mount = fs
+            .read_optional("/proc/mounts")
+            .ok()
+            .flatten()
+            .and_then(|text| {
+                text.lines().find_map(|l| {
+                    let mut f = l.split_whitespace();
+                    let (_, dir, kind) = (f.next()?, f.next()?, f.next()?);
+                    (kind == "cgroup2").then(|| dir.to_string())
+                })
+            })
+            .unwrap_or_else(|| CGROUP2_MOUNT.to_string());
+        Cgroups::with_mount(fs, &mount)
+    }
+
+    /// The kernel path of the cgroup2 mount.
+    pub fn mount(&self) -> &str {
+        &self.mount
+    }
+
+    /// The kernel path of `cgroup`'s file `file` (`""` = the cgroup itself).
+    fn path(&self, cgroup: &str, file: &str) -> String {
+        let mut p = self.mount.clone();
+        for part in [cgroup.trim_matches('/'), file] {
+            if !part.is_empty() {
+                p.push('/');
+                p.push_str(part);
+            }
+        }
+        p
+    }
+
+    /// Ok when a cgroup2 hierarchy is there (its root has
+    /// `cgroup.controllers`); otherwise why not.
+    pub fn check(&self) -> Result<(), TaskError> {
+        if self.fs.exists(&self.path("", "cgroup.controllers")) {
+            Ok(())
+        } else {
+            Err(TaskError::NotAvailable {
+                what: "cgroup v2".into(),
+                why: format!(
+                    "no cgroup2 hierarchy at {} (no cgroup.controllers; cgroup v1 or not mounted)",
+                    self.mount
+                ),
+            })
+        }
+    }
+
+    /// Whether `cgroup` exists.
+    pub fn exists(&self, cgroup: &str) -> bool {
+        self.fs.exists(&self.path(cgroup, ""))
+    }
+
+    /// Create `cgroup` and any missing parents; true if it was created.
+    pub fn create(&self, cgroup: &str) -> Result<bool, TaskError> {
+        let kpath = self.path(cgroup, "");
+        if self.fs.exists(&kpath) {
+            return Ok(false);
+        }
+        let dir = self.fs.resolve(&kpath)?;
+        std::fs::create_dir_all(&dir).map_err(|source| TaskError::Cgroup {
+            cgroup: cgroup.to_string(),
+            op: "create",
+            source,
+        })?;
+        Ok(true)
+    }
+
+    /// Remove an empty `cgroup` (rmdir; on a fake tree its files go too).
+    pub fn remove(&self, cgroup: &str) -> Result<(), TaskError> {
+        let dir = self.fs.resolve(&self.path(cgroup, ""))?;
+        // A real cgroup is removed with rmdir (its interface files are not
+        // files to delete); a fake tree's directory holds real files.
+        let result = if self.fs.is_system() {
+            std::fs::remove_dir(&dir)
+        } else {
+            std::fs::remove_dir_all(&dir)
+        };
+        result.map_err(|source| TaskError::Cgroup {
+            cgroup: cgroup.to_string(),
+            op: "remove",
+            source,
+        })
+    }
+
+    /// Enable `controllers` (`cpu`, `cpuset`) for `cgroup`'s children by
+    /// writing `+NAME` to its `cgroup.subtree_control`. Controllers already
+    /// enabled are left alone.
+    pub fn enable_controllers(&self, cgroup: &str, controllers: &[&str]) -> Result<(), TaskError> {
+        let path = self.path(cgroup, "cgroup.subtree_control");
+        let current = self.fs.read_optional(&path)?.unwrap_or_default();
+        for c in controllers {
+            if !current.split_whitespace().any(|w| w == *c) {
+                self.fs.write_raw(&path, &format!("+{c}"))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// What `cgroup`'s `knob` holds now, trimmed.
+    pub fn read(&self, cgroup: &str, knob: CgroupKnob) -> Result<String, TaskError> {
+        Ok(self
+            .fs
+            .read(&self.path(cgroup, knob.file()))?
+            .trim()
+            .to_string())
+    }
+
+    /// Write `value` to `cgroup`'s `knob`; returns what it held.
+    pub fn write(
+        &self,
+        cgroup: &str,
+        knob: CgroupKnob,
+        value: &str,
+    ) -> Result<Original, TaskError> {
+        let before = self.read(cgroup, knob)?;
+        self.fs.write_raw(&self.path(cgroup, knob.file()), value)?;
+        Ok(Original::CgroupFile {
+            cgroup: cgroup.trim_matches('/').to_string(),
+            knob,
+            value: before,
+        })
+    }
+
+    /// The cgroup (below the mount, `` for the root) that process `pid` is
+    /// in, or with `thread`, that thread `pid` is in.
+    pub fn cgroup_of(&self, pid: i32, thread: bool) -> Result<String, TaskError> {
+        let path = if thread {
+            format!("/proc/{pid}/task/{pid}/cgroup")
+        } else {
+            format!("/proc/{pid}/cgroup")
+        };
+        let text = match self.fs.read(&path) {
+            Err(e) if e.is_missing() => return Err(TaskError::Gone { tid: pid }),
+            other => other?,
+        };
+        // The v2 entry: hierarchy 0, no controller list.
+        text.lines()
+            .find_map(|l| l.strip_prefix("0::"))
+            .map(|p| p.trim().trim_matches('/').to_string())
+            .ok_or_else(|| TaskError::NotAvailable {
+                what: "cgroup v2".into(),
+                why: format!(
+                    "{path} has no `0::` line (the process is not in a cgroup2 hierarchy)"
+                ),
+            })
+    }
+
+    /// Move process `pid` (all its threads) into `cgroup`; returns where it
+    /// was.
+    pub fn move_process(&self, pid: i32, cgroup: &str) -> Result<Original, TaskError> {
+        self.move_task(pid, false, cgroup)
+    }
+
+    /// Move only thread `tid` into `cgroup` (`cgroup.threads`; the kernel
+    /// allows it within a threaded subtree); returns where it was.
+    pub fn move_thread(&self, tid: i32, cgroup: &str) -> Result<Original, TaskError> {
+        self.move_task(tid, true, cgroup)
+    }
+
+    fn move_task(&self, pid: i32, thread: bool, cgroup: &str) -> Result<Original, TaskError> {
+        let before = self.cgroup_of(pid, thread)?;
+        self.attach(pid, thread, cgroup)?;
+        Ok(Original::Membership {
+            pid,
+            thread,
+            cgroup: before,
+        })
+    }
+
+    fn attach(&self, pid: i32, thread: bool, cgroup: &str) -> Result<(), TaskError> {
+        let file = if thread {
+            "cgroup.threads"
+        } else {
+            "cgroup.procs"
+        };
+        match self
+            .fs
+            .write_raw(&self.path(cgroup, file), &pid.to_string())
+        {
+            Ok(()) => Ok(()),
+            Err(KernelError::Io { source, .. }) if source.raw_os_error() == Some(libc::ESRCH) => {
+                Err(TaskError::Gone { tid: pid })
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Put a cgroup original back: a file's old content, or a task back in
+    /// its old cgroup. A task that exited, or a cgroup that was removed, is
+    /// [`Restored::Skipped`].
+    pub fn restore(&self, original: &Original) -> Result<Restored, TaskError> {
+        match original {
+            Original::CgroupFile {
+                cgroup,
+                knob,
+                value,
+            } => {
+                if !self.exists(cgroup) {
+                    return Ok(Restored::Skipped {
+                        why: format!("cgroup {cgroup} was removed"),
+                    });
+                }
+                self.fs.write_raw(&self.path(cgroup, knob.file()), value)?;
+                Ok(Restored::Done)
+            }
+            Original::Membership {
+                pid,
+                thread,
+                cgroup,
+            } => {
+                if !self.fs.exists(&format!("/proc/{pid}")) {
+                    return Ok(Restored::Skipped {
+                        why: format!("task {pid} exited"),
+                    });
+                }
+                if !self.exists(cgroup) {
+                    return Ok(Restored::Skipped {
+                        why: format!("cgroup {cgroup} was removed"),
+                    });
+                }
+                match self.attach(*pid, *thread, cgroup) {
+                    Ok(()) => Ok(Restored::Done),
+                    Err(TaskError::Gone { .. }) => Ok(Restored::Skipped {
+                        why: format!("task {pid} exited"),
+                    }),
+                    Err(e) => Err(e),
+                }
+            }
+            _ => Err(TaskError::WrongRestorer),
+        }
+    }
+}
