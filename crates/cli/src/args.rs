@@ -44,6 +44,9 @@ pub enum Command {
     /// Target files: built-in resource sets, and checking your own.
     #[command(subcommand)]
     Target(TargetCommand),
+    /// Use cases of a target (`lever signal NAME` triggers one): id,
+    /// duration, permission, variants, what each sets.
+    Usecases(crate::cmd::target::UsecasesArgs),
     /// Run the resource manager daemon.
     Daemon(crate::cmd::daemon::DaemonArgs),
     /// Write back every original value a crashed daemon left changed.

@@ -88,6 +88,7 @@ fn no_subcommand_panics_on_a_closed_stdout() {
         vec!["--root", root, "resources"],
         vec!["target", "list"],
         vec!["--root", root, "target", "check", "qcs6490"],
+        vec!["usecases", "-t", "qcs6490"],
         vec!["acquire", "-d", "5s", "--detach", "0x44008100=1958400"],
         vec!["status"],
         vec!["explain", "0x44008100"],

@@ -21,6 +21,9 @@ pub struct TargetFile {
     pub clusters: Clusters,
     /// The resource templates (`resources:`), in file order.
     pub resources: Vec<Template>,
+    /// The use cases (`usecases:`, and any added with
+    /// [`TargetFile::add_usecases`]), in file order.
+    pub usecases: Vec<crate::usecase::UseCase>,
     /// Name used for `FILE:LINE:COL` in errors.
     pub(crate) file: String,
     /// Position of the `clusters:` value (for discovery errors).

@@ -13,7 +13,7 @@ pub mod mem;
 mod resources;
 pub mod rt;
 mod sim;
-mod target;
+pub mod target;
 pub mod trace;
 pub mod util;
 
@@ -30,6 +30,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Sim(cmd) => sim::run(&cli.global, cmd),
         Command::Resources(args) => resources::run(&cli.global, args),
         Command::Target(cmd) => target::run(&cli.global, cmd),
+        Command::Usecases(args) => target::usecases(&cli.global, args),
         Command::Daemon(args) => daemon::run_daemon(&cli.global, args),
         Command::Restore(args) => daemon::run_restore(&cli.global, args),
         Command::Acquire(args) => client::acquire(&cli.global, args),

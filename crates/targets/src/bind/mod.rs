@@ -30,9 +30,17 @@ pub struct Target {
     pub origins: Vec<Origin>,
     /// The clusters, as declared or as discovered for `clusters: auto`.
     pub clusters: Vec<Cluster>,
+    /// The use cases, as declared (their resources resolved to opcodes).
+    pub usecases: Vec<crate::usecase::UseCase>,
 }
 
 impl Target {
+    /// The use case named `name`, or whose id is `name` as a number
+    /// (`0x00030001`).
+    pub fn usecase(&self, name: &str) -> Option<&crate::usecase::UseCase> {
+        crate::usecase::find(&self.usecases, name)
+    }
+
     /// The resource with this opcode.
     pub fn by_opcode(&self, op: Opcode) -> Option<&ResourceSpec> {
         self.resources.iter().find(|r| r.opcode == op)
@@ -178,13 +186,25 @@ impl TargetFile {
                 }
             })
             .collect();
+        let resources: Vec<ResourceSpec> = kept.into_iter().map(|b| b.spec).collect();
+        // A use case may name an `optional: true` resource this kernel
+        // lacks: that setting is left out, as the resource is.
+        let bound: HashSet<Opcode> = resources.iter().map(|r| r.opcode).collect();
+        let mut usecases = self.usecases.clone();
+        for u in &mut usecases {
+            u.settings.nodes.retain(|n| bound.contains(&n.opcode));
+            for v in &mut u.variants {
+                v.settings.nodes.retain(|n| bound.contains(&n.opcode));
+            }
+        }
         Ok(Target {
             name: self.name.clone(),
             description: self.description.clone(),
             source: self.source.clone(),
-            resources: kept.into_iter().map(|b| b.spec).collect(),
+            resources,
             origins,
             clusters,
+            usecases,
         })
     }
 }

@@ -10,6 +10,7 @@
 mod access;
 mod checks;
 mod template;
+mod usecase;
 mod values;
 
 use crate::error::InFile;
@@ -25,7 +26,10 @@ const TOP_KEYS: &[&str] = &[
     "compatible",
     "clusters",
     "resources",
+    "usecases",
 ];
+/// Keys of a file of use cases (and apps) of its own.
+const USECASE_FILE_KEYS: &[&str] = &["target", "usecases"];
 const CLUSTER_KEYS: &[&str] = &["name", "id", "policy", "cpus"];
 const RESOURCE_KEYS: &[&str] = &[
     "name",
@@ -108,6 +112,10 @@ pub(crate) fn decode(d: &InFile, source: &str, doc: &Node) -> Result<TargetFile>
     }
     checks::check_pairs(d, items, &resources)?;
     checks::check_opcodes(d, &resources, &clusters)?;
+    let usecases = match top.get("usecases") {
+        None => Vec::new(),
+        Some(n) => usecase::usecases(d, n, &usecase::Names::new(&resources, &clusters), &[])?,
+    };
     Ok(TargetFile {
         name,
         description,
@@ -115,9 +123,35 @@ pub(crate) fn decode(d: &InFile, source: &str, doc: &Node) -> Result<TargetFile>
         compatible,
         clusters,
         resources,
+        usecases,
         file: d.file.to_string(),
         clusters_pos,
     })
+}
+
+/// Decode a file of use cases for `target`: `target:` (optional; if given
+/// it must name `target`) and `usecases:`. Returns the new use cases.
+pub(crate) fn decode_usecases(
+    d: &InFile,
+    doc: &Node,
+    target: &TargetFile,
+) -> Result<Vec<crate::usecase::UseCase>> {
+    let top = MapView::open(d, doc, "", USECASE_FILE_KEYS)?;
+    if let Some(n) = top.get("target") {
+        let name = identifier(d, n, "target")?;
+        if name != target.name {
+            return Err(d.err(
+                n.pos,
+                "target",
+                format!("this file is for target `{name}`, not `{}`", target.name),
+            ));
+        }
+    }
+    let names = usecase::Names::new(&target.resources, &target.clusters);
+    match top.get("usecases") {
+        None => Ok(Vec::new()),
+        Some(n) => usecase::usecases(d, n, &names, &target.usecases),
+    }
 }
 
 fn describe(n: &Node) -> String {
