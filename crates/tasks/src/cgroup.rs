@@ -108,13 +108,61 @@ impl Cgroups {
         if self.fs.exists(&kpath) {
             return Ok(false);
         }
+        if let Some((parent, _)) = cgroup.trim_matches('/').rsplit_once('/') {
+            self.create(parent)?;
+        }
         let dir = self.fs.resolve(&kpath)?;
-        std::fs::create_dir_all(&dir).map_err(|source| TaskError::Cgroup {
+        std::fs::create_dir(&dir).map_err(|source| TaskError::Cgroup {
             cgroup: cgroup.to_string(),
             op: "create",
             source,
         })?;
+        if !self.fs.is_system() {
+            self.populate(cgroup)?;
+        }
         Ok(true)
+    }
+
+    /// On a fake tree, do what the kernel does on mkdir: give the new
+    /// cgroup the interface files of the controllers its parent enables
+    /// (`cgroup.subtree_control`), at their defaults.
+    fn populate(&self, cgroup: &str) -> Result<(), TaskError> {
+        let parent = cgroup
+            .trim_matches('/')
+            .rsplit_once('/')
+            .map_or("", |(p, _)| p);
+        let enabled = self
+            .fs
+            .read_optional(&self.path(parent, "cgroup.subtree_control"))?
+            .unwrap_or_default();
+        let mut files: Vec<(&str, &str)> = vec![
+            ("cgroup.controllers", enabled.trim()),
+            ("cgroup.subtree_control", ""),
+            ("cgroup.procs", ""),
+            ("cgroup.threads", ""),
+            ("cgroup.type", "domain"),
+        ];
+        let on = |c: &str| enabled.split_whitespace().any(|w| w == c);
+        if on("cpu") {
+            files.extend([
+                ("cpu.weight", "100"),
+                ("cpu.max", "max 100000"),
+                ("cpu.uclamp.min", "0.00"),
+                ("cpu.uclamp.max", "max"),
+            ]);
+        }
+        if on("cpuset") {
+            files.extend([("cpuset.cpus", ""), ("cpuset.cpus.partition", "member")]);
+        }
+        for (file, value) in files {
+            let text = if value.is_empty() {
+                String::new()
+            } else {
+                format!("{value}\n")
+            };
+            self.fs.create_node(&self.path(cgroup, file), &text)?;
+        }
+        Ok(())
     }
 
     /// Remove an empty `cgroup` (rmdir; on a fake tree its files go too).
@@ -140,10 +188,19 @@ impl Cgroups {
     pub fn enable_controllers(&self, cgroup: &str, controllers: &[&str]) -> Result<(), TaskError> {
         let path = self.path(cgroup, "cgroup.subtree_control");
         let current = self.fs.read_optional(&path)?.unwrap_or_default();
+        let mut words: Vec<&str> = current.split_whitespace().collect();
         for c in controllers {
-            if !current.split_whitespace().any(|w| w == *c) {
-                self.fs.write_raw(&path, &format!("+{c}"))?;
+            if !words.contains(c) {
+                if self.fs.is_system() {
+                    self.fs.write_raw(&path, &format!("+{c}"))?;
+                }
+                words.push(c);
             }
+        }
+        if !self.fs.is_system() {
+            // A fake file keeps what is written; store the list the kernel
+            // would show.
+            self.fs.write_raw(&path, &words.join(" "))?;
         }
         Ok(())
     }

@@ -183,3 +183,48 @@ fn real_cgroup2_child_group() {
     assert!(!cg.exists(&name));
     result.unwrap();
 }
+
+/// A simulated QCS6490: Lever's managed cgroups are created with the files
+/// the kernel would give them, written, and restored.
+#[test]
+fn on_a_simulated_board() {
+    let dir = tempfile::tempdir().unwrap();
+    lever_sim::create("qcs6490", dir.path()).unwrap();
+    let fs = KernelFs::new(dir.path());
+    let cg = Cgroups::discover(fs.clone());
+    cg.check().unwrap();
+    assert_eq!(cg.cgroup_of(1, false).unwrap(), "");
+    assert_eq!(cg.read("user.slice", CgroupKnob::UclampMax).unwrap(), "max");
+    assert!(cg.create("lever/camera").unwrap());
+    assert!(cg.exists("lever"));
+    cg.enable_controllers("lever", &["cpu", "cpuset"]).unwrap();
+    assert_eq!(
+        fs.read("/sys/fs/cgroup/lever/cgroup.subtree_control")
+            .unwrap(),
+        "cpu cpuset"
+    );
+    assert!(cg.create("lever/video").unwrap());
+    let o = cg
+        .write("lever/video", CgroupKnob::UclampMin, "25.00")
+        .unwrap();
+    assert_eq!(
+        o,
+        Original::CgroupFile {
+            cgroup: "lever/video".into(),
+            knob: CgroupKnob::UclampMin,
+            value: "0.00".into()
+        }
+    );
+    let p = cg
+        .write("lever/video", CgroupKnob::CpusetCpus, "4-7")
+        .unwrap();
+    assert_eq!(restore(&cg, &p).unwrap(), Restored::Done);
+    assert_eq!(restore(&cg, &o).unwrap(), Restored::Done);
+    assert_eq!(
+        cg.read("lever/video", CgroupKnob::UclampMin).unwrap(),
+        "0.00"
+    );
+    assert_eq!(cg.read("lever/video", CgroupKnob::CpusetCpus).unwrap(), "");
+    cg.remove("lever/video").unwrap();
+    assert!(!cg.exists("lever/video"));
+}
