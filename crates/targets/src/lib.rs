@@ -73,7 +73,7 @@ pub use bind::{Origin, Target};
 pub use error::TargetError;
 pub use lever_yaml::Pos;
 pub use model::{Bound, Cluster, Clusters, Per, Steps, TargetFile, Template, TemplateKind};
-pub use usecase::{Attr, Resolved, UseCase};
+pub use usecase::{App, Attr, Resolved, UseCase};
 
 use error::InFile;
 use lever_engine::resource::ResourceSpec;
@@ -127,10 +127,12 @@ fn parse_labeled(source: &str, file: &str, text: &str) -> Result<TargetFile, Tar
 }
 
 impl TargetFile {
-    /// Add the use cases of a file of their own (`usecases:`, optionally
-    /// `target:` naming this target), checked against this target's
-    /// resources and against the use cases it already has. `source` names
-    /// the file in errors.
+    /// Add the use cases and apps of a file of their own (`usecases:`,
+    /// `apps:`, `app_filter:`, optionally `target:` naming this target),
+    /// checked against this target's resources and against the use cases
+    /// and apps it already has; an `app_filter:` replaces the target's.
+    /// Returns how many use cases and apps were added. `source` names the
+    /// file in errors.
     pub fn add_usecases(&mut self, source: &str, text: &str) -> Result<usize, TargetError> {
         let doc = lever_yaml::parse(text).map_err(|e| TargetError::Syntax {
             file: source.to_string(),
@@ -139,8 +141,12 @@ impl TargetFile {
             message: e.kind.to_string(),
         })?;
         let added = decode::decode_usecases(&InFile { file: source }, &doc, self)?;
-        let n = added.len();
-        self.usecases.extend(added);
+        let n = added.usecases.len() + added.apps.len();
+        self.usecases.extend(added.usecases);
+        self.apps.extend(added.apps);
+        if let Some(f) = added.app_filter {
+            self.app_filter = f;
+        }
         Ok(n)
     }
 

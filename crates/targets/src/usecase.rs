@@ -282,6 +282,25 @@ impl UseCase {
     }
 }
 
+/// An `apps:` entry: how to recognise the app, and what to do while it
+/// runs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct App {
+    /// How the process is recognised (name, exec, cmdline, cgroup).
+    pub pattern: lever_procwatch::AppPattern,
+    /// Use cases to trigger for it (names), held until it exits.
+    pub usecases: Vec<String>,
+    /// A Lever-managed cgroup to move the whole process into (URM's
+    /// `focused.apps`).
+    pub move_to: Option<String>,
+    /// Rules for its threads.
+    pub threads: Vec<ThreadRule>,
+    /// The file it was read from.
+    pub file: String,
+    /// 1-based line of its entry.
+    pub line: usize,
+}
+
 /// The use case named `key`, or whose id is `key` read as a number.
 pub fn find<'u>(usecases: &'u [UseCase], key: &str) -> Option<&'u UseCase> {
     let id = lever_text::parse_int(key).and_then(|v| u32::try_from(v).ok());

@@ -218,3 +218,53 @@ fn a_file_of_their_own_adds_to_the_target() {
     assert!(matches!(e, TargetError::Field { line: 1, .. }), "{e}");
     assert!(e.to_string().contains("for target `u`, not `t`"), "{e}");
 }
+
+#[test]
+fn qcs6490_apps_and_their_matcher() {
+    let tree = common::qcs6490();
+    let target = load_builtin("qcs6490").unwrap().bind(tree.fs()).unwrap();
+    let app = target.app("gst-camera").unwrap();
+    assert_eq!(app.pattern.exec, "gst-launch-1.0");
+    assert_eq!(app.usecases, ["camera-preview"]);
+    assert_eq!(app.move_to.as_deref(), Some("lever/focused"));
+    assert!(target.app_filter.require_tty_or_display);
+    let m = target.app_matcher().unwrap();
+    assert!(m.wants_comm("gst-launch-1.0"));
+}
+
+#[test]
+fn app_mistakes_at_their_line() {
+    let base = with_usecases("  - name: cam\n    id: 1\n    resources: { governor: schedutil }\n");
+    let cases: &[(&str, &str)] = &[
+        (
+            "apps:\n  - name: a\n    exec: x\n    usecases: [camera]\n",
+            "t.yaml:28:16: field `apps[0].usecases[0]`: `camera` is not a use case of this target (use cases: cam)",
+        ),
+        (
+            "apps:\n  - name: a\n    exec: /usr/bin/x\n    usecases: [cam]\n",
+            "t.yaml:27:11: field `apps[0].exec`: `/usr/bin/x` is a path",
+        ),
+        (
+            "apps:\n  - name: a\n    exec: x\n    cmdline: \"(\"\n    usecases: [cam]\n",
+            "t.yaml:28:14: field `apps[0].cmdline`: not a regular expression",
+        ),
+        (
+            "apps:\n  - name: a\n    exec: x\n    usecase: [cam]\n",
+            "t.yaml:28:5: field `apps[0].usecase`: unknown key (expected one of: name, exec, cmdline, cgroup, usecases, move_to, threads); did you mean `usecases`?",
+        ),
+        (
+            "app_filter: { require_tty: true }\n",
+            "t.yaml:25:15: field `app_filter.require_tty`: unknown key",
+        ),
+    ];
+    for (tail, want) in cases {
+        let got = err(&format!("{base}{tail}"));
+        assert!(got.starts_with(want), "\n  got: {got}\n want: {want}...");
+    }
+    let f = parse(
+        "t.yaml",
+        &format!("{base}apps:\n  - name: a\n    exec: x\n    usecases: [\"0x1\"]\n"),
+    )
+    .unwrap();
+    assert_eq!(f.apps[0].usecases, ["cam"]);
+}

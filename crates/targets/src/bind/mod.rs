@@ -32,9 +32,28 @@ pub struct Target {
     pub clusters: Vec<Cluster>,
     /// The use cases, as declared (their resources resolved to opcodes).
     pub usecases: Vec<crate::usecase::UseCase>,
+    /// The `apps:` entries.
+    pub apps: Vec<crate::usecase::App>,
+    /// The filter for app detection.
+    pub app_filter: lever_procwatch::AppFilter,
 }
 
 impl Target {
+    /// A matcher for the `apps:` entries and `app_filter:`, for the
+    /// daemon's process-connector loop.
+    pub fn app_matcher(
+        &self,
+    ) -> std::result::Result<lever_procwatch::AppMatcher, lever_procwatch::WatchError> {
+        lever_procwatch::AppMatcher::new(
+            self.apps.iter().map(|a| a.pattern.clone()).collect(),
+            self.app_filter.clone(),
+        )
+    }
+
+    /// The `apps:` entry named `name`.
+    pub fn app(&self, name: &str) -> Option<&crate::usecase::App> {
+        self.apps.iter().find(|a| a.pattern.name == name)
+    }
     /// The use case named `name`, or whose id is `name` as a number
     /// (`0x00030001`).
     pub fn usecase(&self, name: &str) -> Option<&crate::usecase::UseCase> {
@@ -205,6 +224,8 @@ impl TargetFile {
             origins,
             clusters,
             usecases,
+            apps: self.apps.clone(),
+            app_filter: self.app_filter.clone(),
         })
     }
 }

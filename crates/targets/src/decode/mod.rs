@@ -8,6 +8,7 @@
 //! rest against a kernel tree.
 
 mod access;
+mod app;
 mod checks;
 mod template;
 mod usecase;
@@ -27,9 +28,11 @@ const TOP_KEYS: &[&str] = &[
     "clusters",
     "resources",
     "usecases",
+    "apps",
+    "app_filter",
 ];
 /// Keys of a file of use cases (and apps) of its own.
-const USECASE_FILE_KEYS: &[&str] = &["target", "usecases"];
+const USECASE_FILE_KEYS: &[&str] = &["target", "usecases", "apps", "app_filter"];
 const CLUSTER_KEYS: &[&str] = &["name", "id", "policy", "cpus"];
 const RESOURCE_KEYS: &[&str] = &[
     "name",
@@ -116,6 +119,14 @@ pub(crate) fn decode(d: &InFile, source: &str, doc: &Node) -> Result<TargetFile>
         None => Vec::new(),
         Some(n) => usecase::usecases(d, n, &usecase::Names::new(&resources, &clusters), &[])?,
     };
+    let apps = match top.get("apps") {
+        None => Vec::new(),
+        Some(n) => app::apps(d, n, &usecases, &[])?,
+    };
+    let app_filter = match top.get("app_filter") {
+        None => lever_procwatch::AppFilter::default(),
+        Some(n) => app::filter(d, n)?,
+    };
     Ok(TargetFile {
         name,
         description,
@@ -124,18 +135,23 @@ pub(crate) fn decode(d: &InFile, source: &str, doc: &Node) -> Result<TargetFile>
         clusters,
         resources,
         usecases,
+        apps,
+        app_filter,
         file: d.file.to_string(),
         clusters_pos,
     })
 }
 
+/// What a file of use cases adds to a target.
+pub(crate) struct Additions {
+    pub usecases: Vec<crate::usecase::UseCase>,
+    pub apps: Vec<crate::usecase::App>,
+    pub app_filter: Option<lever_procwatch::AppFilter>,
+}
+
 /// Decode a file of use cases for `target`: `target:` (optional; if given
-/// it must name `target`) and `usecases:`. Returns the new use cases.
-pub(crate) fn decode_usecases(
-    d: &InFile,
-    doc: &Node,
-    target: &TargetFile,
-) -> Result<Vec<crate::usecase::UseCase>> {
+/// it must name `target`), `usecases:`, `apps:` and `app_filter:`.
+pub(crate) fn decode_usecases(d: &InFile, doc: &Node, target: &TargetFile) -> Result<Additions> {
     let top = MapView::open(d, doc, "", USECASE_FILE_KEYS)?;
     if let Some(n) = top.get("target") {
         let name = identifier(d, n, "target")?;
@@ -148,10 +164,29 @@ pub(crate) fn decode_usecases(
         }
     }
     let names = usecase::Names::new(&target.resources, &target.clusters);
-    match top.get("usecases") {
-        None => Ok(Vec::new()),
-        Some(n) => usecase::usecases(d, n, &names, &target.usecases),
-    }
+    let usecases = match top.get("usecases") {
+        None => Vec::new(),
+        Some(n) => usecase::usecases(d, n, &names, &target.usecases)?,
+    };
+    let all: Vec<crate::usecase::UseCase> = target
+        .usecases
+        .iter()
+        .chain(usecases.iter())
+        .cloned()
+        .collect();
+    let apps = match top.get("apps") {
+        None => Vec::new(),
+        Some(n) => app::apps(d, n, &all, &target.apps)?,
+    };
+    let app_filter = match top.get("app_filter") {
+        None => None,
+        Some(n) => Some(app::filter(d, n)?),
+    };
+    Ok(Additions {
+        usecases,
+        apps,
+        app_filter,
+    })
 }
 
 fn describe(n: &Node) -> String {

@@ -292,7 +292,7 @@ fn level(d: &InFile, v: &Node, field: &str, t: &Template) -> Result<i64> {
     Ok(value)
 }
 
-fn cgroup_name(d: &InFile, n: &Node, field: &str) -> Result<String> {
+pub(super) fn cgroup_name(d: &InFile, n: &Node, field: &str) -> Result<String> {
     let text = string(d, n, field)?;
     let ok = !text.is_empty()
         && !text.starts_with('/')
