@@ -122,4 +122,9 @@ pub enum TargetCommand {
         /// Built-in target name or path to a YAML file.
         target: String,
     },
+    /// Convert a URM configuration directory (ResourcesConfig.yaml,
+    /// SignalsConfig.yaml, PerApp.yaml, InitConfig.yaml; flat or in
+    /// common/, target/, custom/ layers) into a Lever target file with use
+    /// cases and apps, for the board under --root.
+    ImportUrm(crate::cmd::target::ImportUrmArgs),
 }

@@ -65,3 +65,72 @@ fn extra_file_and_its_errors() {
         "{err}"
     );
 }
+
+#[test]
+fn import_urm_writes_a_target_that_checks() {
+    let dir = tempfile::tempdir().unwrap();
+    let board = dir.path().join("board");
+    common::ok(&["sim", "create", "qcs6490", board.to_str().unwrap()]);
+    let root = board.to_str().unwrap();
+    let urm = concat!(env!("CARGO_MANIFEST_DIR"), "/../urm/tests/fixtures/urm");
+    let out = dir.path().join("kodiak.yaml");
+    let text = common::ok(&[
+        "--root",
+        root,
+        "target",
+        "import-urm",
+        urm,
+        "-o",
+        out.to_str().unwrap(),
+        "--name",
+        "kodiak",
+    ]);
+    assert!(
+        text.contains("use cases: app-launch, camera-preview, video-decode, low-memory"),
+        "{text}"
+    );
+    assert!(
+        text.contains("# warning: ") && text.contains("lower_is_better on a floor"),
+        "{text}"
+    );
+    let checked = common::ok(&["--root", root, "target", "check", out.to_str().unwrap()]);
+    assert!(checked.starts_with("kodiak ("), "{checked}");
+    // Printed instead of written: the YAML comes first, then the summary.
+    let printed = common::ok(&["--root", root, "target", "import-urm", urm]);
+    assert!(
+        printed.starts_with("# Imported from a URM configuration"),
+        "{printed}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&common::ok(&[
+        "--root",
+        root,
+        "--json",
+        "target",
+        "import-urm",
+        urm,
+    ]))
+    .unwrap();
+    assert_eq!(json["apps"][0], "gst-launch-1-0");
+
+    // A typo in a URM key: exit 3, file:line:col and field.
+    let bad = dir.path().join("bad");
+    std::fs::create_dir(&bad).unwrap();
+    std::fs::write(
+        bad.join("PerApp.yaml"),
+        "PerAppConfigs:\n  - App: x\n    Thread: []\n",
+    )
+    .unwrap();
+    let o = common::lever(&[
+        "--root",
+        root,
+        "target",
+        "import-urm",
+        bad.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("PerApp.yaml:3:5: field `PerAppConfigs[0].Thread`: unknown key"),
+        "{err}"
+    );
+}

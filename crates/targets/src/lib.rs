@@ -244,6 +244,13 @@ pub fn resolve_file(name_or_path: Option<&str>, fs: &KernelFs) -> Result<TargetF
     }
 }
 
+/// The CPU clusters of the kernel below `fs`, one per cpufreq policy in
+/// policy order (what `clusters: auto` binds to), named `policyN`.
+pub fn discover_clusters(fs: &KernelFs) -> Result<Vec<Cluster>, TargetError> {
+    let d = InFile { file: "--root" };
+    bind::discover_clusters(&d, fs)
+}
+
 /// What `--target` means: `None` detects; a built-in name loads that
 /// built-in; anything else is the path of a YAML target file.
 pub fn resolve(name_or_path: Option<&str>, fs: &KernelFs) -> Result<Target, TargetError> {

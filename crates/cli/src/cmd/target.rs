@@ -2,7 +2,7 @@
 //! usecases`.
 
 use crate::args::{Global, TargetCommand};
-use crate::render::target::{Builtin, Checked, UsecaseList};
+use crate::render::target::{Builtin, Checked, Imported, UsecaseList};
 use crate::render::{self, emit};
 use clap::Args;
 use lever_kernel::KernelFs;
@@ -32,7 +32,25 @@ pub fn run(global: &Global, cmd: TargetCommand) -> anyhow::Result<()> {
             };
             emit(global.json, &checked, render::target::checked)
         }
+        TargetCommand::ImportUrm(args) => {
+            let fs = KernelFs::new(&global.root);
+            let import = lever_urm::import_dir(&args.dir, &args.name, &fs, args.output.as_deref())?;
+            let report = Imported::new(&import, args.output.as_deref());
+            emit(global.json, &report, render::target::imported)
+        }
     }
+}
+
+#[derive(Debug, Args)]
+pub struct ImportUrmArgs {
+    /// The URM configuration directory.
+    pub dir: std::path::PathBuf,
+    /// Write the target file here (default: print it).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<std::path::PathBuf>,
+    /// The imported target's name.
+    #[arg(long, default_value = "urm-import")]
+    pub name: String,
 }
 
 #[derive(Debug, Args)]

@@ -108,3 +108,61 @@ pub fn usecases(list: &UsecaseList) -> String {
     }
     t.render()
 }
+
+/// What `target import-urm` did.
+#[derive(Serialize)]
+pub struct Imported<'a> {
+    pub files: &'a [String],
+    pub output: Option<&'a std::path::Path>,
+    pub resources: usize,
+    pub usecases: Vec<&'a str>,
+    pub apps: Vec<&'a str>,
+    pub warnings: &'a [lever_urm::Warning],
+    /// The target file, when it was not written to `output`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub yaml: Option<&'a str>,
+}
+
+impl<'a> Imported<'a> {
+    pub fn new(i: &'a lever_urm::Import, output: Option<&'a std::path::Path>) -> Imported<'a> {
+        Imported {
+            files: &i.files,
+            output,
+            resources: i.target.resources.len(),
+            usecases: i.target.usecases.iter().map(|u| u.name.as_str()).collect(),
+            apps: i
+                .target
+                .apps
+                .iter()
+                .map(|a| a.pattern.name.as_str())
+                .collect(),
+            warnings: &i.warnings,
+            yaml: output.is_none().then_some(i.yaml.as_str()),
+        }
+    }
+}
+
+/// The target file (unless written to a file), then a summary and one
+/// `# warning:` line per warning, so the output stays valid YAML.
+pub fn imported(i: &Imported) -> String {
+    let mut out = String::new();
+    if let Some(y) = i.yaml {
+        out.push_str(y);
+    }
+    let dest = i
+        .output
+        .map(|p| format!("wrote {}", p.display()))
+        .unwrap_or_else(|| "imported".to_string());
+    out.push_str(&format!(
+        "# {dest}: {} files, {} resource templates, use cases: {}; apps: {}; {} warnings\n",
+        i.files.len(),
+        i.resources,
+        i.usecases.join(", "),
+        i.apps.join(", "),
+        i.warnings.len()
+    ));
+    for w in i.warnings {
+        out.push_str(&format!("# warning: {w}\n"));
+    }
+    out
+}

@@ -90,6 +90,11 @@ impl fmt::Display for Origin {
 
 type Result<T> = std::result::Result<T, TargetError>;
 
+/// [`discover::discover`]'s clusters, for [`crate::discover_clusters`].
+pub(crate) fn discover_clusters(d: &InFile, fs: &KernelFs) -> Result<Vec<Cluster>> {
+    discover::discover(d, lever_yaml::Pos { line: 1, col: 1 }, fs).map(|(c, _)| c)
+}
+
 impl TargetFile {
     /// Expand every template over this kernel's clusters and CPUs, read the
     /// bounds and steps that are node paths, and check that every node
