@@ -30,7 +30,7 @@
 //! wins (the first one, if they name as many).
 
 use lever_engine::resource::{Opcode, Permission};
-use lever_tasks::{CgroupKnob, ThreadSetting};
+pub use lever_tasks::{CgroupSetting, ThreadRule};
 use serde::Serialize;
 use std::fmt;
 
@@ -99,42 +99,6 @@ pub struct NodeSetting {
     pub opcode: Opcode,
     /// The level to request (an index for enum resources).
     pub value: i64,
-}
-
-/// One write to a Lever-managed cgroup.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct CgroupSetting {
-    /// The cgroup below the cgroup2 mount, e.g. `lever/camera`.
-    pub cgroup: String,
-    /// The file.
-    pub knob: CgroupKnob,
-    /// What to write, e.g. `50.00`.
-    pub value: String,
-}
-
-/// Settings for the threads of a process whose `comm` matches.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ThreadRule {
-    /// Thread name to match: exact, or a prefix when it ends in `*`;
-    /// `None` = every thread.
-    pub comm: Option<String>,
-    /// What to set on each matching thread.
-    pub settings: Vec<ThreadSetting>,
-    /// A Lever-managed cgroup to move each matching thread into.
-    pub cgroup: Option<String>,
-}
-
-impl ThreadRule {
-    /// Whether a thread named `comm` is one this rule is for.
-    pub fn matches(&self, comm: &str) -> bool {
-        match &self.comm {
-            None => true,
-            Some(p) => match p.strip_suffix('*') {
-                Some(prefix) => comm.starts_with(prefix),
-                None => comm == p,
-            },
-        }
-    }
 }
 
 /// Everything one use case (or one of its variants) sets.
@@ -226,6 +190,16 @@ pub struct Resolved {
 }
 
 impl Resolved {
+    /// The task part, for [`lever_tasks::apply_plan`] on the requesting
+    /// process.
+    pub fn task_plan(&self) -> lever_tasks::TaskPlan {
+        lever_tasks::TaskPlan {
+            cgroups: self.settings.cgroups.clone(),
+            move_to: None,
+            threads: self.settings.threads.clone(),
+        }
+    }
+
     /// The target-resource part as the engine takes it: `(opcode, level)`.
     pub fn adjustments(&self) -> Vec<(Opcode, i64)> {
         self.settings
@@ -299,6 +273,19 @@ pub struct App {
     pub file: String,
     /// 1-based line of its entry.
     pub line: usize,
+}
+
+impl App {
+    /// The app's own task part (its `move_to` and thread rules), for
+    /// [`lever_tasks::apply_plan`] on the matched process; its use cases'
+    /// parts come from resolving them.
+    pub fn task_plan(&self) -> lever_tasks::TaskPlan {
+        lever_tasks::TaskPlan {
+            cgroups: Vec::new(),
+            move_to: self.move_to.clone(),
+            threads: self.threads.clone(),
+        }
+    }
 }
 
 /// The use case named `key`, or whose id is `key` read as a number.
@@ -383,19 +370,5 @@ mod tests {
             .contains("unknown attribute"));
         assert!(parse_attrs("fps=x").unwrap_err().contains("whole number"));
         assert!(parse_attrs("fps=1,fps=2").unwrap_err().contains("twice"));
-    }
-
-    #[test]
-    fn thread_rule_comm_patterns() {
-        let rule = |c: Option<&str>| ThreadRule {
-            comm: c.map(String::from),
-            settings: vec![],
-            cgroup: None,
-        };
-        assert!(rule(None).matches("anything"));
-        assert!(rule(Some("cam*")).matches("camera-isp"));
-        assert!(!rule(Some("cam*")).matches("gpu"));
-        assert!(rule(Some("render")).matches("render"));
-        assert!(!rule(Some("render")).matches("render2"));
     }
 }

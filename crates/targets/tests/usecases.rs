@@ -40,6 +40,10 @@ fn qcs6490_defines_the_seed_use_cases() {
         }
     );
     assert_eq!(rule.cgroup.as_deref(), Some("lever/camera"));
+    // The part lever_tasks::apply_plan takes.
+    let plan = cam.task_plan();
+    assert_eq!((plan.cgroups.len(), plan.threads.len()), (2, 1));
+    assert_eq!(plan.move_to, None);
 }
 
 #[test]
@@ -227,6 +231,7 @@ fn qcs6490_apps_and_their_matcher() {
     assert_eq!(app.pattern.exec, "gst-launch-1.0");
     assert_eq!(app.usecases, ["camera-preview"]);
     assert_eq!(app.move_to.as_deref(), Some("lever/focused"));
+    assert_eq!(app.task_plan().move_to.as_deref(), Some("lever/focused"));
     assert!(target.app_filter.require_tty_or_display);
     let m = target.app_matcher().unwrap();
     assert!(m.wants_comm("gst-launch-1.0"));

@@ -155,7 +155,9 @@ impl Cgroups {
             files.extend([("cpuset.cpus", ""), ("cpuset.cpus.partition", "member")]);
         }
         for (file, value) in files {
-            let text = if value.is_empty() {
+            // The kernel prints an empty list of pids as nothing, any other
+            // empty value as an empty line.
+            let text = if file == "cgroup.procs" || file == "cgroup.threads" {
                 String::new()
             } else {
                 format!("{value}\n")
@@ -254,6 +256,60 @@ impl Cgroups {
             })
     }
 
+    /// Create `cgroup` and its parents, enabling `controllers` in each
+    /// parent's `cgroup.subtree_control` so the child gets their files.
+    pub fn ensure(&self, cgroup: &str, controllers: &[&str]) -> Result<(), TaskError> {
+        let parts: Vec<&str> = cgroup.trim_matches('/').split('/').collect();
+        for n in 1..parts.len() {
+            let parent = parts[..n].join("/");
+            self.create(&parent)?;
+            self.enable_controllers(&parent, controllers)?;
+        }
+        self.create(cgroup)?;
+        Ok(())
+    }
+
+    /// Where `pid` (or thread `pid`) is now, as the original a move would
+    /// replace; nothing changes.
+    pub fn membership_of(&self, pid: i32, thread: bool) -> Result<Original, TaskError> {
+        Ok(Original::Membership {
+            pid,
+            thread,
+            cgroup: self.cgroup_of(pid, thread)?,
+        })
+    }
+
+    /// What `cgroup`'s `knob` holds, as the original a write would
+    /// replace; nothing changes.
+    pub fn file_original(&self, cgroup: &str, knob: CgroupKnob) -> Result<Original, TaskError> {
+        Ok(Original::CgroupFile {
+            cgroup: cgroup.trim_matches('/').to_string(),
+            knob,
+            value: self.read(cgroup, knob)?,
+        })
+    }
+
+    /// Write `value` to `cgroup`'s `knob` without reading it first.
+    pub fn write_value(
+        &self,
+        cgroup: &str,
+        knob: CgroupKnob,
+        value: &str,
+    ) -> Result<(), TaskError> {
+        Ok(self.fs.write_raw(&self.path(cgroup, knob.file()), value)?)
+    }
+
+    /// Move `pid` (or thread `pid`) into `cgroup` without reading where it
+    /// was.
+    pub fn attach_task(&self, pid: i32, thread: bool, cgroup: &str) -> Result<(), TaskError> {
+        self.attach(pid, thread, cgroup)
+    }
+
+    /// The root prefix.
+    pub fn fs(&self) -> &KernelFs {
+        &self.fs
+    }
+
     /// Move process `pid` (all its threads) into `cgroup`; returns where it
     /// was.
     pub fn move_process(&self, pid: i32, cgroup: &str) -> Result<Original, TaskError> {
@@ -267,13 +323,9 @@ impl Cgroups {
     }
 
     fn move_task(&self, pid: i32, thread: bool, cgroup: &str) -> Result<Original, TaskError> {
-        let before = self.cgroup_of(pid, thread)?;
+        let before = self.membership_of(pid, thread)?;
         self.attach(pid, thread, cgroup)?;
-        Ok(Original::Membership {
-            pid,
-            thread,
-            cgroup: before,
-        })
+        Ok(before)
     }
 
     fn attach(&self, pid: i32, thread: bool, cgroup: &str) -> Result<(), TaskError> {
@@ -282,6 +334,9 @@ impl Cgroups {
         } else {
             "cgroup.procs"
         };
+        if !self.fs.is_system() {
+            return self.fake_attach(pid, thread, cgroup, file);
+        }
         match self
             .fs
             .write_raw(&self.path(cgroup, file), &pid.to_string())
@@ -292,6 +347,45 @@ impl Cgroups {
             }
             Err(e) => Err(e.into()),
         }
+    }
+
+    /// On a fake tree, do what the kernel does when a pid is written to
+    /// `cgroup.procs`: the pid leaves its old cgroup's list, joins the new
+    /// one's, and `/proc/PID/cgroup` names the new cgroup.
+    fn fake_attach(
+        &self,
+        pid: i32,
+        thread: bool,
+        cgroup: &str,
+        file: &str,
+    ) -> Result<(), TaskError> {
+        let old = self.cgroup_of(pid, thread)?;
+        let line = pid.to_string();
+        let old_path = self.path(&old, file);
+        if let Some(text) = self.fs.read_optional(&old_path)? {
+            let kept: String = text
+                .lines()
+                .filter(|l| l.trim() != line)
+                .map(|l| format!("{l}\n"))
+                .collect();
+            // create_node writes exactly the text (an empty list stays
+            // empty); a fake tree is never the system root.
+            self.fs.create_node(&old_path, &kept)?;
+        }
+        let new_path = self.path(cgroup, file);
+        let mut text = self.fs.read_optional(&new_path)?.unwrap_or_default();
+        if !text.lines().any(|l| l.trim() == line) {
+            text.push_str(&format!("{line}\n"));
+        }
+        self.fs.create_node(&new_path, &text)?;
+        let proc_file = if thread {
+            format!("/proc/{pid}/task/{pid}/cgroup")
+        } else {
+            format!("/proc/{pid}/cgroup")
+        };
+        self.fs
+            .write_raw(&proc_file, &format!("0::/{}\n", cgroup.trim_matches('/')))?;
+        Ok(())
     }
 
     /// Put a cgroup original back: a file's old content, or a task back in

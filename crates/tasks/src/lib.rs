@@ -55,13 +55,18 @@
 
 mod cgroup;
 mod model;
+mod plan;
 mod sys;
 mod thread;
 
 pub use cgroup::{Cgroups, CGROUP2_MOUNT};
-pub use model::{CgroupKnob, Original, Policy, Restored, Sched, ThreadSetting};
+pub use model::{
+    CgroupKnob, CgroupSetting, Original, Policy, Restored, Sched, ThreadRule, ThreadSetting,
+};
+pub use plan::{apply_plan, Applied, TaskPlan};
 pub use thread::{
-    affinity, apply_thread, restore_thread, sched, set_affinity, set_sched, set_uclamp,
+    affinity, apply_thread, original_of, restore_thread, sched, set_affinity, set_sched,
+    set_uclamp, write_setting,
 };
 
 use lever_kernel::{KernelError, KernelFs};

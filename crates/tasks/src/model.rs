@@ -203,6 +203,42 @@ pub enum ThreadSetting {
     },
 }
 
+/// One write to a Lever-managed cgroup.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CgroupSetting {
+    /// The cgroup below the cgroup2 mount, e.g. `lever/camera`.
+    pub cgroup: String,
+    /// The file.
+    pub knob: CgroupKnob,
+    /// What to write, e.g. `50.00`.
+    pub value: String,
+}
+
+/// Settings for the threads of a process whose `comm` matches.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThreadRule {
+    /// Thread name to match: exact, or a prefix when it ends in `*`;
+    /// `None` = every thread.
+    pub comm: Option<String>,
+    /// What to set on each matching thread.
+    pub settings: Vec<ThreadSetting>,
+    /// A Lever-managed cgroup to move each matching thread into.
+    pub cgroup: Option<String>,
+}
+
+impl ThreadRule {
+    /// Whether a thread named `comm` is one this rule is for.
+    pub fn matches(&self, comm: &str) -> bool {
+        match &self.comm {
+            None => true,
+            Some(p) => match p.strip_suffix('*') {
+                Some(prefix) => comm.starts_with(prefix),
+                None => comm == p,
+            },
+        }
+    }
+}
+
 /// What a setting or move replaced: enough to put it back, serializable so
 /// the daemon's journal can keep it across a crash.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -337,5 +373,19 @@ mod tests {
             assert_eq!(Policy::from_raw(p.raw()), Some(p));
         }
         assert_eq!(Policy::from_raw(6), None);
+    }
+
+    #[test]
+    fn thread_rule_comm_patterns() {
+        let rule = |c: Option<&str>| ThreadRule {
+            comm: c.map(String::from),
+            settings: vec![],
+            cgroup: None,
+        };
+        assert!(rule(None).matches("anything"));
+        assert!(rule(Some("cam*")).matches("camera-isp"));
+        assert!(!rule(Some("cam*")).matches("gpu"));
+        assert!(rule(Some("render")).matches("render"));
+        assert!(!rule(Some("render")).matches("render2"));
     }
 }

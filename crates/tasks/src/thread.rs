@@ -138,6 +138,46 @@ fn write_uclamp(
     })
 }
 
+/// What `setting` would replace on `tid`, read without changing
+/// anything: the first half of [`apply_thread`], so a caller can journal
+/// the original before the change.
+pub fn original_of(tid: i32, setting: &ThreadSetting) -> Result<Original, TaskError> {
+    match setting {
+        ThreadSetting::Affinity { .. } => Ok(Original::Affinity {
+            tid,
+            cpus: affinity(tid)?,
+        }),
+        ThreadSetting::Sched(_) => Ok(Original::Sched {
+            tid,
+            sched: sched(tid)?,
+        }),
+        ThreadSetting::Uclamp { .. } => {
+            let attr = sys::sched_getattr(tid).map_err(|e| op_err("sched_getattr", tid, e))?;
+            Ok(Original::Uclamp {
+                tid,
+                min: attr.sched_util_min,
+                max: attr.sched_util_max,
+            })
+        }
+    }
+}
+
+/// Make `setting` on `tid` without reading the original: the second half
+/// of [`apply_thread`].
+pub fn write_setting(tid: i32, setting: &ThreadSetting) -> Result<(), TaskError> {
+    match setting {
+        ThreadSetting::Affinity { cpus } => write_affinity(tid, cpus),
+        ThreadSetting::Sched(s) => {
+            let cur = sys::sched_getattr(tid).map_err(|e| op_err("sched_getattr", tid, e))?;
+            write_sched(tid, cur, *s)
+        }
+        ThreadSetting::Uclamp { min, max } => {
+            let cur = sys::sched_getattr(tid).map_err(|e| op_err("sched_getattr", tid, e))?;
+            write_uclamp(tid, cur, *min, *max)
+        }
+    }
+}
+
 /// Apply one setting to `tid`; returns the original.
 pub fn apply_thread(tid: i32, setting: &ThreadSetting) -> Result<Original, TaskError> {
     match setting {
