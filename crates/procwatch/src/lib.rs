@@ -66,6 +66,13 @@ pub use matcher::{
 };
 pub use pidfd::PidFd;
 
+/// Now on CLOCK_MONOTONIC, in ns: the clock of [`ProcEvent`] timestamps,
+/// so `monotonic_ns() - timestamp_ns` is how long ago the kernel saw it.
+pub fn monotonic_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
 /// Everything that can go wrong watching processes.
 #[derive(Debug, thiserror::Error)]
 pub enum WatchError {

@@ -11,11 +11,6 @@ use std::time::{Duration, Instant};
 
 const LIMIT_NS: u64 = 50_000_000;
 
-fn now_ns() -> u64 {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
-    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
-}
-
 /// Receive until `want` matches an event, up to 5 s; returns the event and
 /// the monotonic time it was read.
 fn wait_for(conn: &mut ProcConnector, want: impl Fn(&ProcEvent) -> bool) -> (ProcEvent, u64) {
@@ -23,7 +18,7 @@ fn wait_for(conn: &mut ProcConnector, want: impl Fn(&ProcEvent) -> bool) -> (Pro
     while Instant::now() < deadline {
         for e in conn.recv(Some(Duration::from_millis(100))).unwrap() {
             if want(&e) {
-                return (e, now_ns());
+                return (e, lever_procwatch::monotonic_ns());
             }
         }
     }
@@ -58,7 +53,7 @@ fn exec_and_exit_of_a_matching_process_within_50_ms() {
     )
     .unwrap();
 
-    let before = now_ns();
+    let before = lever_procwatch::monotonic_ns();
     let mut child = std::process::Command::new(&exe).arg("30").spawn().unwrap();
     let pid = child.id() as i32;
     let (exec, seen) = wait_for(
@@ -72,7 +67,7 @@ fn exec_and_exit_of_a_matching_process_within_50_ms() {
         .match_pid(&KernelFs::system(), pid)
         .unwrap()
         .expect("the child's comm matches");
-    let matched = now_ns();
+    let matched = lever_procwatch::monotonic_ns();
     assert_eq!(info.comm, "lever-probe-app");
     assert_eq!(app.unwrap().name, "probe");
     let exec_delay = matched.saturating_sub(timestamp_ns);

@@ -10,11 +10,6 @@ use lever_procwatch::{PidFd, ProcConnector, ProcEvent, WatchError};
 use lever_tasks::{Original, Policy, Restored};
 use std::time::{Duration, Instant};
 
-fn now_ns() -> u64 {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
-    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
-}
-
 const TARGET: &str = "\
 target: host
 resources:
@@ -101,7 +96,7 @@ fn matching_process_configured_within_50_ms_and_restored() {
             break 'events;
         }
     }
-    let applied = now_ns();
+    let applied = lever_procwatch::monotonic_ns();
     let exec_ts = exec_ts.expect("exec event within 5 s");
     let delay_ms = applied.saturating_sub(exec_ts) as f64 / 1e6;
     println!(
