@@ -5,8 +5,9 @@
 //! defaults, and `/proc/mounts` naming the mount. `cpu.uclamp.*` exist
 //! only with CONFIG_UCLAMP_TASK_GROUP, which boards with uclamp have here.
 //!
-//! No process is simulated, so every `cgroup.procs` is empty except the
-//! root's, which holds PID 1 (its `/proc/1/cgroup` says `0::/`).
+//! No process is simulated (there is no `/proc/<pid>`: tools say so), so
+//! every `cgroup.procs` is empty except the root's, which lists PID 1 as a
+//! booted system's does.
 
 use super::{all_cpus, cpu_list};
 use crate::model::Board;
@@ -25,7 +26,6 @@ pub(crate) fn write(board: &Board, tree: &mut Tree) -> Result<(), SimError> {
          proc /proc proc rw,nosuid,nodev,noexec,relatime 0 0\n\
          cgroup2 /sys/fs/cgroup cgroup2 rw,nosuid,nodev,noexec,relatime,nsdelegate,memory_recursiveprot 0 0\n",
     )?;
-    tree.line("/proc/1/cgroup", "0::/")?;
     let cpus = cpu_list(&all_cpus(board));
     tree.line(
         &format!("{MOUNT}/cgroup.controllers"),
