@@ -44,6 +44,9 @@ pub enum Command {
     /// Target files: built-in resource sets, and checking your own.
     #[command(subcommand)]
     Target(TargetCommand),
+    /// Use cases of a target (`lever signal NAME` triggers one): id,
+    /// duration, permission, variants, what each sets.
+    Usecases(crate::cmd::target::UsecasesArgs),
     /// Run the resource manager daemon.
     Daemon(crate::cmd::daemon::DaemonArgs),
     /// Write back every original value a crashed daemon left changed.
@@ -123,4 +126,9 @@ pub enum TargetCommand {
         /// Built-in target name or path to a YAML file.
         target: String,
     },
+    /// Convert a URM configuration directory (ResourcesConfig.yaml,
+    /// SignalsConfig.yaml, PerApp.yaml, InitConfig.yaml; flat or in
+    /// common/, target/, custom/ layers) into a Lever target file with use
+    /// cases and apps, for the board under --root.
+    ImportUrm(crate::cmd::target::ImportUrmArgs),
 }

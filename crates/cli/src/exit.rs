@@ -184,6 +184,12 @@ pub fn classify(err: &anyhow::Error) -> Class {
             match e {
                 T::Read { source, .. } | T::Write { source, .. } => io_error(source),
             }
+        } else if let Some(e) = cause.downcast_ref::<lever_urm::UrmError>() {
+            match e {
+                lever_urm::UrmError::Read { source, .. } => io_error(source),
+                lever_urm::UrmError::Generated(_) => Some(Class::Failed),
+                _ => Some(Class::BadInput),
+            }
         } else if let Some(e) = cause.downcast_ref::<io::Error>() {
             io_error(e)
         } else {

@@ -75,6 +75,10 @@ fn no_subcommand_panics_on_a_closed_stdout() {
 
     let trace = crate_fixture("trace", "sched_tgid.txt");
     let serial = crate_fixture("boot", "seed000-7.2-serial.log");
+    let urm_dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../urm/tests/fixtures/urm")
+        .to_string_lossy()
+        .into_owned();
     let perf = crate_fixture("flamegraph", "python-json.perf-script");
     let cyclictest = crate_fixture("latency", "cyclictest-2.40-t2-h30-q.txt");
     let export = dir.path().join("out.json");
@@ -88,6 +92,8 @@ fn no_subcommand_panics_on_a_closed_stdout() {
         vec!["--root", root, "resources"],
         vec!["target", "list"],
         vec!["--root", root, "target", "check", "qcs6490"],
+        vec!["usecases", "-t", "qcs6490"],
+        vec!["--root", root, "target", "import-urm", &urm_dir],
         vec!["acquire", "-d", "5s", "--detach", "0x44008100=1958400"],
         vec!["status"],
         vec!["explain", "0x44008100"],

@@ -67,11 +67,13 @@ mod expand;
 mod model;
 pub mod opcode;
 mod placeholder;
+pub mod usecase;
 
 pub use bind::{Origin, Target};
 pub use error::TargetError;
 pub use lever_yaml::Pos;
 pub use model::{Bound, Cluster, Clusters, Per, Steps, TargetFile, Template, TemplateKind};
+pub use usecase::{App, Attr, Resolved, UseCase};
 
 use error::InFile;
 use lever_engine::resource::ResourceSpec;
@@ -124,6 +126,41 @@ fn parse_labeled(source: &str, file: &str, text: &str) -> Result<TargetFile, Tar
     decode::decode(&InFile { file }, source, &doc)
 }
 
+impl TargetFile {
+    /// Add the use cases and apps of a file of their own (`usecases:`,
+    /// `apps:`, `app_filter:`, optionally `target:` naming this target),
+    /// checked against this target's resources and against the use cases
+    /// and apps it already has; an `app_filter:` replaces the target's.
+    /// Returns how many use cases and apps were added. `source` names the
+    /// file in errors.
+    pub fn add_usecases(&mut self, source: &str, text: &str) -> Result<usize, TargetError> {
+        let doc = lever_yaml::parse(text).map_err(|e| TargetError::Syntax {
+            file: source.to_string(),
+            line: e.pos.line,
+            col: e.pos.col,
+            message: e.kind.to_string(),
+        })?;
+        let added = decode::decode_usecases(&InFile { file: source }, &doc, self)?;
+        let n = added.usecases.len() + added.apps.len();
+        self.usecases.extend(added.usecases);
+        self.apps.extend(added.apps);
+        if let Some(f) = added.app_filter {
+            self.app_filter = f;
+        }
+        Ok(n)
+    }
+
+    /// [`TargetFile::add_usecases`] for a file on disk.
+    pub fn add_usecases_from(&mut self, path: &Path) -> Result<usize, TargetError> {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| TargetError::Read {
+            path: shown.clone(),
+            source,
+        })?;
+        self.add_usecases(&shown, &text)
+    }
+}
+
 /// Load a built-in target by name; its source is `builtin:NAME` and errors
 /// name the file `builtin:NAME.yaml`.
 pub fn load_builtin(name: &str) -> Result<TargetFile, TargetError> {
@@ -168,39 +205,56 @@ pub fn builtin_for_compatible(compatible: &[&str]) -> Option<&'static str> {
 /// A matching board target is bound strictly: if its nodes are missing the
 /// error says which, rather than silently degrading to `generic`.
 pub fn detect(fs: &KernelFs) -> Result<Target, TargetError> {
-    let path = format!("{}/compatible", paths::DEVICE_TREE);
-    let text = fs
-        .read_optional(&path)
-        .map_err(|source| TargetError::Detect { source })?
-        .unwrap_or_default();
-    // "qcom,qcs6490-rb3gen2\0qcom,qcs6490\0"
-    let entries: Vec<&str> = text
-        .split('\0')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .collect();
-    let name = builtin_for_compatible(&entries).unwrap_or("generic");
-    load_builtin(name)?.bind(fs)
+    resolve_file(None, fs)?.bind(fs)
+}
+
+/// The target *file* `--target` names, not bound: a built-in name, a
+/// YAML path, or (with `None`) the built-in matching the device tree under
+/// `fs` (`generic` when none does). For commands that only read the file,
+/// such as `lever usecases`.
+pub fn resolve_file(name_or_path: Option<&str>, fs: &KernelFs) -> Result<TargetFile, TargetError> {
+    match name_or_path {
+        Some(arg) if builtin_names().contains(&arg) => load_builtin(arg),
+        Some(arg) => {
+            let path = Path::new(arg);
+            let looks_like_path =
+                arg.contains('/') || arg.ends_with(".yaml") || arg.ends_with(".yml");
+            if looks_like_path || path.exists() {
+                return load_path(path);
+            }
+            Err(TargetError::Unknown {
+                name: arg.to_string(),
+                known: builtin_names().iter().map(|s| s.to_string()).collect(),
+            })
+        }
+        None => {
+            let path = format!("{}/compatible", paths::DEVICE_TREE);
+            let text = fs
+                .read_optional(&path)
+                .map_err(|source| TargetError::Detect { source })?
+                .unwrap_or_default();
+            // "qcom,qcs6490-rb3gen2\0qcom,qcs6490\0"
+            let entries: Vec<&str> = text
+                .split('\0')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .collect();
+            load_builtin(builtin_for_compatible(&entries).unwrap_or("generic"))
+        }
+    }
+}
+
+/// The CPU clusters of the kernel below `fs`, one per cpufreq policy in
+/// policy order (what `clusters: auto` binds to), named `policyN`.
+pub fn discover_clusters(fs: &KernelFs) -> Result<Vec<Cluster>, TargetError> {
+    let d = InFile { file: "--root" };
+    bind::discover_clusters(&d, fs)
 }
 
 /// What `--target` means: `None` detects; a built-in name loads that
 /// built-in; anything else is the path of a YAML target file.
 pub fn resolve(name_or_path: Option<&str>, fs: &KernelFs) -> Result<Target, TargetError> {
-    let Some(arg) = name_or_path else {
-        return detect(fs);
-    };
-    if builtin_names().contains(&arg) {
-        return load_builtin(arg)?.bind(fs);
-    }
-    let path = Path::new(arg);
-    let looks_like_path = arg.contains('/') || arg.ends_with(".yaml") || arg.ends_with(".yml");
-    if looks_like_path || path.exists() {
-        return load_path(path)?.bind(fs);
-    }
-    Err(TargetError::Unknown {
-        name: arg.to_string(),
-        known: builtin_names().iter().map(|s| s.to_string()).collect(),
-    })
+    resolve_file(name_or_path, fs)?.bind(fs)
 }
 
 /// Convenience for tools that only want the specs.

@@ -21,6 +21,13 @@ pub struct TargetFile {
     pub clusters: Clusters,
     /// The resource templates (`resources:`), in file order.
     pub resources: Vec<Template>,
+    /// The use cases (`usecases:`, and any added with
+    /// [`TargetFile::add_usecases`]), in file order.
+    pub usecases: Vec<crate::usecase::UseCase>,
+    /// The apps detected and configured while they run (`apps:`).
+    pub apps: Vec<crate::usecase::App>,
+    /// Which processes are considered for `apps:` at all.
+    pub app_filter: lever_procwatch::AppFilter,
     /// Name used for `FILE:LINE:COL` in errors.
     pub(crate) file: String,
     /// Position of the `clusters:` value (for discovery errors).

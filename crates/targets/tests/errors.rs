@@ -106,7 +106,7 @@ fn misspelt_key_gets_a_suggestion() {
 #[test]
 fn unknown_key_at_top_level_and_in_a_cluster() {
     let msg = error(&edit("resources:\n", "resource_list: []\nresources:\n"));
-    assert_starts(&msg, "bad.yaml:5:1: field `resource_list`: unknown key (expected one of: target, description, compatible, clusters, resources)");
+    assert_starts(&msg, "bad.yaml:5:1: field `resource_list`: unknown key (expected one of: target, description, compatible, clusters, resources, usecases, apps, app_filter)");
     let msg = error(&edit("cpus: 2-3 }", "cpus: 2-3, speed: 3 }"));
     assert_starts(&msg, "bad.yaml:4:47: field `clusters[1].speed`: unknown key (expected one of: name, id, policy, cpus)");
 }

@@ -14,7 +14,7 @@ pub mod profile;
 mod resources;
 pub mod rt;
 mod sim;
-mod target;
+pub mod target;
 pub mod trace;
 pub mod util;
 
@@ -31,6 +31,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Sim(cmd) => sim::run(&cli.global, cmd),
         Command::Resources(args) => resources::run(&cli.global, args),
         Command::Target(cmd) => target::run(&cli.global, cmd),
+        Command::Usecases(args) => target::usecases(&cli.global, args),
         Command::Daemon(args) => daemon::run_daemon(&cli.global, args),
         Command::Restore(args) => daemon::run_restore(&cli.global, args),
         Command::Acquire(args) => client::acquire(&cli.global, args),

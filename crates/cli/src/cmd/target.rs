@@ -1,8 +1,10 @@
-//! `lever target`: built-in targets and checking target files.
+//! `lever target` (built-in targets, checking target files) and `lever
+//! usecases`.
 
 use crate::args::{Global, TargetCommand};
-use crate::render::target::{Builtin, Checked};
+use crate::render::target::{Builtin, Checked, Imported, UsecaseList};
 use crate::render::{self, emit};
+use clap::Args;
 use lever_kernel::KernelFs;
 
 pub fn run(global: &Global, cmd: TargetCommand) -> anyhow::Result<()> {
@@ -30,5 +32,50 @@ pub fn run(global: &Global, cmd: TargetCommand) -> anyhow::Result<()> {
             };
             emit(global.json, &checked, render::target::checked)
         }
+        TargetCommand::ImportUrm(args) => {
+            let fs = KernelFs::new(&global.root);
+            let import = lever_urm::import_dir(&args.dir, &args.name, &fs, args.output.as_deref())?;
+            let report = Imported::new(&import, args.output.as_deref());
+            emit(global.json, &report, render::target::imported)
+        }
     }
+}
+
+#[derive(Debug, Args)]
+pub struct ImportUrmArgs {
+    /// The URM configuration directory.
+    pub dir: std::path::PathBuf,
+    /// Write the target file here (default: print it).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<std::path::PathBuf>,
+    /// The imported target's name.
+    #[arg(long, default_value = "urm-import")]
+    pub name: String,
+}
+
+#[derive(Debug, Args)]
+pub struct UsecasesArgs {
+    /// Built-in target name or path to a target YAML file. Default: the
+    /// built-in target whose `compatible` matches the device tree under
+    /// --root, else `generic`.
+    #[arg(long, short = 't', value_name = "TARGET")]
+    pub target: Option<String>,
+    /// Also read the use cases of these files (`usecases:`, checked
+    /// against the target).
+    #[arg(long = "usecases", value_name = "FILE")]
+    pub files: Vec<std::path::PathBuf>,
+}
+
+/// `lever usecases`: the target file's use cases, plus any given files'.
+pub fn usecases(global: &Global, args: UsecasesArgs) -> anyhow::Result<()> {
+    let fs = KernelFs::new(&global.root);
+    let mut file = lever_targets::resolve_file(args.target.as_deref(), &fs)?;
+    for path in &args.files {
+        file.add_usecases_from(path)?;
+    }
+    let list = UsecaseList {
+        target: file.name,
+        usecases: file.usecases,
+    };
+    emit(global.json, &list, render::target::usecases)
 }

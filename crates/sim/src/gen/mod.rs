@@ -6,6 +6,7 @@
 //! agree. Nothing here reads a clock or a random source: the same board
 //! always gives the same bytes.
 
+mod cgroup;
 mod cpu;
 mod gpu;
 mod mem;
@@ -21,6 +22,7 @@ pub(crate) fn write_board(board: &Board, tree: &mut Tree) -> Result<(), SimError
     let mem = mem::write(board, tree)?;
     procfs::write(board, &mem, tree)?;
     gpu::write(board, tree)?;
+    cgroup::write(board, tree)?;
     Ok(())
 }
 

@@ -30,9 +30,36 @@ pub struct Target {
     pub origins: Vec<Origin>,
     /// The clusters, as declared or as discovered for `clusters: auto`.
     pub clusters: Vec<Cluster>,
+    /// The use cases, as declared (their resources resolved to opcodes).
+    pub usecases: Vec<crate::usecase::UseCase>,
+    /// The `apps:` entries.
+    pub apps: Vec<crate::usecase::App>,
+    /// The filter for app detection.
+    pub app_filter: lever_procwatch::AppFilter,
 }
 
 impl Target {
+    /// A matcher for the `apps:` entries and `app_filter:`, for the
+    /// daemon's process-connector loop.
+    pub fn app_matcher(
+        &self,
+    ) -> std::result::Result<lever_procwatch::AppMatcher, lever_procwatch::WatchError> {
+        lever_procwatch::AppMatcher::new(
+            self.apps.iter().map(|a| a.pattern.clone()).collect(),
+            self.app_filter.clone(),
+        )
+    }
+
+    /// The `apps:` entry named `name`.
+    pub fn app(&self, name: &str) -> Option<&crate::usecase::App> {
+        self.apps.iter().find(|a| a.pattern.name == name)
+    }
+    /// The use case named `name`, or whose id is `name` as a number
+    /// (`0x00030001`).
+    pub fn usecase(&self, name: &str) -> Option<&crate::usecase::UseCase> {
+        crate::usecase::find(&self.usecases, name)
+    }
+
     /// The resource with this opcode.
     pub fn by_opcode(&self, op: Opcode) -> Option<&ResourceSpec> {
         self.resources.iter().find(|r| r.opcode == op)
@@ -62,6 +89,11 @@ impl fmt::Display for Origin {
 }
 
 type Result<T> = std::result::Result<T, TargetError>;
+
+/// [`discover::discover`]'s clusters, for [`crate::discover_clusters`].
+pub(crate) fn discover_clusters(d: &InFile, fs: &KernelFs) -> Result<Vec<Cluster>> {
+    discover::discover(d, lever_yaml::Pos { line: 1, col: 1 }, fs).map(|(c, _)| c)
+}
 
 impl TargetFile {
     /// Expand every template over this kernel's clusters and CPUs, read the
@@ -178,13 +210,27 @@ impl TargetFile {
                 }
             })
             .collect();
+        let resources: Vec<ResourceSpec> = kept.into_iter().map(|b| b.spec).collect();
+        // A use case may name an `optional: true` resource this kernel
+        // lacks: that setting is left out, as the resource is.
+        let bound: HashSet<Opcode> = resources.iter().map(|r| r.opcode).collect();
+        let mut usecases = self.usecases.clone();
+        for u in &mut usecases {
+            u.settings.nodes.retain(|n| bound.contains(&n.opcode));
+            for v in &mut u.variants {
+                v.settings.nodes.retain(|n| bound.contains(&n.opcode));
+            }
+        }
         Ok(Target {
             name: self.name.clone(),
             description: self.description.clone(),
             source: self.source.clone(),
-            resources: kept.into_iter().map(|b| b.spec).collect(),
+            resources,
             origins,
             clusters,
+            usecases,
+            apps: self.apps.clone(),
+            app_filter: self.app_filter.clone(),
         })
     }
 }

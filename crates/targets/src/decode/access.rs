@@ -59,6 +59,10 @@ impl<'n> MapView<'n> {
         self.map.get(key)
     }
 
+    pub fn entries(&self) -> &[lever_yaml::Entry<'n>] {
+        self.map.entries()
+    }
+
     pub fn key_pos(&self, key: &str) -> Option<Pos> {
         self.map.key_pos(key)
     }

@@ -8,8 +8,10 @@
 //! rest against a kernel tree.
 
 mod access;
+mod app;
 mod checks;
 mod template;
+mod usecase;
 mod values;
 
 use crate::error::InFile;
@@ -25,7 +27,12 @@ const TOP_KEYS: &[&str] = &[
     "compatible",
     "clusters",
     "resources",
+    "usecases",
+    "apps",
+    "app_filter",
 ];
+/// Keys of a file of use cases (and apps) of its own.
+const USECASE_FILE_KEYS: &[&str] = &["target", "usecases", "apps", "app_filter"];
 const CLUSTER_KEYS: &[&str] = &["name", "id", "policy", "cpus"];
 const RESOURCE_KEYS: &[&str] = &[
     "name",
@@ -108,6 +115,18 @@ pub(crate) fn decode(d: &InFile, source: &str, doc: &Node) -> Result<TargetFile>
     }
     checks::check_pairs(d, items, &resources)?;
     checks::check_opcodes(d, &resources, &clusters)?;
+    let usecases = match top.get("usecases") {
+        None => Vec::new(),
+        Some(n) => usecase::usecases(d, n, &usecase::Names::new(&resources, &clusters), &[])?,
+    };
+    let apps = match top.get("apps") {
+        None => Vec::new(),
+        Some(n) => app::apps(d, n, &usecases, &[])?,
+    };
+    let app_filter = match top.get("app_filter") {
+        None => lever_procwatch::AppFilter::default(),
+        Some(n) => app::filter(d, n)?,
+    };
     Ok(TargetFile {
         name,
         description,
@@ -115,8 +134,58 @@ pub(crate) fn decode(d: &InFile, source: &str, doc: &Node) -> Result<TargetFile>
         compatible,
         clusters,
         resources,
+        usecases,
+        apps,
+        app_filter,
         file: d.file.to_string(),
         clusters_pos,
+    })
+}
+
+/// What a file of use cases adds to a target.
+pub(crate) struct Additions {
+    pub usecases: Vec<crate::usecase::UseCase>,
+    pub apps: Vec<crate::usecase::App>,
+    pub app_filter: Option<lever_procwatch::AppFilter>,
+}
+
+/// Decode a file of use cases for `target`: `target:` (optional; if given
+/// it must name `target`), `usecases:`, `apps:` and `app_filter:`.
+pub(crate) fn decode_usecases(d: &InFile, doc: &Node, target: &TargetFile) -> Result<Additions> {
+    let top = MapView::open(d, doc, "", USECASE_FILE_KEYS)?;
+    if let Some(n) = top.get("target") {
+        let name = identifier(d, n, "target")?;
+        if name != target.name {
+            return Err(d.err(
+                n.pos,
+                "target",
+                format!("this file is for target `{name}`, not `{}`", target.name),
+            ));
+        }
+    }
+    let names = usecase::Names::new(&target.resources, &target.clusters);
+    let usecases = match top.get("usecases") {
+        None => Vec::new(),
+        Some(n) => usecase::usecases(d, n, &names, &target.usecases)?,
+    };
+    let all: Vec<crate::usecase::UseCase> = target
+        .usecases
+        .iter()
+        .chain(usecases.iter())
+        .cloned()
+        .collect();
+    let apps = match top.get("apps") {
+        None => Vec::new(),
+        Some(n) => app::apps(d, n, &all, &target.apps)?,
+    };
+    let app_filter = match top.get("app_filter") {
+        None => None,
+        Some(n) => Some(app::filter(d, n)?),
+    };
+    Ok(Additions {
+        usecases,
+        apps,
+        app_filter,
     })
 }
 

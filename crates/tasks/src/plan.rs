@@ -1,0 +1,134 @@
+//! Applying everything a use case or app sets on one process — cgroup
+//! files, a cgroup for the whole process, rules for its threads — with
+//! each original handed to a journal callback *before* its change is made,
+//! so a crash between the two never loses an original.
+
+use crate::model::{CgroupSetting, Original, ThreadRule};
+use crate::{thread_comm, threads_of, Cgroups, TaskError};
+use serde::Serialize;
+
+/// The task part of a request (from a resolved use case or an app entry).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct TaskPlan {
+    /// Cgroup files to write (cgroups are created as needed).
+    pub cgroups: Vec<CgroupSetting>,
+    /// A cgroup to move the whole process into.
+    pub move_to: Option<String>,
+    /// Rules for the process's threads, matched by comm.
+    pub threads: Vec<ThreadRule>,
+}
+
+impl TaskPlan {
+    /// True when it changes nothing.
+    pub fn is_empty(&self) -> bool {
+        self.cgroups.is_empty() && self.move_to.is_none() && self.threads.is_empty()
+    }
+}
+
+/// What [`apply_plan`] did.
+#[derive(Debug, Default)]
+pub struct Applied {
+    /// Every original, in the order the changes were made; restore them in
+    /// reverse.
+    pub originals: Vec<Original>,
+    /// Changes that could not be made (a kernel without uclamp, a policy
+    /// without privilege, a rejected value), each with what was tried; the
+    /// rest of the plan was still applied.
+    pub failures: Vec<(String, TaskError)>,
+}
+
+/// Apply `plan` to process `pid`. For every change the original is read,
+/// passed to `journal` (which must make it durable), and only then is the
+/// change made; a journal error stops everything and is returned. Threads
+/// that exit during the walk are skipped; other failures are collected in
+/// [`Applied::failures`].
+pub fn apply_plan<E>(
+    cg: &Cgroups,
+    pid: i32,
+    plan: &TaskPlan,
+    mut journal: impl FnMut(&Original) -> Result<(), E>,
+) -> Result<Applied, E> {
+    let mut out = Applied::default();
+    for s in &plan.cgroups {
+        let what = format!("{} of {}", s.knob, s.cgroup);
+        let step = cg
+            .ensure(&s.cgroup, &[s.knob.controller()])
+            .and_then(|()| cg.file_original(&s.cgroup, s.knob));
+        match step {
+            Ok(o) => {
+                journal(&o)?;
+                out.originals.push(o);
+                if let Err(e) = cg.write_value(&s.cgroup, s.knob, &s.value) {
+                    out.failures.push((what, e));
+                }
+            }
+            Err(e) => out.failures.push((what, e)),
+        }
+    }
+    if let Some(to) = &plan.move_to {
+        move_into(cg, pid, false, to, &mut out, &mut journal)?;
+    }
+    let tids = match threads_of(cg.fs(), pid) {
+        Ok(t) => t,
+        Err(e) => {
+            out.failures.push((format!("threads of {pid}"), e));
+            Vec::new()
+        }
+    };
+    for tid in tids {
+        let Ok(Some(comm)) = thread_comm(cg.fs(), pid, tid) else {
+            continue;
+        };
+        for rule in plan.threads.iter().filter(|r| r.matches(&comm)) {
+            for setting in &rule.settings {
+                let what = format!("{setting:?} of thread {tid} ({comm})");
+                match crate::original_of(tid, setting) {
+                    Ok(o) => {
+                        journal(&o)?;
+                        out.originals.push(o);
+                        match crate::write_setting(tid, setting) {
+                            Ok(()) | Err(TaskError::Gone { .. }) => {}
+                            Err(e) => out.failures.push((what, e)),
+                        }
+                    }
+                    Err(TaskError::Gone { .. }) => {}
+                    Err(e) => out.failures.push((what, e)),
+                }
+            }
+            if let Some(to) = &rule.cgroup {
+                move_into(cg, tid, true, to, &mut out, &mut journal)?;
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn move_into<E>(
+    cg: &Cgroups,
+    pid: i32,
+    thread: bool,
+    to: &str,
+    out: &mut Applied,
+    journal: &mut impl FnMut(&Original) -> Result<(), E>,
+) -> Result<(), E> {
+    let what = format!(
+        "move {} {pid} to {to}",
+        if thread { "thread" } else { "process" }
+    );
+    match cg
+        .ensure(to, &[])
+        .and_then(|()| cg.membership_of(pid, thread))
+    {
+        Ok(o) => {
+            journal(&o)?;
+            out.originals.push(o);
+            match cg.attach_task(pid, thread, to) {
+                Ok(()) | Err(TaskError::Gone { .. }) => {}
+                Err(e) => out.failures.push((what, e)),
+            }
+        }
+        Err(TaskError::Gone { .. }) => {}
+        Err(e) => out.failures.push((what, e)),
+    }
+    Ok(())
+}

@@ -1,0 +1,280 @@
+//! Import a Userspace Resource Manager (URM) configuration directory as a
+//! Lever target file with use cases and apps.
+//!
+//! URM (seed 001) describes a board in four YAML files, each possibly in
+//! three layers read in this order, a later layer replacing an earlier
+//! entry with the same key: `DIR/FILE` (a flat directory), then
+//! `DIR/common/FILE`, `DIR/target/FILE`, `DIR/custom/FILE`.
+//!
+//! | URM file | key of an entry | becomes |
+//! |---|---|---|
+//! | `ResourcesConfig.yaml` (`ResourceConfigs:`) | ResType, ResID | a resource; opcode `make(0x30 + ResType, ResID)` |
+//! | `SignalsConfig.yaml` (`SignalConfigs:`) | Category, SigId, ExtraAttrs | a use case with id `Category << 16 \| SigId`; entries with `ExtraAttrs` are its variants |
+//! | `PerApp.yaml` (`PerAppConfigs:`) | App | an `apps:` entry |
+//! | `InitConfig.yaml` (`InitConfigs:`) | section | cluster names (`ClusterMap`), cgroup names (`CgroupsInfo`) |
+//!
+//! A URM resource code, as signals write it in `ResCode`, is
+//! `ResType << 16 | ResID`; `ResInfo` is read as the logical cluster
+//! (`ApplyType: cluster`), the core (`core`) or the cgroup ID (`cgroup`).
+//! Every field is either mapped or named in a [`Warning`]; a key URM does
+//! not have is an [`UrmError::Field`] at its file:line:col. URM's
+//! `lower_is_better` on a floor (a min frequency, a uclamp min) makes the
+//! lowest floor win — a configuration bug: it is imported as `max` with a
+//! warning. The full mapping table is in `docs/usecases.md`.
+//!
+//! ```
+//! let dir = tempfile::tempdir().unwrap();
+//! std::fs::write(dir.path().join("ResourcesConfig.yaml"), "\
+//! ResourceConfigs:
+//!   - ResType: \"0x1\"
+//!     ResID: \"0x0\"
+//!     Name: SCHED_UTIL_CLAMP_MIN
+//!     Path: /proc/sys/kernel/sched_util_clamp_min
+//!     HighThreshold: 1024
+//!     LowThreshold: 0
+//!     Policy: lower_is_better
+//! ").unwrap();
+//! std::fs::write(dir.path().join("SignalsConfig.yaml"), "\
+//! SignalConfigs:
+//!   - SigId: \"0x1\"
+//!     Category: \"0x2\"
+//!     Name: APP_LAUNCH
+//!     Timeout: 2000
+//!     Resources:
+//!       - { ResCode: \"0x00010000\", Values: [512] }
+//! ").unwrap();
+//! let out = lever_urm::import(dir.path(), "demo", &[]).unwrap();
+//! assert_eq!(out.target.usecases[0].name, "app-launch");
+//! assert_eq!(out.target.usecases[0].id, 0x0002_0001);
+//! assert!(out.warnings.iter().any(|w| w.message.contains("lower_is_better")));
+//! assert!(out.yaml.contains("opcode: 0x4C400000"));
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod read;
+mod write;
+
+use lever_targets::{Cluster, TargetFile};
+use std::fmt;
+use std::path::Path;
+
+/// The layers of a URM configuration directory, lowest first.
+pub const LAYERS: &[&str] = &["", "common", "target", "custom"];
+
+/// What an import produced.
+#[derive(Debug)]
+pub struct Import {
+    /// The Lever target file, as text.
+    pub yaml: String,
+    /// The same, parsed and checked by `lever-targets`.
+    pub target: TargetFile,
+    /// Every field not mapped, and every change made.
+    pub warnings: Vec<Warning>,
+    /// The URM files read, in order.
+    pub files: Vec<String>,
+}
+
+/// A field that was not mapped as written, and why.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Warning {
+    /// The URM file.
+    pub file: String,
+    /// 1-based line.
+    pub line: usize,
+    /// The field's path, e.g. `ResourceConfigs[3].Modes`.
+    pub field: String,
+    /// What happened to it.
+    pub message: String,
+}
+
+impl Warning {
+    pub(crate) fn new(at: &read::At, field: &str, message: impl Into<String>) -> Warning {
+        Warning {
+            file: at.file.clone(),
+            line: at.line,
+            field: field.to_string(),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}: field `{}`: {}",
+            self.file, self.line, self.field, self.message
+        )
+    }
+}
+
+/// Why a directory cannot be imported.
+#[derive(Debug, thiserror::Error)]
+pub enum UrmError {
+    /// A field of a URM file is wrong (an unknown key, a bad value).
+    #[error("{file}:{line}:{col}: field `{field}`: {message}")]
+    Field {
+        /// The file.
+        file: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        col: usize,
+        /// The field's path.
+        field: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A URM file is not YAML.
+    #[error("{file}:{line}:{col}: YAML syntax error: {message}")]
+    Syntax {
+        /// The file.
+        file: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        col: usize,
+        /// The scanner's explanation.
+        message: String,
+    },
+    /// A file or the directory could not be read (or the output written).
+    #[error("{path}: {source}")]
+    Read {
+        /// The path.
+        path: String,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// The directory holds none of URM's files.
+    #[error("{dir}: no URM configuration here (expected ResourcesConfig.yaml, SignalsConfig.yaml, PerApp.yaml or InitConfig.yaml, flat or under common/, target/, custom/)")]
+    Empty {
+        /// The directory.
+        dir: String,
+    },
+    /// The generated target file did not check (a bug in the importer;
+    /// the message shows where in the generated text), or the board's
+    /// clusters could not be discovered.
+    #[error("the imported target does not check: {0}")]
+    Generated(#[from] lever_targets::TargetError),
+}
+
+/// The four files, each merged over the layers.
+#[derive(Debug, Default)]
+pub(crate) struct Config {
+    pub resources: Vec<read::UrmResource>,
+    pub signals: Vec<read::UrmSignal>,
+    pub apps: Vec<read::UrmApp>,
+    pub init: read::UrmInit,
+}
+
+fn load(path: &Path) -> Result<Option<(String, lever_yaml::Node)>, UrmError> {
+    let shown = path.display().to_string();
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(UrmError::Read {
+                path: shown,
+                source,
+            })
+        }
+    };
+    if text.trim().is_empty() {
+        return Ok(None);
+    }
+    let doc = lever_yaml::parse(&text).map_err(|e| UrmError::Syntax {
+        file: shown.clone(),
+        line: e.pos.line,
+        col: e.pos.col,
+        message: e.kind.to_string(),
+    })?;
+    Ok(Some((shown, doc)))
+}
+
+/// Replace entries with the same key, append the rest (file order kept).
+fn merge<T>(into: &mut Vec<T>, new: Vec<T>, key: impl Fn(&T) -> String) {
+    for item in new {
+        match into.iter().position(|x| key(x) == key(&item)) {
+            Some(i) => into[i] = item,
+            None => into.push(item),
+        }
+    }
+}
+
+/// What `lever target import-urm` does: discover the clusters of the
+/// kernel below `fs`, import `dir` as target `name`, and write the result
+/// to `out` when given.
+pub fn import_dir(
+    dir: &Path,
+    name: &str,
+    fs: &lever_kernel::KernelFs,
+    out: Option<&Path>,
+) -> Result<Import, UrmError> {
+    let clusters = lever_targets::discover_clusters(fs)?;
+    let import = import(dir, name, &clusters)?;
+    if let Some(path) = out {
+        std::fs::write(path, &import.yaml).map_err(|source| UrmError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+    }
+    Ok(import)
+}
+
+/// Import the URM configuration in `dir` as target `name`. `clusters` are
+/// the board's CPU clusters in capacity order (from
+/// [`lever_targets::discover_clusters`]), paired in order with URM's
+/// `ClusterMap`; with none, per-cluster and per-core resources are left
+/// out with a warning.
+pub fn import(dir: &Path, name: &str, clusters: &[Cluster]) -> Result<Import, UrmError> {
+    if let Err(source) = std::fs::read_dir(dir) {
+        return Err(UrmError::Read {
+            path: dir.display().to_string(),
+            source,
+        });
+    }
+    let mut cfg = Config::default();
+    let mut warnings = Vec::new();
+    let mut files = Vec::new();
+    for layer in LAYERS {
+        let base = dir.join(layer);
+        if let Some((file, doc)) = load(&base.join("ResourcesConfig.yaml"))? {
+            let f = read::File { name: &file };
+            merge(&mut cfg.resources, read::resources(&f, &doc)?, |r| {
+                format!("{}:{}", r.res_type, r.res_id)
+            });
+            files.push(file);
+        }
+        if let Some((file, doc)) = load(&base.join("SignalsConfig.yaml"))? {
+            let f = read::File { name: &file };
+            merge(&mut cfg.signals, read::signals(&f, &doc)?, |s| {
+                format!("{}:{}:{:?}", s.category, s.sig_id, s.attrs)
+            });
+            files.push(file);
+        }
+        if let Some((file, doc)) = load(&base.join("PerApp.yaml"))? {
+            let f = read::File { name: &file };
+            merge(&mut cfg.apps, read::apps(&f, &doc)?, |a| a.app.clone());
+            files.push(file);
+        }
+        if let Some((file, doc)) = load(&base.join("InitConfig.yaml"))? {
+            let f = read::File { name: &file };
+            read::init(&f, &doc, &mut cfg.init, &mut warnings)?;
+            files.push(file);
+        }
+    }
+    if files.is_empty() {
+        return Err(UrmError::Empty {
+            dir: dir.display().to_string(),
+        });
+    }
+    let yaml = write::target(&cfg, name, &files, clusters, &mut warnings);
+    let target = lever_targets::parse(&format!("{name}.yaml"), &yaml)?;
+    Ok(Import {
+        yaml,
+        target,
+        warnings,
+        files,
+    })
+}
