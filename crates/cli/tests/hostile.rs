@@ -270,7 +270,11 @@ fn read_replies(s: &mut UnixStream, n: usize, limit: Duration) -> usize {
             Err(_) => continue,
         }
         let mut used = 0;
-        while let Ok(Some((reply, k))) = decode_reply(&buf[used..]) {
+        // Count no further than asked: one read may hold more replies.
+        while done < n {
+            let Ok(Some((reply, k))) = decode_reply(&buf[used..]) else {
+                break;
+            };
             used += k;
             if !matches!(reply, Reply::JsonMore(_)) {
                 done += 1;
