@@ -835,3 +835,36 @@ fn a_floor_is_capped_at_the_ceiling_the_node_has_now() {
     ));
     assert_eq!(f.node(SILVER_MIN), "1516800");
 }
+
+/// Item 9: ten thousand deadlines at one instant end in bounded batches
+/// (the event loop serves other clients between them), and every node
+/// comes back.
+#[test]
+fn ten_thousand_deadlines_at_one_instant_end_in_bounded_batches() {
+    let mut f = fixture(Limits::default());
+    for i in 0..10_000u64 {
+        let c = client(200 + i / 4000, 0, true);
+        handle(f.core.handle(
+            &c,
+            ask(
+                1000,
+                Priority::SystemLow,
+                &[(0x44000000, (i % 1000) as i64)],
+            ),
+            ms(0),
+        ));
+    }
+    assert_eq!(f.node(UCLAMP), "999");
+    let mut batches = 0;
+    loop {
+        let before = f.core.live();
+        let more = f.core.expire_some(ms(1000), 256);
+        assert!(before - f.core.live() <= 256);
+        batches += 1;
+        if !more {
+            break;
+        }
+    }
+    assert_eq!((batches, f.core.live()), (40, 0));
+    assert_eq!(f.node(UCLAMP), "0");
+}
