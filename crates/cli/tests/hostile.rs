@@ -257,13 +257,19 @@ fn acquire_release(c: &mut Client, value: i64) {
 /// Read replies from `s` until `n` complete ones (a JSON document ends
 /// with a frame without MORE) arrived or `limit` passed.
 fn read_replies(s: &mut UnixStream, n: usize, limit: Duration) -> usize {
+    replies(s, n, limit).len()
+}
+
+/// The first `n` complete replies on `s` (fewer if `limit` passes or the
+/// daemon closes); pieces of a JSON document are not counted.
+fn replies(s: &mut UnixStream, n: usize, limit: Duration) -> Vec<Reply> {
     s.set_read_timeout(Some(Duration::from_millis(200)))
         .unwrap();
     let deadline = Instant::now() + limit;
     let mut buf = Vec::new();
     let mut chunk = vec![0u8; 1 << 16];
-    let mut done = 0;
-    while done < n && Instant::now() < deadline {
+    let mut done = Vec::new();
+    while done.len() < n && Instant::now() < deadline {
         match s.read(&mut chunk) {
             Ok(0) => break,
             Ok(k) => buf.extend_from_slice(&chunk[..k]),
@@ -271,13 +277,13 @@ fn read_replies(s: &mut UnixStream, n: usize, limit: Duration) -> usize {
         }
         let mut used = 0;
         // Count no further than asked: one read may hold more replies.
-        while done < n {
+        while done.len() < n {
             let Ok(Some((reply, k))) = decode_reply(&buf[used..]) else {
                 break;
             };
             used += k;
             if !matches!(reply, Reply::JsonMore(_)) {
-                done += 1;
+                done.push(reply);
             }
         }
         buf.drain(..used);
@@ -546,31 +552,20 @@ fn detached_requests_from_many_connections_are_capped_per_uid() {
                 .encode()
             })
             .collect();
-        let mut s = conn;
+        let mut s = conn.try_clone().unwrap();
         s.write_all(&frames).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-        let mut buf = Vec::new();
-        let mut chunk = [0u8; 4096];
-        let mut got = 0;
-        while got < 32 {
-            let k = s.read(&mut chunk).expect("replies to the acquires");
-            assert!(k > 0, "the daemon closed a connection of nobody's");
-            buf.extend_from_slice(&chunk[..k]);
-            let mut used = 0;
-            while let Ok(Some((reply, k))) = decode_reply(&buf[used..]) {
-                used += k;
-                got += 1;
-                match reply {
-                    Reply::Handle(_) => granted += 1,
-                    Reply::Error { code, message: m } => {
-                        assert_eq!(code as u16, 6, "{m}");
-                        message = m;
-                        refused += 1;
-                    }
-                    other => panic!("{other:?}"),
+        let got = replies(&mut s, 32, Duration::from_secs(10));
+        assert_eq!(got.len(), 32, "replies to the acquires");
+        for reply in got {
+            match reply {
+                Reply::Handle(_) => granted += 1,
+                Reply::Error { code, message: m } => {
+                    assert_eq!(code as u16, 6, "{m}");
+                    message = m;
+                    refused += 1;
                 }
+                other => panic!("{other:?}"),
             }
-            buf.drain(..used);
         }
         let _ = conn.shutdown(std::net::Shutdown::Both);
         if i % 10 == 0 {

@@ -4,29 +4,16 @@
 //!
 //! `cargo bench -p lever-daemon --bench core`
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use lever_daemon::core::{Client, Limits};
-use lever_daemon::identity::Identity;
+use lever_daemon::core::Limits;
 use lever_protocol::{Acquire, Lease, Priority, Reply, Request};
 use std::hint::black_box;
 use std::time::Duration;
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+use common::client;
 
 const UCLAMP_OP: u32 = 0x44000000;
-
-fn client(conn: u64, uid: u32, system: bool) -> Client {
-    Client {
-        conn,
-        id: Identity {
-            pid: 1000 + conn as i32,
-            uid,
-            gid: uid,
-            exe: None,
-            system,
-        },
-    }
-}
 
 fn acquire(lease_ms: u32, value: i64) -> Request {
     Request::Acquire(Acquire {

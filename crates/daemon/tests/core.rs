@@ -4,27 +4,13 @@
 
 mod common;
 
-use common::{fixture, freq_fixture, GOVERNOR, RT, SILVER_MAX, SILVER_MIN, UCLAMP};
+use common::{client, fixture, freq_fixture, GOVERNOR, RT, SILVER_MAX, SILVER_MIN, UCLAMP};
 use lever_daemon::core::{Client, Limits};
-use lever_daemon::identity::Identity;
 use lever_protocol::{
     Acquire, Acquired, Bound, Cause, Clamped, ErrorCode, Explain, Handle, Holder, Lease, PairRule,
     Priority, Reply, Request, SnapDirection, Snapped, Status,
 };
 use std::time::Duration;
-
-fn client(conn: u64, uid: u32, system: bool) -> Client {
-    Client {
-        conn,
-        id: Identity {
-            pid: 1000 + conn as i32,
-            uid,
-            gid: uid,
-            exe: Some(format!("/usr/bin/app{conn}")),
-            system,
-        },
-    }
-}
 
 fn app(conn: u64) -> Client {
     client(conn, 1000 + conn as u32, false)
