@@ -22,6 +22,12 @@
 //!   that `min <= max` holds after **every** single write.
 //! - When the last vote on a resource goes away its node is restored to the
 //!   original value it had before Lever first touched it.
+//! - `Permission::System` resources need a trusted client: a system class
+//!   ([`Engine::acquire`]), or the caller's word ([`Engine::acquire_as`]:
+//!   the daemon knows who its client is; the class then only ranks).
+//! - Requests are indexed by owner and deadlines kept in order, so ending
+//!   an owner's requests or an expiry costs what ends, not what is live
+//!   ([`Engine::release_owner`], [`Engine::expire_some`]).
 //!
 //! ```
 //! use lever_engine::*;
