@@ -257,23 +257,33 @@ fn acquire_release(c: &mut Client, value: i64) {
 /// Read replies from `s` until `n` complete ones (a JSON document ends
 /// with a frame without MORE) arrived or `limit` passed.
 fn read_replies(s: &mut UnixStream, n: usize, limit: Duration) -> usize {
+    replies(s, n, limit).len()
+}
+
+/// The first `n` complete replies on `s` (fewer if `limit` passes or the
+/// daemon closes); pieces of a JSON document are not counted.
+fn replies(s: &mut UnixStream, n: usize, limit: Duration) -> Vec<Reply> {
     s.set_read_timeout(Some(Duration::from_millis(200)))
         .unwrap();
     let deadline = Instant::now() + limit;
     let mut buf = Vec::new();
     let mut chunk = vec![0u8; 1 << 16];
-    let mut done = 0;
-    while done < n && Instant::now() < deadline {
+    let mut done = Vec::new();
+    while done.len() < n && Instant::now() < deadline {
         match s.read(&mut chunk) {
             Ok(0) => break,
             Ok(k) => buf.extend_from_slice(&chunk[..k]),
             Err(_) => continue,
         }
         let mut used = 0;
-        while let Ok(Some((reply, k))) = decode_reply(&buf[used..]) {
+        // Count no further than asked: one read may hold more replies.
+        while done.len() < n {
+            let Ok(Some((reply, k))) = decode_reply(&buf[used..]) else {
+                break;
+            };
             used += k;
             if !matches!(reply, Reply::JsonMore(_)) {
-                done += 1;
+                done.push(reply);
             }
         }
         buf.drain(..used);
@@ -508,4 +518,87 @@ fn a_status_larger_than_the_backlog_is_delivered() {
         t.elapsed()
     );
     assert_eq!(read_replies(&mut slow, 1, Duration::from_secs(10)), 1);
+}
+
+/// Attack 4: connections of `nobody` each make 32 detached 10-minute
+/// requests (the per-connection limit) and close. Detached requests
+/// outlive their connection, so only a per-uid cap bounds them: `nobody`
+/// gets its share (1,024 by default) and a clear refusal beyond it; root
+/// acquires, releases and reads STATUS throughout at its usual latency.
+#[test]
+fn detached_requests_from_many_connections_are_capped_per_uid() {
+    if !is_root() {
+        eprintln!("skipped: needs root to connect as `nobody`");
+        return;
+    }
+    let d = Daemon::start(None);
+    let mut root = d.client();
+    let base = p99(pings(&mut root, 1000));
+    let n_conns = 100;
+    let nobody = nobody_connections(&d, n_conns);
+    let (mut granted, mut refused) = (0usize, 0usize);
+    let mut message = String::new();
+    for (i, conn) in nobody.conns.iter().enumerate() {
+        let frames: Vec<u8> = (0..32)
+            .flat_map(|k| {
+                Request::Acquire(lever_protocol::Acquire {
+                    handle: None,
+                    lease: Lease::from_ms(600_000),
+                    priority: Priority::ThirdPartyLow,
+                    detach: true,
+                    report: false,
+                    pairs: vec![(SWAPPINESS, ((i * 32 + k) % 100) as i64)],
+                })
+                .encode()
+            })
+            .collect();
+        let mut s = conn.try_clone().unwrap();
+        s.write_all(&frames).unwrap();
+        let got = replies(&mut s, 32, Duration::from_secs(10));
+        assert_eq!(got.len(), 32, "replies to the acquires");
+        for reply in got {
+            match reply {
+                Reply::Handle(_) => granted += 1,
+                Reply::Error { code, message: m } => {
+                    assert_eq!(code as u16, 6, "{m}");
+                    message = m;
+                    refused += 1;
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        let _ = conn.shutdown(std::net::Shutdown::Both);
+        if i % 10 == 0 {
+            acquire_release(&mut root, 30 + i as i64 / 10);
+        }
+    }
+    let status = root.status().expect("root's STATUS");
+    eprintln!(
+        "{} detached acquires from {n_conns} connections of uid 65534: {granted} granted, \
+         {refused} refused ({message}); {} live",
+        n_conns * 32,
+        status.live_requests
+    );
+    assert!(
+        granted <= 1024 && refused > 0,
+        "uid 65534 got {granted} live requests"
+    );
+    assert!(
+        message.contains("uid 65534") && message.contains("live requests"),
+        "{message}"
+    );
+    assert!(status.live_requests <= 1024, "{}", status.live_requests);
+    // Root still has its reserve and its latency.
+    for i in 0..20 {
+        acquire_release(&mut root, 60 + i);
+    }
+    assert_within_2x(
+        "PING beside 1,024 detached requests of one uid",
+        base,
+        || p99(pings(&mut root, 1000)),
+    );
+    let (rss, hwm) = d.memory_kb();
+    eprintln!("daemon: VmRSS {rss} kB, VmHWM {hwm} kB");
+    assert!(rss < 16 * 1024, "daemon VmRSS {rss} kB");
+    drop(nobody);
 }

@@ -18,7 +18,7 @@ use lever_protocol::{
 };
 use lever_targets::Target;
 use lever_tunables::Applier;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::time::Duration;
 
 /// Per-client limits.
@@ -28,6 +28,15 @@ pub struct Limits {
     pub third_party_requests: usize,
     /// Live requests one system connection may hold.
     pub system_requests: usize,
+    /// Live requests one third-party uid may hold over all its
+    /// connections, detached ones included (a detached request outlives
+    /// its connection, so the per-connection limit alone bounds nothing).
+    pub third_party_requests_per_uid: usize,
+    /// Live requests in all, system clients' included.
+    pub live_requests: usize,
+    /// Of `live_requests`, how many third-party clients together can never
+    /// take: kept for root and the system group.
+    pub system_reserve: usize,
     /// Opcode/value pairs in one third-party request.
     pub third_party_pairs: usize,
     /// Longest timed request a third-party client may make, in ms.
@@ -39,6 +48,9 @@ impl Default for Limits {
         Limits {
             third_party_requests: 32,
             system_requests: 4096,
+            third_party_requests_per_uid: 1024,
+            live_requests: 16384,
+            system_reserve: 2048,
             third_party_pairs: 64,
             third_party_max_duration_ms: 600_000,
         }
@@ -67,6 +79,17 @@ struct Meta {
     /// Pairs as the client sent them (before snapping), for reload.
     pairs: Vec<(Opcode, i64)>,
     priority: Priority,
+    /// Made by a system client (may use system-only resources whatever
+    /// its class).
+    system: bool,
+}
+
+/// One uid's live requests: how many, and which are detached (any
+/// connection of the uid may see and release those).
+#[derive(Debug, Default)]
+struct UidShare {
+    live: usize,
+    detached: BTreeSet<RequestId>,
 }
 
 /// The engine's class for a priority a client asked for: the one place the
@@ -91,6 +114,13 @@ pub struct Core {
     applier: Applier,
     journal: Journal,
     meta: HashMap<RequestId, Meta>,
+    /// Requests by the connection that made (or last updated) them, and
+    /// by uid, so that a limit check or a STATUS costs what the client
+    /// holds, not what everyone holds. Kept by `track` and `untrack` only.
+    by_conn: HashMap<u64, BTreeSet<RequestId>>,
+    by_uid: HashMap<u32, UidShare>,
+    /// Live requests of third-party clients, together.
+    third_party_live: usize,
     /// Text Lever last wrote per resource (absent = original in place).
     written: HashMap<ResourceIndex, String>,
     limits: Limits,
@@ -194,6 +224,9 @@ impl Core {
             engine,
             journal,
             meta: HashMap::new(),
+            by_conn: HashMap::new(),
+            by_uid: HashMap::new(),
+            third_party_live: 0,
             written: HashMap::new(),
             limits,
             log,
@@ -292,28 +325,16 @@ impl Core {
                 );
             }
         }
-        // An existing handle must be visible to this client; otherwise it
-        // is treated as unknown (never revealing someone else's request).
+        // A handle this client may not see is an unknown handle: the
+        // request is a new one, exactly as for a handle no one holds, so
+        // nothing tells the client that the handle is someone's.
         let existing = a
             .handle
             .map(|h| RequestId(u64::from(h.get())))
-            .filter(|id| self.engine.request(*id).is_some());
-        if let (Some(id), Some(h)) = (existing, a.handle) {
-            if !self.owns(client, id) {
-                return refuse(ErrorCode::NoSuchRequest, format!("no request {h} of yours"));
-            }
-        } else {
-            let held = self.meta.values().filter(|m| m.conn == client.conn).count();
-            let limit = if system {
-                self.limits.system_requests
-            } else {
-                self.limits.third_party_requests
-            };
-            if held >= limit {
-                return refuse(
-                    ErrorCode::Limit,
-                    format!("this client already holds {held} requests (limit {limit})"),
-                );
+            .filter(|id| self.owns(client, *id));
+        if existing.is_none() {
+            if let Some(message) = self.over_limit(client) {
+                return refuse(ErrorCode::Limit, message);
             }
         }
         let (id, handle) = match (existing, a.handle) {
@@ -362,27 +383,30 @@ impl Core {
             }
         }
         let report = a.report;
+        self.refresh_pair_originals(&pairs);
         let mut plan = Plan::default();
+        let mut replaced = false;
         if let Some(id) = existing {
             if self.engine.request(id).map(|r| r.owner) != Some(owner) {
                 // Attached <-> detached: the owner changes, so replace.
                 plan = self.engine.release(id).unwrap_or_default();
+                replaced = true;
             }
         }
-        match self.engine.acquire(request, now) {
+        match self.engine.acquire_as(request, now, system) {
             Ok(p) => {
                 plan.writes.extend(p.writes);
                 plan.adjustments = p.adjustments;
             }
             Err(e) => {
-                if !plan.writes.is_empty() {
+                if replaced {
                     self.apply(&plan, "request replaced");
-                    self.meta.remove(&id);
+                    self.untrack(id);
                 }
                 return refuse(engine_code(&e), e.to_string());
             }
         }
-        self.meta.insert(
+        self.track(
             id,
             Meta {
                 handle,
@@ -394,6 +418,7 @@ impl Core {
                 lease: a.lease,
                 pairs,
                 priority,
+                system,
             },
         );
         let why = format!(
@@ -408,7 +433,7 @@ impl Core {
             // an original): take the whole request back.
             let undo = self.engine.release(id).unwrap_or_default();
             self.apply(&undo, "request refused by the kernel");
-            self.meta.remove(&id);
+            self.untrack(id);
             return match code {
                 ErrorCode::Internal => refuse(code, err),
                 _ => refuse(code, format!("kernel refused: {err}")),
@@ -531,7 +556,7 @@ impl Core {
         }
         match self.engine.release(id) {
             Ok(plan) => {
-                self.meta.remove(&id);
+                self.untrack(id);
                 self.apply(&plan, &format!("request {handle} released"));
                 Reply::Done
             }
@@ -546,7 +571,7 @@ impl Core {
             return;
         }
         for id in &plan.ended {
-            self.meta.remove(id);
+            self.untrack(*id);
         }
         let why = format!(
             "client {conn} gone, {} request(s) released",
@@ -557,21 +582,148 @@ impl Core {
 
     /// End every request whose deadline has passed.
     pub fn expire(&mut self, now: Duration) {
-        let plan = self.engine.expire(now);
+        while self.expire_some(now, 256) {}
+    }
+
+    /// End at most `max` of the requests whose deadline has passed,
+    /// earliest first; true when more are due (the event loop serves
+    /// everyone else before the next batch, so ten thousand deadlines at
+    /// one instant do not stall the loop).
+    pub fn expire_some(&mut self, now: Duration, max: usize) -> bool {
+        let plan = self.engine.expire_some(now, max);
+        let more = plan.next_deadline.is_some_and(|d| d <= now);
         if plan.ended.is_empty() {
-            return;
+            return more;
         }
         for id in &plan.ended {
-            self.meta.remove(id);
+            self.untrack(*id);
         }
         let ids: Vec<String> = plan.ended.iter().map(|i| i.0.to_string()).collect();
         self.apply(&plan, &format!("request {} expired", ids.join(",")));
+        more
+    }
+
+    /// Why `client` may not make one more request, if so: its
+    /// connection's limit, its uid's share (detached requests included),
+    /// the third-party clients' share (the system reserve), the total.
+    fn over_limit(&self, client: &Client) -> Option<String> {
+        let l = &self.limits;
+        let system = client.id.system;
+        let held = self.by_conn.get(&client.conn).map_or(0, BTreeSet::len);
+        let limit = if system {
+            l.system_requests
+        } else {
+            l.third_party_requests
+        };
+        if held >= limit {
+            return Some(format!(
+                "this client already holds {held} requests (limit {limit})"
+            ));
+        }
+        let live = self.engine.live_count();
+        if !system {
+            let uid = client.id.uid;
+            let mine = self.by_uid.get(&uid).map_or(0, |u| u.live);
+            if mine >= l.third_party_requests_per_uid {
+                return Some(format!(
+                    "uid {uid} already holds {mine} live requests (limit {} per uid, detached ones included)",
+                    l.third_party_requests_per_uid
+                ));
+            }
+            let share = l.live_requests.saturating_sub(l.system_reserve);
+            if self.third_party_live >= share {
+                return Some(format!(
+                    "third-party clients hold {} live requests (limit {share}; the rest is kept for system clients)",
+                    self.third_party_live
+                ));
+            }
+        }
+        if live >= l.live_requests {
+            return Some(format!(
+                "the daemon holds {live} live requests (limit {})",
+                l.live_requests
+            ));
+        }
+        None
+    }
+
+    /// Record a live request's bookkeeping (replacing what `id` had).
+    fn track(&mut self, id: RequestId, meta: Meta) {
+        self.untrack(id);
+        self.by_conn.entry(meta.conn).or_default().insert(id);
+        let share = self.by_uid.entry(meta.uid).or_default();
+        share.live += 1;
+        if meta.detached {
+            share.detached.insert(id);
+        }
+        if !meta.system {
+            self.third_party_live += 1;
+        }
+        self.meta.insert(id, meta);
+    }
+
+    /// Forget a request that ended.
+    fn untrack(&mut self, id: RequestId) -> Option<Meta> {
+        let meta = self.meta.remove(&id)?;
+        if let Some(ids) = self.by_conn.get_mut(&meta.conn) {
+            ids.remove(&id);
+            if ids.is_empty() {
+                self.by_conn.remove(&meta.conn);
+            }
+        }
+        if let Some(share) = self.by_uid.get_mut(&meta.uid) {
+            share.live -= 1;
+            share.detached.remove(&id);
+            if share.live == 0 {
+                self.by_uid.remove(&meta.uid);
+            }
+        }
+        if !meta.system {
+            self.third_party_live -= 1;
+        }
+        Some(meta)
+    }
+
+    /// Someone other than Lever (thermal, a user) may have moved a half of
+    /// a min/max pair that Lever does not hold since it was last read
+    /// (`scaling_max_freq` lowered under a boost): read it back before
+    /// planning, so a floor is never written above the ceiling the node
+    /// has now — the engine caps it there, and the report and EXPLAIN name
+    /// the ceiling's current value as the cause.
+    fn refresh_pair_originals(&mut self, pairs: &[(Opcode, i64)]) {
+        for &(opcode, _) in pairs {
+            let Some(idx) = self.engine.index_of(opcode) else {
+                continue;
+            };
+            let partner = self
+                .engine
+                .spec(idx)
+                .and_then(ResourceSpec::partner)
+                .and_then(|p| self.engine.index_of(p));
+            let Some(partner) = partner else { continue };
+            for i in [idx, partner] {
+                if self.engine.applied(i).is_some() {
+                    continue;
+                }
+                let level = self
+                    .engine
+                    .spec(i)
+                    .and_then(|s| lever_tunables::read_current(&self.fs, s).ok())
+                    .and_then(|r| r.level);
+                if level.is_some() {
+                    self.engine.set_original(i, level);
+                }
+            }
+        }
     }
 
     /// Release everything and restore every node (SIGTERM).
     pub fn shutdown(&mut self) {
         let plan = self.engine.release_all();
-        self.meta.clear();
+        let ids: Vec<RequestId> = self.meta.keys().copied().collect();
+        for id in ids {
+            self.untrack(id);
+        }
         let failures = self.apply(&plan, "daemon stopping");
         // Only a fully restored device gets a clean journal; otherwise the
         // next start (or `lever restore`) retries.
@@ -606,8 +758,12 @@ impl Core {
         self.target = target;
         self.applier = Applier::new(self.fs.clone());
         self.written.clear();
-        let mut meta: Vec<(RequestId, Meta)> = self.meta.drain().collect();
-        meta.sort_by_key(|(id, _)| *id);
+        let mut ids: Vec<RequestId> = self.meta.keys().copied().collect();
+        ids.sort();
+        let meta: Vec<(RequestId, Meta)> = ids
+            .into_iter()
+            .filter_map(|id| Some((id, self.untrack(id)?)))
+            .collect();
         for (id, m) in meta {
             let Some(&(owner, deadline)) = previous.get(&id) else {
                 continue;
@@ -632,10 +788,10 @@ impl Core {
                 deadline,
                 pairs,
             };
-            match self.engine.acquire(req, now) {
+            match self.engine.acquire_as(req, now, m.system) {
                 Ok(plan) => {
                     self.apply(&plan, &format!("request {} re-applied after reload", id.0));
-                    self.meta.insert(id, m);
+                    self.track(id, m);
                 }
                 Err(e) => self
                     .log
@@ -782,6 +938,21 @@ impl Core {
         }
     }
 
+    /// The requests `client` may see, by handle: all of them for root;
+    /// otherwise those of its connection and its uid's detached ones
+    /// (from the indexes: a third-party STATUS costs what it shows).
+    fn visible(&self, client: &Client) -> Vec<RequestId> {
+        if client.id.uid == 0 {
+            return self.engine.requests().iter().map(|r| r.id).collect();
+        }
+        let mut ids: BTreeSet<RequestId> =
+            self.by_conn.get(&client.conn).cloned().unwrap_or_default();
+        if let Some(share) = self.by_uid.get(&client.id.uid) {
+            ids.extend(share.detached.iter().copied());
+        }
+        ids.into_iter().collect()
+    }
+
     /// The status document: every resource and the requests this client may
     /// see (all of them for root).
     pub fn status(&self, client: &Client, now: Duration) -> Status {
@@ -792,11 +963,12 @@ impl Core {
             root: self.fs.root().display().to_string(),
             live_requests: self.engine.live_count(),
             requests: self
-                .engine
-                .requests()
-                .iter()
-                .filter(|r| self.owns(client, r.id))
-                .filter_map(|r| Some(self.request_info(r, self.meta.get(&r.id)?, now)))
+                .visible(client)
+                .into_iter()
+                .filter_map(|id| {
+                    let r = self.engine.request(id)?;
+                    Some(self.request_info(r, self.meta.get(&id)?, now))
+                })
                 .collect(),
             resources: self
                 .engine

@@ -46,6 +46,9 @@ pub const REPLY_BACKLOG: usize = 64 << 10;
 /// Frames answered per connection per loop turn, so a client with a
 /// thousand requests pipelined waits its turn like everyone else.
 pub const FRAMES_PER_TURN: usize = 16;
+/// Requests ended per loop turn when many deadlines fall at one instant
+/// (the rest are ended on the following turns, between other clients).
+pub const EXPIRIES_PER_TURN: usize = 256;
 /// Connections accepted per loop turn (a connect flood shares the loop).
 const ACCEPTS_PER_TURN: usize = 64;
 /// How long the listener rests after the daemon ran out of descriptors.
@@ -373,7 +376,9 @@ impl<'a> Server<'a> {
                         let _ = rustix::io::read(&self.timer, &mut b);
                         self.armed = None;
                         let now = self.now();
-                        self.core.expire(now);
+                        // More due: `arm_timer` fires the timer again at
+                        // once, after this turn's clients are served.
+                        self.core.expire_some(now, EXPIRIES_PER_TURN);
                     }
                     PAUSE => {
                         let mut b = [0u8; 8];

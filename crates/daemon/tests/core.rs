@@ -4,27 +4,13 @@
 
 mod common;
 
-use common::{fixture, freq_fixture, GOVERNOR, RT, SILVER_MIN, UCLAMP};
+use common::{client, fixture, freq_fixture, GOVERNOR, RT, SILVER_MAX, SILVER_MIN, UCLAMP};
 use lever_daemon::core::{Client, Limits};
-use lever_daemon::identity::Identity;
 use lever_protocol::{
     Acquire, Acquired, Bound, Cause, Clamped, ErrorCode, Explain, Handle, Holder, Lease, PairRule,
     Priority, Reply, Request, SnapDirection, Snapped, Status,
 };
 use std::time::Duration;
-
-fn client(conn: u64, uid: u32, system: bool) -> Client {
-    Client {
-        conn,
-        id: Identity {
-            pid: 1000 + conn as i32,
-            uid,
-            gid: uid,
-            exe: Some(format!("/usr/bin/app{conn}")),
-            system,
-        },
-    }
-}
 
 fn app(conn: u64) -> Client {
     client(conn, 1000 + conn as u32, false)
@@ -173,9 +159,10 @@ fn updating_a_handle_replaces_its_values() {
     });
     assert_eq!(handle(f.core.handle(&app(1), update.clone(), ms(1))), h);
     assert_eq!((f.node(UCLAMP).as_str(), f.core.live()), ("300", 1));
-    // Someone else's handle is refused as unknown.
-    let (code, _) = refusal(f.core.handle(&app(2), update, ms(2)));
-    assert_eq!(code, ErrorCode::NoSuchRequest);
+    // Someone else's handle is an unknown handle: a new request (issue
+    // 11 item 7; it used to be refused, which told the handle was live).
+    assert_ne!(handle(f.core.handle(&app(2), update, ms(2))), h);
+    assert_eq!((f.node(UCLAMP).as_str(), f.core.live()), ("300", 2));
 }
 
 #[test]
@@ -227,13 +214,15 @@ fn third_party_clients_get_neither_system_classes_nor_system_resources() {
         "sched_rt_runtime_us (0x48C04000) is system-only; uid 1001 is a third-party client"
     );
     assert_eq!((f.node(RT).as_str(), f.core.live()), ("950000", 0));
-    // A system client may, with a system class.
-    let (code, _) = refusal(f.core.handle(
+    // A system client may, whatever its class (issue 11 item 8: it used
+    // to be refused at a third-party class).
+    let low = handle(f.core.handle(
         &root(),
         ask(0, Priority::ThirdPartyLow, &[(0x48C04000, -1)]),
         now,
     ));
-    assert_eq!(code, ErrorCode::NotPermitted);
+    f.core
+        .handle(&root(), Request::Release { handle: low.get() }, now);
     handle(f.core.handle(
         &root(),
         ask(0, Priority::SystemLow, &[(0x48C04000, -1)]),
@@ -620,4 +609,248 @@ fn a_higher_class_vote_is_named_as_the_winner() {
     }
     let e = f.explain(&root(), "cpu_max_freq_silver", now);
     assert!(matches!(e.cause, Some(Cause::Vote { vote }) if vote.handle == Holder::Handle(sys)));
+}
+
+fn detached(lease_ms: u32, pairs: &[(u32, i64)]) -> Request {
+    match ask(lease_ms, Priority::ThirdPartyLow, pairs) {
+        Request::Acquire(a) => Request::Acquire(Acquire { detach: true, ..a }),
+        _ => unreachable!(),
+    }
+}
+
+/// Attack 4 at the core: connections of one uid each make detached
+/// requests and close. The uid's share counts them all; the third-party
+/// share leaves a reserve for system clients; the total caps everyone.
+#[test]
+fn live_requests_are_capped_per_uid_detached_ones_included_with_a_system_reserve() {
+    let limits = Limits {
+        third_party_requests: 4,
+        third_party_requests_per_uid: 10,
+        live_requests: 24,
+        system_reserve: 6,
+        ..Limits::default()
+    };
+    let mut f = fixture(limits);
+    let now = ms(0);
+    let one = [(0x44000000, 1)];
+    let nobody = |conn| client(conn, 65534, false);
+    let (mut granted, mut refused) = (0, Vec::new());
+    for conn in 1..=5 {
+        for _ in 0..4 {
+            match f.core.handle(&nobody(conn), detached(600_000, &one), now) {
+                Reply::Handle(_) => granted += 1,
+                other => refused.push(refusal(other)),
+            }
+        }
+        f.core.client_gone(conn);
+    }
+    assert_eq!((granted, f.core.live()), (10, 10));
+    assert_eq!(refused.len(), 10);
+    assert!(refused.iter().all(|(code, msg)| *code == ErrorCode::Limit
+        && msg == "uid 65534 already holds 10 live requests (limit 10 per uid, detached ones included)"));
+    // Other uids have their own shares, up to the third-party share.
+    for conn in 10..12 {
+        for _ in 0..4 {
+            handle(
+                f.core
+                    .handle(&app(conn), ask(0, Priority::ThirdPartyLow, &one), now),
+            );
+        }
+    }
+    let (code, msg) = refusal(
+        f.core
+            .handle(&app(12), ask(0, Priority::ThirdPartyLow, &one), now),
+    );
+    assert_eq!(code, ErrorCode::Limit);
+    assert_eq!(
+        msg,
+        "third-party clients hold 18 live requests (limit 18; the rest is kept for system clients)"
+    );
+    // The reserve is root's (and the system group's), up to the total.
+    for _ in 0..6 {
+        handle(
+            f.core
+                .handle(&root(), ask(0, Priority::SystemHigh, &one), now),
+        );
+    }
+    let (code, msg) = refusal(
+        f.core
+            .handle(&root(), ask(0, Priority::SystemHigh, &one), now),
+    );
+    assert_eq!(code, ErrorCode::Limit);
+    assert_eq!(msg, "the daemon holds 24 live requests (limit 24)");
+    // Requests that end give the share back.
+    f.core.expire(ms(600_000));
+    assert_eq!(f.core.live(), 14);
+    handle(f.core.handle(&nobody(20), detached(1000, &one), now));
+    // The uid's detached requests stay its own to see (and only those).
+    let seen = f.status(&nobody(21), now).requests;
+    assert_eq!(seen.len(), 1);
+    assert!(seen[0].detached);
+    assert_eq!(f.status(&app(10), now).requests.len(), 4);
+    assert_eq!(f.status(&root(), now).requests.len(), 15);
+}
+
+/// Item 7: another client's live handle is, to ACQUIRE and RELEASE, an
+/// unknown handle — same reply, same code and message.
+#[test]
+fn another_clients_handle_is_indistinguishable_from_an_unknown_one() {
+    let mut f = fixture(Limits::default());
+    let now = ms(0);
+    let theirs = handle(f.core.handle(
+        &app(1),
+        ask(0, Priority::ThirdPartyLow, &[(0x44000000, 900)]),
+        now,
+    ));
+    let unknown = (1..)
+        .map(|n| theirs.get() ^ n)
+        .find(|&h| h != 0 && h < 1 << 31)
+        .unwrap();
+    let with = |h: u32, lease: u32, value: i64| {
+        Request::Acquire(Acquire {
+            handle: Handle::new(h),
+            ..match ask(lease, Priority::ThirdPartyLow, &[(0x44000000, value)]) {
+                Request::Acquire(a) => a,
+                _ => unreachable!(),
+            }
+        })
+    };
+    // Acquire and renew with either: a fresh request with a new handle.
+    for (h, value) in [(theirs.get(), 100), (unknown, 200)] {
+        let got = handle(f.core.handle(&app(2), with(h, 5000, value), now));
+        assert_ne!(got.get(), h);
+        assert_ne!(got, theirs);
+    }
+    // Their request is untouched: value, lease, winner.
+    assert_eq!(f.node(UCLAMP), "900");
+    let mine = f.status(&app(1), now).requests;
+    assert_eq!(mine.len(), 1);
+    assert_eq!((mine[0].handle, mine[0].expires_in_ms), (theirs, None));
+    // Release: the same code and message, but for the number.
+    let (c1, m1) = refusal(f.core.handle(
+        &app(2),
+        Request::Release {
+            handle: theirs.get(),
+        },
+        now,
+    ));
+    let (c2, m2) = refusal(
+        f.core
+            .handle(&app(2), Request::Release { handle: unknown }, now),
+    );
+    assert_eq!(c1, c2);
+    assert_eq!(
+        m1.replace(&theirs.get().to_string(), "H"),
+        m2.replace(&unknown.to_string(), "H")
+    );
+    assert_eq!(f.core.live(), 3);
+}
+
+/// Item 8: root asking at priority 0 (what `perf_lock_acq` sends) may use
+/// system-only resources; its vote ranks third-party-low. A third-party
+/// client at priority 0 is still refused.
+#[test]
+fn root_at_priority_zero_may_use_system_only_resources() {
+    let mut f = fixture(Limits::default());
+    let now = ms(0);
+    let low = handle(f.core.handle(
+        &root(),
+        ask(0, Priority::ThirdPartyLow, &[(0x48C04000, -1)]),
+        now,
+    ));
+    assert_eq!(f.node(RT), "-1");
+    // A system-class vote of anyone beats it, whatever the value.
+    let high = handle(f.core.handle(
+        &root(),
+        ask(0, Priority::SystemLow, &[(0x48C04000, 800000)]),
+        now,
+    ));
+    assert_eq!(f.node(RT), "800000");
+    f.core
+        .handle(&root(), Request::Release { handle: high.get() }, now);
+    assert_eq!(f.node(RT), "-1");
+    f.core
+        .handle(&root(), Request::Release { handle: low.get() }, now);
+    assert_eq!(f.node(RT), "950000");
+    let (code, _) = refusal(f.core.handle(
+        &app(1),
+        ask(0, Priority::ThirdPartyLow, &[(0x48C04000, -1)]),
+        now,
+    ));
+    assert_eq!(code, ErrorCode::NotPermitted);
+}
+
+/// Item 8: someone else lowered `scaling_max_freq` after the daemon read
+/// it; a boost of the min is capped at the max the node has now, never
+/// written above it, and the report says the ceiling decided.
+#[test]
+fn a_floor_is_capped_at_the_ceiling_the_node_has_now() {
+    let mut f = freq_fixture();
+    let now = ms(0);
+    f.tree.node(SILVER_MAX, "806400\n");
+    let r = report(f.core.handle(
+        &app(1),
+        reported(0, Priority::ThirdPartyLow, &[(0x44008100, 1958400)]),
+        now,
+    ));
+    assert_eq!(f.node(SILVER_MIN), "806400");
+    assert_eq!(f.node(SILVER_MAX), "806400");
+    let silver = &r.resources[0];
+    assert_eq!((silver.held, silver.applied), (1958400, Some(806400)));
+    match &silver.cause {
+        Cause::Pair {
+            partner,
+            by: None,
+            rule,
+            ..
+        } => {
+            assert_eq!(partner, "cpu_max_freq_silver");
+            assert_eq!(*rule, PairRule::CeilingBeatsFloor);
+        }
+        other => panic!("{other:?}"),
+    }
+    // Released: the min's own original comes back.
+    f.core.client_gone(1);
+    assert_eq!(f.node(SILVER_MIN), "300000");
+    // The outside ceiling rises again: the next boost follows it.
+    f.tree.node(SILVER_MAX, "1958400\n");
+    handle(f.core.handle(
+        &app(2),
+        ask(0, Priority::ThirdPartyLow, &[(0x44008100, 1516800)]),
+        now,
+    ));
+    assert_eq!(f.node(SILVER_MIN), "1516800");
+}
+
+/// Item 9: ten thousand deadlines at one instant end in bounded batches
+/// (the event loop serves other clients between them), and every node
+/// comes back.
+#[test]
+fn ten_thousand_deadlines_at_one_instant_end_in_bounded_batches() {
+    let mut f = fixture(Limits::default());
+    for i in 0..10_000u64 {
+        let c = client(200 + i / 4000, 0, true);
+        handle(f.core.handle(
+            &c,
+            ask(
+                1000,
+                Priority::SystemLow,
+                &[(0x44000000, (i % 1000) as i64)],
+            ),
+            ms(0),
+        ));
+    }
+    assert_eq!(f.node(UCLAMP), "999");
+    let mut batches = 0;
+    loop {
+        let before = f.core.live();
+        let more = f.core.expire_some(ms(1000), 256);
+        assert!(before - f.core.live() <= 256);
+        batches += 1;
+        if !more {
+            break;
+        }
+    }
+    assert_eq!((batches, f.core.live()), (40, 0));
+    assert_eq!(f.node(UCLAMP), "0");
 }

@@ -22,6 +22,12 @@
 //!   that `min <= max` holds after **every** single write.
 //! - When the last vote on a resource goes away its node is restored to the
 //!   original value it had before Lever first touched it.
+//! - `Permission::System` resources need a trusted client: a system class
+//!   ([`Engine::acquire`]), or the caller's word ([`Engine::acquire_as`]:
+//!   the daemon knows who its client is; the class then only ranks).
+//! - Requests are indexed by owner and deadlines kept in order, so ending
+//!   an owner's requests or an expiry costs what ends, not what is live
+//!   ([`Engine::release_owner`], [`Engine::expire_some`]).
 //!
 //! ```
 //! use lever_engine::*;
@@ -261,6 +267,12 @@ pub struct Engine {
     resources: Vec<ResourceState>,
     by_opcode: HashMap<Opcode, ResourceIndex>,
     live: HashMap<RequestId, Live>,
+    /// Live requests per owner, so that ending an owner's lease costs
+    /// what that owner holds, not what everyone holds.
+    owners: HashMap<OwnerId, BTreeSet<RequestId>>,
+    /// Deadlines in order: the next one is the first, and removing one is
+    /// O(log n) — the cost of an expiry does not grow with the number of
+    /// requests that are not due.
     deadlines: BTreeSet<(Duration, RequestId)>,
     seq: u64,
 }
@@ -324,6 +336,7 @@ impl Engine {
             resources,
             by_opcode,
             live: HashMap::new(),
+            owners: HashMap::new(),
             deadlines: BTreeSet::new(),
             seq: 0,
         })
@@ -456,7 +469,26 @@ impl Engine {
 
     /// Add a request, or replace the live request with the same id (same
     /// owner only). Values are normalized (clamped, snapped) on arrival.
-    pub fn acquire(&mut self, mut request: Request, _now: Duration) -> Result<Plan, EngineError> {
+    /// `Permission::System` resources need a system class
+    /// ([`PriorityClass::is_system`]); see [`Engine::acquire_as`] for a
+    /// caller that knows its client is trusted whatever class it asked.
+    pub fn acquire(&mut self, request: Request, now: Duration) -> Result<Plan, EngineError> {
+        let system = request.priority.is_system();
+        self.acquire_as(request, now, system)
+    }
+
+    /// [`Engine::acquire`] for a client whose right to `Permission::System`
+    /// resources is `system`, decided by the caller (the daemon knows who
+    /// its client is). The class still only ranks the votes: a system
+    /// client asking at a third-party class (what `perf_lock_acq` sends)
+    /// may touch system-only resources, and its vote yields to any
+    /// higher-class one.
+    pub fn acquire_as(
+        &mut self,
+        mut request: Request,
+        _now: Duration,
+        system: bool,
+    ) -> Result<Plan, EngineError> {
         if request.pairs.is_empty() {
             return Err(EngineError::Empty);
         }
@@ -475,7 +507,7 @@ impl Engine {
                 return Err(EngineError::RepeatedOpcode(*opcode));
             }
             let spec = &self.resources[idx].spec;
-            if spec.permission == Permission::System && !request.priority.is_system() {
+            if spec.permission == Permission::System && !system {
                 return Err(EngineError::NotPermitted {
                     opcode: *opcode,
                     name: spec.name.clone(),
@@ -510,6 +542,10 @@ impl Engine {
         if let Some(d) = request.deadline {
             self.deadlines.insert((d, request.id));
         }
+        self.owners
+            .entry(request.owner)
+            .or_default()
+            .insert(request.id);
         self.live.insert(request.id, Live { request, votes });
         let mut plan = self.replan(touched, Vec::new());
         plan.adjustments = adjustments;
@@ -533,26 +569,41 @@ impl Engine {
     }
 
     /// Release everything an owner holds (its process died or disconnected).
+    /// Costs what the owner holds, whatever else is live.
     pub fn release_owner(&mut self, owner: OwnerId) -> Plan {
-        let mut ids: Vec<RequestId> = self
-            .live
-            .values()
-            .filter(|l| l.request.owner == owner)
-            .map(|l| l.request.id)
-            .collect();
-        ids.sort();
+        let ids: Vec<RequestId> = self
+            .owners
+            .get(&owner)
+            .map(|ids| ids.iter().copied().collect())
+            .unwrap_or_default();
         self.release_many(ids)
+    }
+
+    /// Number of live requests an owner holds.
+    pub fn owned_count(&self, owner: OwnerId) -> usize {
+        self.owners.get(&owner).map_or(0, BTreeSet::len)
     }
 
     /// Release every request whose deadline is at or before `now`.
     pub fn expire(&mut self, now: Duration) -> Plan {
+        self.expire_some(now, usize::MAX)
+    }
+
+    /// Release at most `max` of the requests whose deadline is at or
+    /// before `now`, earliest first. More are due when the plan's
+    /// `next_deadline` is still at or before `now`: a caller serving
+    /// others meanwhile (the daemon) ends ten thousand requests due at
+    /// one instant in bounded steps.
+    pub fn expire_some(&mut self, now: Duration, max: usize) -> Plan {
         let mut ids = Vec::new();
-        while let Some(&(d, id)) = self.deadlines.first() {
-            if d > now {
-                break;
+        while ids.len() < max {
+            match self.deadlines.first() {
+                Some(&(d, id)) if d <= now => {
+                    ids.push(id);
+                    self.deadlines.pop_first();
+                }
+                _ => break,
             }
-            ids.push(id);
-            self.deadlines.pop_first();
         }
         self.release_many(ids)
     }
@@ -578,6 +629,12 @@ impl Engine {
 
     fn remove_live(&mut self, id: RequestId) -> Option<Live> {
         let live = self.live.remove(&id)?;
+        if let Some(ids) = self.owners.get_mut(&live.request.owner) {
+            ids.remove(&id);
+            if ids.is_empty() {
+                self.owners.remove(&live.request.owner);
+            }
+        }
         for (idx, key) in &live.votes {
             self.resources[*idx].votes.remove(key);
         }

@@ -383,3 +383,63 @@ fn decision_names_the_ceiling_that_capped_a_boost() {
         })
     );
 }
+
+#[test]
+fn owners_are_indexed_through_replacement_and_release() {
+    let (_k, mut e) = KernelModel::new(small_target());
+    let mut a = req(1, TP, &[(UCLAMP_MIN, 900)]);
+    a.owner = OwnerId(5);
+    e.acquire(a.clone(), ms(0)).unwrap();
+    a.pairs = vec![(UCLAMP_MIN, 300)];
+    e.acquire(a, ms(0)).unwrap();
+    assert_eq!(e.owned_count(OwnerId(5)), 1);
+    e.release(RequestId(1)).unwrap();
+    assert_eq!(e.owned_count(OwnerId(5)), 0);
+    assert!(e.release_owner(OwnerId(5)).ended.is_empty());
+}
+
+#[test]
+fn expire_some_ends_due_requests_in_bounded_steps() {
+    let (mut k, mut e) = KernelModel::new(small_target());
+    for id in 1..=10 {
+        let mut r = req(id, TP, &[(UCLAMP_MIN, id as i64)]);
+        r.deadline = Some(ms(100));
+        k.apply(&e.acquire(r, ms(0)).unwrap()).unwrap();
+    }
+    let mut later = req(11, TP, &[(SWAPPINESS, 20)]);
+    later.deadline = Some(ms(500));
+    k.apply(&e.acquire(later, ms(0)).unwrap()).unwrap();
+    let plan = e.expire_some(ms(100), 4);
+    assert_eq!(plan.ended.len(), 4);
+    // More are due: the next deadline is still now.
+    assert_eq!(plan.next_deadline, Some(ms(100)));
+    k.apply(&plan).unwrap();
+    let plan = e.expire_some(ms(100), 4);
+    k.apply(&plan).unwrap();
+    let plan = e.expire_some(ms(100), 4);
+    assert_eq!(plan.ended.len(), 2);
+    assert_eq!(plan.next_deadline, Some(ms(500)));
+    k.apply(&plan).unwrap();
+    let u = e.index_of(UCLAMP_MIN).unwrap();
+    assert_eq!(k.nodes[u], k.originals[u]);
+    assert_eq!(e.live_count(), 1);
+}
+
+#[test]
+fn a_trusted_client_at_a_third_party_class_may_use_system_resources() {
+    let (_k, mut e) = KernelModel::new(small_target());
+    let r = req(1, TP, &[(DMA_LATENCY, 0)]);
+    assert!(matches!(
+        e.acquire(r.clone(), ms(0)).unwrap_err(),
+        EngineError::NotPermitted { .. }
+    ));
+    e.acquire_as(r, ms(0), true).unwrap();
+    // Its vote still ranks as third-party-low.
+    let dma = e.index_of(DMA_LATENCY).unwrap();
+    assert_eq!(e.votes(dma).next().map(|v| v.2), Some(TP));
+    assert!(matches!(
+        e.acquire_as(req(2, TP, &[(DMA_LATENCY, 5)]), ms(0), false)
+            .unwrap_err(),
+        EngineError::NotPermitted { .. }
+    ));
+}

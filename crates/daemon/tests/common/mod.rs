@@ -1,7 +1,8 @@
 //! The daemon core over a fake tree, shared by the core and server tests.
 #![allow(dead_code)] // each test file uses a subset
 
-use lever_daemon::core::{Core, Limits};
+use lever_daemon::core::{Client, Core, Limits};
+use lever_daemon::identity::Identity;
 use lever_daemon::journal::Journal;
 use lever_daemon::log::Logger;
 use lever_testkit::FakeTree;
@@ -107,5 +108,20 @@ impl Fixture {
     /// A node's value, without its newline.
     pub fn node(&self, path: &str) -> String {
         self.tree.read(path).trim().to_string()
+    }
+}
+
+/// A client on connection `conn`, running as `uid` (pid and executable
+/// derived from `conn`).
+pub fn client(conn: u64, uid: u32, system: bool) -> Client {
+    Client {
+        conn,
+        id: Identity {
+            pid: 1000 + conn as i32,
+            uid,
+            gid: uid,
+            exe: Some(format!("/usr/bin/app{conn}")),
+            system,
+        },
     }
 }
