@@ -136,7 +136,7 @@ fn list_unknown_only_and_helper() {
         assert!(text.contains(name), "{name} missing from --list:\n{text}");
     }
     let out = lever(&["bench", "--only", "no-such-test"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2), "a usage error");
     assert!(String::from_utf8_lossy(&out.stderr).contains("matches no test"));
     assert!(lever(&["bench", "__helper", "null"]).status.success());
 }
@@ -190,4 +190,39 @@ fn compare_fails_on_a_significant_regression_only() {
         .success());
     let broken = lever(&["bench", "compare", &b, "/nonexistent.json"]);
     assert_ne!(broken.status.code(), Some(0));
+}
+
+#[test]
+fn errors_exit_with_their_class() {
+    let dir = tempfile::tempdir().unwrap();
+    let not_json = dir.path().join("notes.txt");
+    std::fs::write(&not_json, "median 3 us\n").unwrap();
+    let not_json = not_json.to_str().unwrap();
+    let code = |args: &[&str]| lever(args).status.code();
+    // A file that is not a report: bad input (3), for either side.
+    assert_eq!(code(&["bench", "compare", not_json, not_json]), Some(3));
+    // A missing file: not available (4), as for every file Lever reads.
+    let missing = dir.path().join("missing.json");
+    let missing = missing.to_str().unwrap();
+    assert_eq!(code(&["bench", "compare", missing, not_json]), Some(4));
+    // Usage (2): nothing selected, no samples.
+    assert_eq!(code(&["bench", "--only", "lat_nothing*"]), Some(2));
+    assert_eq!(code(&["bench", "--repeat", "0"]), Some(2));
+    // A CPU that does not exist (the kernel's EINVAL, or past what a CPU
+    // set can name): the flag's value is wrong (3).
+    for cpu in ["1000", "4095"] {
+        let out = lever(&[
+            "--json",
+            "bench",
+            "--cpu",
+            cpu,
+            "--only",
+            "lat_syscall-null",
+        ]);
+        assert_eq!(out.status.code(), Some(3), "--cpu {cpu}");
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(doc["error"]["code"], "bad_input");
+    }
+    // A bad duration is bad input too.
+    assert_eq!(code(&["bench", "--max-time", "soon"]), Some(3));
 }
