@@ -25,6 +25,7 @@ pub mod conditions;
 pub mod cpu;
 pub mod ipc;
 pub mod memory;
+pub mod nbench;
 pub mod ops;
 pub mod os;
 pub mod runner;
