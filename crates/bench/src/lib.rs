@@ -28,6 +28,7 @@ pub mod memory;
 pub mod nbench;
 pub mod ops;
 pub mod os;
+pub mod pagefault;
 pub mod runner;
 pub mod stats;
 
