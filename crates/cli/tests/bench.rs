@@ -226,3 +226,37 @@ fn errors_exit_with_their_class() {
     // A bad duration is bad input too.
     assert_eq!(code(&["bench", "--max-time", "soon"]), Some(3));
 }
+
+#[test]
+fn quick_runs_every_test_within_a_minute() {
+    let listed = json(&lever(&["--json", "bench", "--quick", "--list"]));
+    let listed: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t[0].as_str().unwrap())
+        .collect();
+    assert!(listed.len() > 100, "{}", listed.len());
+    let started = std::time::Instant::now();
+    let r = json(&lever(&["--json", "bench", "--quick"]));
+    let wall = started.elapsed().as_secs_f64();
+    let tests = r["tests"].as_array().unwrap();
+    let names: Vec<&str> = tests.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, listed, "every listed test runs, in order");
+    for t in tests {
+        assert!(t["skipped"].is_null(), "{t}");
+    }
+    let sections: Vec<&str> = tests
+        .iter()
+        .map(|t| t["section"].as_str().unwrap())
+        .collect();
+    for s in ["syscalls", "memory_latency", "cpu", "nbench"] {
+        assert!(sections.contains(&s), "no {s} section");
+    }
+    // The budget, on a 2-core VM: the whole suite within 60 s.
+    assert!(
+        wall < 60.0,
+        "--quick took {wall:.1} s (load average {})",
+        r["conditions"]["load_1m"]
+    );
+}
