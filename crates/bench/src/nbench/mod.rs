@@ -1,17 +1,15 @@
 //! NBench (BYTEmark, BYTE magazine 1995; Linux port by Uwe Mayer) index
 //! kernels, ported from the published algorithms: numeric sort, string
-//! sort, bitfield, IDEA, Huffman (integer index) and Fourier, LU
-//! decomposition (floating-point index). Each test's score is iterations
+//! sort, bitfield, FP emulation, assignment, IDEA, Huffman (integer index)
+//! and Fourier, neural net, LU decomposition (floating-point index). Each test's score is iterations
 //! per second of one kernel pass over NBench's array sizes, with the data
 //! regenerated untimed before each pass as NBench does; the compiler and
 //! flags are in every report ([`crate::Build`]), since these scores mean
 //! little without them.
-//!
-//! Not ported yet: FP emulation, assignment, neural net (their tests are
-//! absent, not faked).
 
 pub mod float;
 pub mod integer;
+pub mod more;
 
 use crate::catalog::{Section, TestDef};
 use crate::runner::boxed;
@@ -85,9 +83,12 @@ pub fn tests() -> Vec<TestDef> {
         test("numsort", integer::NumSort::standard),
         test("strsort", integer::StrSort::standard),
         test("bitfield", integer::Bitfield::standard),
+        test("fpemu", more::FpEmulation::standard),
+        test("assignment", more::Assignment::standard),
         test("idea", integer::Idea::standard),
         test("huffman", integer::Huffman::standard),
         test("fourier", float::Fourier::standard),
+        test("neural", more::NeuralNet::standard),
         test("lu", float::Lu::standard),
     ]
 }
