@@ -260,3 +260,29 @@ fn quick_runs_every_test_within_a_minute() {
         r["conditions"]["load_1m"]
     );
 }
+
+#[test]
+fn dhrystone_reports_dmips_per_mhz_with_the_clock_source() {
+    let args = ["bench", "--quick", "--only", "dhrystone", "--repeat", "6"];
+    let out = lever(&args);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("DMIPS/MHz: "))
+        .unwrap_or_else(|| panic!("no DMIPS/MHz line:\n{text}"));
+    let r = json(&lever(&[&["--json"], &args[..]].concat()));
+    let median = r["tests"][0]["summary"]["median"].as_f64().unwrap();
+    match r["conditions"]["clock"]["mhz"].as_f64() {
+        Some(mhz) => {
+            let v = r["dmips_per_mhz"].as_f64().unwrap();
+            assert!((v - median / mhz).abs() < 1e-9 * v.max(1.0), "{v}");
+            let source = r["conditions"]["clock"]["source"].as_str().unwrap();
+            assert!(line.contains(source), "{line}");
+        }
+        None => {
+            assert!(r["dmips_per_mhz"].is_null());
+            assert!(line.contains("not available"), "{line}");
+        }
+    }
+}
