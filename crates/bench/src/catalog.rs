@@ -33,8 +33,10 @@ pub enum Section {
     MemoryBandwidth,
     /// `bw_file_rd`, `bw_mmap_rd`, `bw_pipe`, `bw_unix`, `bw_tcp`.
     IoBandwidth,
-    /// Dhrystone, Whetstone, Linpack, NBench.
+    /// Dhrystone, Whetstone, Linpack.
     Cpu,
+    /// NBench's index kernels (`nbench-*`).
+    Nbench,
 }
 
 impl Section {
@@ -52,6 +54,9 @@ impl Section {
             Section::MemoryBandwidth => "Memory bandwidth",
             Section::IoBandwidth => "Pipe, socket and file bandwidth",
             Section::Cpu => "CPU benchmarks",
+            Section::Nbench => {
+                "NBench index kernels (iterations/s; compiler and flags in the header)"
+            }
         }
     }
 }
@@ -173,5 +178,6 @@ pub fn all(env_quick: bool, llc_kb: Option<u64>) -> Vec<TestDef> {
     v.extend(crate::memory::tests(env_quick, llc_kb));
     v.extend(crate::ops::tests());
     v.extend(crate::cpu::tests(env_quick));
+    v.extend(crate::nbench::tests());
     v
 }

@@ -68,9 +68,9 @@ pub struct Comparison {
 
 /// Read a `--json` report.
 pub fn read_report(path: &Path) -> Result<BenchReport, BenchError> {
-    let text = std::fs::read_to_string(path).map_err(|e| BenchError::Report {
+    let text = std::fs::read_to_string(path).map_err(|source| BenchError::ReportFile {
         path: path.to_path_buf(),
-        message: e.to_string(),
+        source,
     })?;
     serde_json::from_str(&text).map_err(|e| BenchError::Report {
         path: path.to_path_buf(),

@@ -20,6 +20,17 @@ pub struct ClusterClock {
     pub max_khz: Option<u64>,
 }
 
+/// The CPU clock, and where it was read (Dhrystone's DMIPS/MHz divides by
+/// it; a VM has no cpufreq but its `/proc/cpuinfo` says `cpu MHz`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Clock {
+    /// MHz.
+    pub mhz: f64,
+    /// `cpufreq scaling_cur_freq (policy0)`, `cpufreq cpuinfo_max_freq
+    /// (policy0)` or `/proc/cpuinfo "cpu MHz"`.
+    pub source: String,
+}
+
 /// What was true on the machine when (and after) the benchmarks ran.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Conditions {
@@ -38,6 +49,10 @@ pub struct Conditions {
     pub boost: Option<bool>,
     /// Clocks before the run.
     pub clocks_before: Vec<ClusterClock>,
+    /// The first cluster's clock (CPU 0's, or `/proc/cpuinfo`'s first
+    /// `cpu MHz`); `None` when neither says.
+    #[serde(default)]
+    pub clock: Option<Clock>,
     /// Clocks after the run.
     pub clocks_after: Vec<ClusterClock>,
     /// Why the results may be noisy; empty when nothing was noticed.
@@ -67,14 +82,17 @@ impl Conditions {
         let cpus = lever_cpu::topology::online_cpus(fs)
             .map(|c| c.len())
             .unwrap_or(0);
+        let cpuinfo = text(&format!("{}/cpuinfo", paths::PROC));
+        let clocks_before = clocks(fs);
         Conditions {
-            cpu_model: text(&format!("{}/cpuinfo", paths::PROC)).and_then(|t| cpu_model(&t)),
+            cpu_model: cpuinfo.as_deref().and_then(cpu_model),
+            clock: clock(&clocks_before, cpuinfo.as_deref()),
             cpus,
             kernel: text(&format!("{}/osrelease", paths::SYSCTL_KERNEL)).map(|t| t.trim().into()),
             load_1m: text(&format!("{}/loadavg", paths::PROC)).and_then(|t| load_1m(&t)),
             nice: Some(rustix::process::getpriority_process(None).unwrap_or(0)),
             boost: boost(fs),
-            clocks_before: clocks(fs),
+            clocks_before,
             clocks_after: Vec::new(),
             warnings: Vec::new(),
         }
@@ -135,6 +153,31 @@ fn cpu_model(cpuinfo: &str) -> Option<String> {
         })
 }
 
+/// cpufreq's current clock of the first cluster, else its maximum, else
+/// `/proc/cpuinfo`'s first `cpu MHz\t\t: 2994.374` line (x86 and VMs).
+fn clock(clocks: &[ClusterClock], cpuinfo: Option<&str>) -> Option<Clock> {
+    let first = clocks.first();
+    let khz = |k: Option<u64>, file: &str| {
+        Some(Clock {
+            mhz: k? as f64 / 1000.0,
+            source: format!("cpufreq {file} ({})", first?.name),
+        })
+    };
+    khz(first.and_then(|c| c.cur_khz), "scaling_cur_freq")
+        .or_else(|| khz(first.and_then(|c| c.max_khz), "cpuinfo_max_freq"))
+        .or_else(|| {
+            let mhz = cpuinfo?.lines().find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                (k.trim() == "cpu MHz").then(|| v.trim().parse::<f64>().ok())?
+            })?;
+            Some(Clock {
+                mhz,
+                source: "/proc/cpuinfo \"cpu MHz\"".into(),
+            })
+        })
+        .filter(|c| c.mhz > 0.0)
+}
+
 /// `/proc/loadavg`: `4.43 3.05 1.95 6/125 21775` → 4.43.
 fn load_1m(loadavg: &str) -> Option<f64> {
     loadavg.split_whitespace().next()?.parse().ok()
@@ -177,6 +220,9 @@ mod tests {
         assert_eq!(c.kernel.as_deref(), Some("6.1.0-31-amd64"));
         assert_eq!((c.cpus, c.load_1m, c.boost), (2, Some(4.43), Some(true)));
         assert_eq!(c.clocks_before[0].cur_khz, Some(1_000_000));
+        let clock = c.clock.clone().unwrap();
+        assert_eq!(clock.mhz, 1000.0);
+        assert_eq!(clock.source, "cpufreq scaling_cur_freq (policy0)");
         t.node(
             "/sys/devices/system/cpu/cpufreq/policy0/scaling_cur_freq",
             "2000000\n",
@@ -196,6 +242,11 @@ mod tests {
         c.finish(t.fs());
         assert!(c.warnings.is_empty(), "{:?}", c.warnings);
         assert_eq!((c.cpu_model, c.kernel, c.boost), (None, None, None));
+        assert_eq!(c.clock, None, "no cpufreq, no cpuinfo: not available");
+        let vm = "processor\t: 0\ncpu MHz\t\t: 2994.374\nprocessor\t: 1\ncpu MHz\t\t: 1000.000\n";
+        let clock = clock(&[], Some(vm)).unwrap();
+        assert_eq!(clock.mhz, 2994.374);
+        assert_eq!(clock.source, "/proc/cpuinfo \"cpu MHz\"");
         assert_eq!(
             cpu_model("Hardware\t: Qualcomm QCS6490\n").as_deref(),
             Some("Qualcomm QCS6490")

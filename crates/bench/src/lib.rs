@@ -25,8 +25,10 @@ pub mod conditions;
 pub mod cpu;
 pub mod ipc;
 pub mod memory;
+pub mod nbench;
 pub mod ops;
 pub mod os;
+pub mod pagefault;
 pub mod runner;
 pub mod stats;
 
@@ -68,13 +70,21 @@ pub enum BenchError {
         /// The error.
         source: std::io::Error,
     },
-    /// A report file could not be read or parsed.
+    /// A report file is not a `lever bench` report.
     #[error("{path}: {message}")]
     Report {
         /// The file.
         path: PathBuf,
         /// What is wrong with it.
         message: String,
+    },
+    /// A report file could not be read or written.
+    #[error("{path}: {source}")]
+    ReportFile {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
     },
 }
 
@@ -215,6 +225,10 @@ pub struct BenchReport {
     pub tests: Vec<TestResult>,
     /// `lat_mem_rd`'s plateaus, with the cache sizes they should match.
     pub plateaus: Vec<memory::Plateau>,
+    /// Dhrystone's median DMIPS over the clock in
+    /// [`Conditions::clock`]; `None` when either is unknown.
+    #[serde(default)]
+    pub dmips_per_mhz: Option<f64>,
     /// Wall time of the whole run, seconds.
     pub elapsed_s: f64,
 }
@@ -278,6 +292,13 @@ pub fn run_defs(
     let fs = KernelFs::system();
     let caches = host_caches_kb(&fs);
     if let Some(cpu) = opts.cpu {
+        // CpuSet::set panics past its fixed size: refuse such a CPU first.
+        if cpu >= rustix::thread::CpuSet::MAX_CPU {
+            return Err(BenchError::Affinity {
+                cpu,
+                source: std::io::Error::from_raw_os_error(22),
+            });
+        }
         let mut set = rustix::thread::CpuSet::new();
         set.set(cpu);
         rustix::thread::sched_setaffinity(None, &set).map_err(|e| BenchError::Affinity {
@@ -346,7 +367,9 @@ pub fn run_defs(
             conditions.cpu_model.as_deref().unwrap_or("CPU model unknown")
         )
     });
+    let dmips_per_mhz = dmips_per_mhz(&tests, &conditions);
     Ok(BenchReport {
+        dmips_per_mhz,
         build: Build::current(),
         options: opts.clone(),
         conditions,
@@ -361,15 +384,26 @@ pub fn run_defs(
     })
 }
 
+/// Dhrystone's median over the clock, when both are known.
+fn dmips_per_mhz(tests: &[TestResult], c: &Conditions) -> Option<f64> {
+    let dmips = tests
+        .iter()
+        .find(|t| t.name == "dhrystone")?
+        .summary
+        .as_ref()?
+        .median;
+    Some(dmips / c.clock.as_ref()?.mhz)
+}
+
 /// Write `report` as pretty JSON to `path` (the file `compare` reads).
 pub fn write_report(path: &std::path::Path, report: &BenchReport) -> Result<(), BenchError> {
     let text = serde_json::to_string_pretty(report).map_err(|e| BenchError::Report {
         path: path.to_path_buf(),
         message: e.to_string(),
     })?;
-    std::fs::write(path, text + "\n").map_err(|e| BenchError::Report {
+    std::fs::write(path, text + "\n").map_err(|source| BenchError::ReportFile {
         path: path.to_path_buf(),
-        message: format!("cannot write: {e}"),
+        source,
     })
 }
 
@@ -399,8 +433,33 @@ pub(crate) mod tests {
             host_note: None,
             tests: Vec::new(),
             plateaus: Vec::new(),
+            dmips_per_mhz: None,
             elapsed_s: 0.0,
         }
+    }
+
+    #[test]
+    fn dmips_per_mhz_needs_dhrystone_and_a_clock() {
+        let dhry = TestResult {
+            name: "dhrystone".into(),
+            section: Section::Cpu,
+            unit: "DMIPS".into(),
+            better: Better::Higher,
+            summary: Summary::new(&[4000.0, 5000.0, 6000.0]),
+            samples: vec![4000.0, 5000.0, 6000.0],
+            stop: None,
+            iterations: 1,
+            elapsed_s: 0.0,
+            skipped: None,
+        };
+        let mut c = empty_report().conditions;
+        assert_eq!(dmips_per_mhz(std::slice::from_ref(&dhry), &c), None);
+        c.clock = Some(conditions::Clock {
+            mhz: 2500.0,
+            source: "test".into(),
+        });
+        assert_eq!(dmips_per_mhz(&[dhry], &c), Some(2.0));
+        assert_eq!(dmips_per_mhz(&[], &c), None);
     }
 
     #[test]

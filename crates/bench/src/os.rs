@@ -21,7 +21,7 @@ pub(crate) fn scratch_file(dir: &Path, name: &str, len: usize) -> Result<PathBuf
     Ok(path)
 }
 
-fn open(path: &Path) -> Result<File, BenchError> {
+pub(crate) fn open(path: &Path) -> Result<File, BenchError> {
     File::open(path).map_err(io_err(format!("open {}", path.display())))
 }
 
@@ -166,33 +166,7 @@ pub fn tests(quick: bool) -> Vec<TestDef> {
             })
         }),
     ];
-    // Page faults on a file mapping whose pages are in the page cache:
-    // map, touch every page (timed), unmap.
-    let pf_bytes = 4 << 20;
-    v.push(TestDef::us(
-        "lat_pagefault",
-        Section::FileAndVm,
-        (pf_bytes / 4096) as f64,
-        move |env| {
-            let f = open(&scratch_file(&env.dir, "pagefault", pf_bytes)?)?;
-            boxed(move |n| {
-                let mut total = Duration::ZERO;
-                for _ in 0..n {
-                    let map = lever_syscalls::MemoryMap::file_read_only(f.as_fd(), pf_bytes)
-                        .map_err(io_err("mmap".into()))?;
-                    let s = map.as_slice();
-                    let start = Instant::now();
-                    let mut acc = 0u8;
-                    for page in (0..s.len()).step_by(4096) {
-                        acc = acc.wrapping_add(s[page]);
-                    }
-                    total += start.elapsed();
-                    black_box(acc);
-                }
-                Ok(total)
-            })
-        },
-    ));
+    v.extend(crate::pagefault::tests());
     // mmap + touch one byte every 16 KiB + munmap of a 1 MiB file.
     let mm_bytes = 1 << 20;
     v.push(TestDef::us(

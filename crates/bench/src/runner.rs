@@ -38,17 +38,25 @@ pub fn timed(
 
 /// The iteration count whose run lasts at least `target` (doubling, then
 /// scaled), capped so a pathological test cannot run forever.
+///
+/// A body may report much less than its wall time (untimed setup, or
+/// `lat_ctx` taking off a measured overhead, which on a loaded machine
+/// can leave nothing): growth also stops once the wall time of one run
+/// passes four targets, or such a body would grow without bound.
 pub fn calibrate(bench: &mut dyn Bench, target: Duration) -> Result<u64, BenchError> {
     let mut iters = 1u64;
     loop {
+        let t0 = Instant::now();
         let d = bench.run(iters)?;
-        if d >= target || iters >= 1 << 40 {
+        let wall = t0.elapsed();
+        if d >= target || wall >= target * 4 || iters >= 1 << 40 {
             return Ok(iters);
         }
-        let grow = if d.is_zero() {
+        let basis = d.max(wall / 4);
+        let grow = if basis.is_zero() {
             16.0
         } else {
-            (target.as_secs_f64() / d.as_secs_f64() * 1.2).clamp(1.5, 16.0)
+            (target.as_secs_f64() / basis.as_secs_f64() * 1.2).clamp(1.5, 16.0)
         };
         iters = ((iters as f64) * grow).ceil() as u64;
     }
@@ -162,6 +170,18 @@ mod tests {
         let mut fake = |iters: u64| Ok(Duration::from_micros(iters));
         let n = calibrate(&mut fake, Duration::from_millis(5)).unwrap();
         assert!((5_000..=20_000).contains(&n), "{n}");
+    }
+
+    #[test]
+    fn calibration_stops_on_wall_time_when_the_body_reports_nothing() {
+        // A body that reports zero (all of its time taken off) but takes
+        // real time: calibration must end, on the wall clock.
+        let mut zero = |iters: u64| {
+            std::thread::sleep(Duration::from_micros(iters.min(10_000)));
+            Ok(Duration::ZERO)
+        };
+        let n = calibrate(&mut zero, Duration::from_millis(1)).unwrap();
+        assert!(n < 1 << 20, "{n}");
     }
 
     #[test]

@@ -90,6 +90,21 @@ fn io_error(e: &io::Error) -> Option<Class> {
     }
 }
 
+fn bench(e: &lever_bench::BenchError) -> Class {
+    use lever_bench::BenchError as B;
+    match e {
+        B::Io { source, .. } | B::ReportFile { source, .. } => {
+            io_error(source).unwrap_or(Class::Failed)
+        }
+        B::NeedsHelper => Class::NotAvailable,
+        B::Broken(_) => Class::Failed,
+        B::NothingSelected(_) => Class::Usage,
+        // EINVAL: no such CPU, or not one this process may use.
+        B::Affinity { source, .. } => io_error(source).unwrap_or(Class::BadInput),
+        B::Report { .. } => Class::BadInput,
+    }
+}
+
 fn client(e: &ClientError) -> Class {
     match e {
         ClientError::Refused { .. } => Class::Refused,
@@ -167,6 +182,8 @@ pub fn classify(err: &anyhow::Error) -> Class {
             })
         } else if let Some(e) = cause.downcast_ref::<ClientError>() {
             Some(client(e))
+        } else if let Some(e) = cause.downcast_ref::<lever_bench::BenchError>() {
+            Some(bench(e))
         } else if cause.is::<lever_text::ParseError>()
             || cause.is::<lever_text::UnitError>()
             || cause.is::<lever_boot::BootError>()
@@ -294,6 +311,29 @@ mod tests {
         };
         let e = lever_profiles::ProfileError::Direct(Box::new(refused.into()));
         assert_eq!(class_of(e), Class::Rejected);
+    }
+
+    #[test]
+    fn bench_errors_are_classified() {
+        use lever_bench::BenchError as B;
+        let report = |message: &str| B::Report {
+            path: "run.json".into(),
+            message: message.into(),
+        };
+        assert_eq!(class_of(report("not a report")), Class::BadInput);
+        let missing = B::ReportFile {
+            path: "run.json".into(),
+            source: io::Error::from(io::ErrorKind::NotFound),
+        };
+        assert_eq!(class_of(missing), Class::NotAvailable);
+        assert_eq!(class_of(B::NothingSelected("x".into())), Class::Usage);
+        assert_eq!(class_of(B::NeedsHelper), Class::NotAvailable);
+        let no_cpu = B::Affinity {
+            cpu: 99,
+            source: io::Error::from_raw_os_error(22),
+        };
+        assert_eq!(class_of(no_cpu), Class::BadInput);
+        assert_eq!(class_of(B::Broken("lost".into())), Class::Failed);
     }
 
     #[test]

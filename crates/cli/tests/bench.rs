@@ -136,7 +136,7 @@ fn list_unknown_only_and_helper() {
         assert!(text.contains(name), "{name} missing from --list:\n{text}");
     }
     let out = lever(&["bench", "--only", "no-such-test"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2), "a usage error");
     assert!(String::from_utf8_lossy(&out.stderr).contains("matches no test"));
     assert!(lever(&["bench", "__helper", "null"]).status.success());
 }
@@ -190,4 +190,99 @@ fn compare_fails_on_a_significant_regression_only() {
         .success());
     let broken = lever(&["bench", "compare", &b, "/nonexistent.json"]);
     assert_ne!(broken.status.code(), Some(0));
+}
+
+#[test]
+fn errors_exit_with_their_class() {
+    let dir = tempfile::tempdir().unwrap();
+    let not_json = dir.path().join("notes.txt");
+    std::fs::write(&not_json, "median 3 us\n").unwrap();
+    let not_json = not_json.to_str().unwrap();
+    let code = |args: &[&str]| lever(args).status.code();
+    // A file that is not a report: bad input (3), for either side.
+    assert_eq!(code(&["bench", "compare", not_json, not_json]), Some(3));
+    // A missing file: not available (4), as for every file Lever reads.
+    let missing = dir.path().join("missing.json");
+    let missing = missing.to_str().unwrap();
+    assert_eq!(code(&["bench", "compare", missing, not_json]), Some(4));
+    // Usage (2): nothing selected, no samples.
+    assert_eq!(code(&["bench", "--only", "lat_nothing*"]), Some(2));
+    assert_eq!(code(&["bench", "--repeat", "0"]), Some(2));
+    // A CPU that does not exist (the kernel's EINVAL, or past what a CPU
+    // set can name): the flag's value is wrong (3).
+    for cpu in ["1000", "4095"] {
+        let out = lever(&[
+            "--json",
+            "bench",
+            "--cpu",
+            cpu,
+            "--only",
+            "lat_syscall-null",
+        ]);
+        assert_eq!(out.status.code(), Some(3), "--cpu {cpu}");
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(doc["error"]["code"], "bad_input");
+    }
+    // A bad duration is bad input too.
+    assert_eq!(code(&["bench", "--max-time", "soon"]), Some(3));
+}
+
+#[test]
+fn quick_runs_every_test_within_a_minute() {
+    let listed = json(&lever(&["--json", "bench", "--quick", "--list"]));
+    let listed: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t[0].as_str().unwrap())
+        .collect();
+    assert!(listed.len() > 100, "{}", listed.len());
+    let started = std::time::Instant::now();
+    let r = json(&lever(&["--json", "bench", "--quick"]));
+    let wall = started.elapsed().as_secs_f64();
+    let tests = r["tests"].as_array().unwrap();
+    let names: Vec<&str> = tests.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, listed, "every listed test runs, in order");
+    for t in tests {
+        assert!(t["skipped"].is_null(), "{t}");
+    }
+    let sections: Vec<&str> = tests
+        .iter()
+        .map(|t| t["section"].as_str().unwrap())
+        .collect();
+    for s in ["syscalls", "memory_latency", "cpu", "nbench"] {
+        assert!(sections.contains(&s), "no {s} section");
+    }
+    // The budget, on a 2-core VM: the whole suite within 60 s.
+    assert!(
+        wall < 60.0,
+        "--quick took {wall:.1} s (load average {})",
+        r["conditions"]["load_1m"]
+    );
+}
+
+#[test]
+fn dhrystone_reports_dmips_per_mhz_with_the_clock_source() {
+    let args = ["bench", "--quick", "--only", "dhrystone", "--repeat", "6"];
+    let out = lever(&args);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("DMIPS/MHz: "))
+        .unwrap_or_else(|| panic!("no DMIPS/MHz line:\n{text}"));
+    let r = json(&lever(&[&["--json"], &args[..]].concat()));
+    let median = r["tests"][0]["summary"]["median"].as_f64().unwrap();
+    match r["conditions"]["clock"]["mhz"].as_f64() {
+        Some(mhz) => {
+            let v = r["dmips_per_mhz"].as_f64().unwrap();
+            assert!((v - median / mhz).abs() < 1e-9 * v.max(1.0), "{v}");
+            let source = r["conditions"]["clock"]["source"].as_str().unwrap();
+            assert!(line.contains(source), "{line}");
+        }
+        None => {
+            assert!(r["dmips_per_mhz"].is_null());
+            assert!(line.contains("not available"), "{line}");
+        }
+    }
 }

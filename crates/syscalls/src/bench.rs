@@ -137,6 +137,18 @@ impl Drop for SysvSemaphore {
     }
 }
 
+/// Minor page faults the calling thread has taken (`getrusage(RUSAGE_THREAD)`'s
+/// `ru_minflt`): `lat_pagefault` counts the faults its touches really
+/// cause, since the kernel's fault-around maps several pages per fault.
+pub fn minor_faults() -> io::Result<u64> {
+    // SAFETY: getrusage writes one plain-data struct we own; zeroed is a
+    // valid value of it.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid pointer to that struct.
+    check(unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) })?;
+    Ok(usage.ru_minflt as u64)
+}
+
 /// A memory mapping, unmapped on drop: anonymous (read-write) or a whole
 /// file read-only. LMBench's `lat_mmap`, `lat_pagefault` and
 /// `bw_mmap_rd` time creating and touching these.

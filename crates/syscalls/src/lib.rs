@@ -16,8 +16,8 @@ use std::io;
 
 mod bench;
 pub use bench::{
-    caught_signals, fork_exit_wait, install_counting_handler, raise_signal, select_readable,
-    MemoryMap, ProtectedPage, SysvSemaphore,
+    caught_signals, fork_exit_wait, install_counting_handler, minor_faults, raise_signal,
+    select_readable, MemoryMap, ProtectedPage, SysvSemaphore,
 };
 
 /// One mapping of `/proc/self/maps`:

@@ -32,7 +32,7 @@ pub struct BenchArgs {
     pub cpu: Option<usize>,
     /// Take exactly N samples per test instead of sampling until the 95%
     /// interval of the median is within ±2%.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = at_least_one)]
     pub repeat: Option<usize>,
     /// Most sampling time per test (bare number: seconds; `500ms`, `2s`).
     #[arg(long, value_name = "TIME")]
@@ -83,6 +83,15 @@ pub fn run(global: &Global, args: BenchArgs) -> anyhow::Result<()> {
     }
 }
 
+/// `--repeat`'s parser: clap reports the error, as a usage error.
+fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 fn options(global: &Global, args: &BenchArgs) -> anyhow::Result<Options> {
     let mut opts = if args.quick {
         Options::quick()
@@ -98,9 +107,6 @@ fn options(global: &Global, args: &BenchArgs) -> anyhow::Result<Options> {
             crate::cmd::util::seconds(t).with_context(|| format!("--max-time {t}"))?;
     }
     if let Some(n) = args.repeat {
-        if n == 0 {
-            bail!("--repeat must be at least 1");
-        }
         opts.policy.fixed = Some(n);
     }
     opts.only = args.only.clone();

@@ -19,9 +19,27 @@ pub fn report(r: &BenchReport, markdown: bool) -> String {
         let tests: Vec<&TestResult> = r.tests.iter().filter(|t| t.section == s).collect();
         out += &section(s, &tests, markdown);
     }
+    out += &dmips_per_mhz(r);
     out += &plateaus(r);
     out += &format!("\n{} tests in {:.1} s\n", r.tests.len(), r.elapsed_s);
     out
+}
+
+/// Dhrystone per MHz, saying where the clock came from.
+fn dmips_per_mhz(r: &BenchReport) -> String {
+    if !r.tests.iter().any(|t| t.name == "dhrystone") {
+        return String::new();
+    }
+    match (r.dmips_per_mhz, &r.conditions.clock) {
+        (Some(v), Some(c)) => format!(
+            "DMIPS/MHz: {} (at {} MHz, from {})\n",
+            fixed(v, 2),
+            fixed(c.mhz, 0),
+            c.source
+        ),
+        _ => "DMIPS/MHz: not available (no cpufreq clock and no \"cpu MHz\" in /proc/cpuinfo)\n"
+            .into(),
+    }
 }
 
 fn header(r: &BenchReport) -> String {
