@@ -4,7 +4,7 @@
 //! each parser. Any other event stays [`EventKind::Other`] with its raw
 //! body on [`crate::Event`].
 
-use crate::num::{parse_i32, parse_i64, parse_u32, parse_u64};
+use crate::num::{parse_cpu, parse_i32, parse_i64, parse_u32, parse_u64};
 
 /// A typed event payload.
 #[derive(Debug, Clone, PartialEq)]
@@ -280,8 +280,18 @@ fn field<'a>(body: &'a str, key: &str) -> Option<&'a str> {
 }
 
 impl<'a> EventKind<'a> {
-    /// Type the body of event `name`.
+    /// Type the body of event `name`; a known event whose body does not
+    /// parse is [`EventKind::Other`] (see [`EventKind::try_parse`]).
     pub fn parse(name: &'a str, body: &'a str) -> EventKind<'a> {
+        Self::try_parse(name, body).unwrap_or(EventKind::Other)
+    }
+
+    /// Type the body of event `name`. `Err(reason)` when `name` is one of
+    /// the typed events but its body lacks a field or holds a bad value —
+    /// most often a line cut short mid-event (a truncated copy, a
+    /// `trace_pipe` read interrupted): such a line is malformed, not a
+    /// generic event.
+    pub fn try_parse(name: &'a str, body: &'a str) -> Result<EventKind<'a>, &'static str> {
         let kind = match name {
             "sched_switch" => parse_switch(body).map(EventKind::SchedSwitch),
             "sched_waking" => parse_wakeup(WakeKind::Waking, body),
@@ -291,7 +301,7 @@ impl<'a> EventKind<'a> {
             "cpu_frequency" => (|| {
                 Some(EventKind::CpuFrequency {
                     state_khz: parse_u64(field(body, "state=")?)?,
-                    cpu: parse_u32(field(body, "cpu_id=")?)?,
+                    cpu: parse_cpu(field(body, "cpu_id=")?)?,
                 })
             })(),
             "cpu_idle" => (|| {
@@ -299,18 +309,18 @@ impl<'a> EventKind<'a> {
                 Some(EventKind::CpuIdle {
                     // (u32)-1 is PWR_EVENT_EXIT.
                     state: u32::try_from(state).ok().filter(|&s| s != u32::MAX),
-                    cpu: parse_u32(field(body, "cpu_id=")?)?,
+                    cpu: parse_cpu(field(body, "cpu_id=")?)?,
                 })
             })(),
             "power_start" => (|| {
                 Some(EventKind::PowerStart {
                     kind: parse_u32(field(body, "type=")?)?,
                     state: parse_u32(field(body, "state=")?)?,
-                    cpu: parse_u32(field(body, "cpu_id=")?)?,
+                    cpu: parse_cpu(field(body, "cpu_id=")?)?,
                 })
             })(),
             "power_end" => field(body, "cpu_id=")
-                .and_then(parse_u32)
+                .and_then(parse_cpu)
                 .map(|cpu| EventKind::PowerEnd { cpu }),
             "tracing_mark_write" | "print" => Some(EventKind::Marker(Marker::parse(body))),
             "irq_handler_entry" => (|| {
@@ -333,11 +343,23 @@ impl<'a> EventKind<'a> {
                     EventKind::SoftirqExit { vec, action }
                 })
             })(),
-            _ => body
-                .strip_prefix("<-")
-                .map(|parent| EventKind::Function { parent }),
+            _ => {
+                return Ok(body
+                    .strip_prefix("<-")
+                    .map_or(EventKind::Other, |parent| EventKind::Function { parent }))
+            }
         };
-        kind.unwrap_or(EventKind::Other)
+        kind.ok_or(match name {
+            "sched_switch" => "sched_switch with missing or bad fields (cut short?)",
+            "sched_waking" | "sched_wakeup" | "sched_wakeup_new" => {
+                "sched wake-up with missing or bad fields (cut short?)"
+            }
+            "sched_migrate_task" => "sched_migrate_task with missing or bad fields (cut short?)",
+            "cpu_frequency" | "cpu_idle" | "power_start" | "power_end" => {
+                "power event with missing or bad fields (cut short?, CPU out of range?)"
+            }
+            _ => "irq event with missing or bad fields (cut short?)",
+        })
     }
 }
 
@@ -379,7 +401,7 @@ fn parse_wakeup(kind: WakeKind, body: &str) -> Option<EventKind<'_>> {
         comm,
         pid: parse_i32(field(tail, "pid=")?)?,
         prio: field(tail, "prio=").and_then(parse_i32).unwrap_or(0),
-        target_cpu: field(tail, "target_cpu=").and_then(parse_u32),
+        target_cpu: field(tail, "target_cpu=").and_then(parse_cpu),
     }))
 }
 
@@ -390,7 +412,7 @@ fn parse_migrate(body: &str) -> Option<EventKind<'_>> {
     Some(EventKind::SchedMigrateTask(SchedMigrateTask {
         comm: &rest[..i],
         pid: parse_i32(field(tail, "pid=")?)?,
-        orig_cpu: parse_u32(field(tail, "orig_cpu=")?)?,
-        dest_cpu: parse_u32(field(tail, "dest_cpu=")?)?,
+        orig_cpu: parse_cpu(field(tail, "orig_cpu=")?)?,
+        dest_cpu: parse_cpu(field(tail, "dest_cpu=")?)?,
     }))
 }

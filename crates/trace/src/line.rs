@@ -49,7 +49,7 @@
 //! allocates.
 
 use crate::event::{EventKind, Marker};
-use crate::num::{parse_i32, parse_u32, parse_u64};
+use crate::num::{parse_cpu, parse_i32, parse_u32, parse_u64, MAX_CPUS};
 
 /// Where an event line's time comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -204,6 +204,7 @@ pub fn parse_line(line: &str) -> Line<'_> {
         b'#' => {
             if let Some(rest) = t.strip_prefix("##### CPU ") {
                 return match leading_u32(rest) {
+                    Some((cpu, _)) if cpu >= MAX_CPUS => Line::Malformed(CPU_RANGE),
                     Some((cpu, _)) => Line::Lost { cpu, events: None },
                     None => Line::Header(Header::Other(t)),
                 };
@@ -226,13 +227,16 @@ pub fn parse_line(line: &str) -> Line<'_> {
         }
         _ => {}
     }
-    if let Some(ev) = parse_event(t) {
-        return Line::Event(ev);
+    match parse_event(t) {
+        Some(Ok(ev)) => return Line::Event(ev),
+        Some(Err(reason)) => return Line::Malformed(reason),
+        None => {}
     }
-    if let Some(ev) = parse_latency_event(t) {
-        return Line::Event(ev);
+    match parse_latency_event(t) {
+        Some(Ok(ev)) => Line::Event(ev),
+        Some(Err(reason)) => Line::Malformed(reason),
+        None => Line::Malformed("not an event, header or function_graph line"),
     }
-    Line::Malformed("not an event, header or function_graph line")
 }
 
 // "CPU:2 [LOST 1234 EVENTS]"
@@ -240,6 +244,9 @@ fn parse_lost(t: &str) -> Line<'_> {
     let Some((cpu, rest)) = leading_u32(&t[4..]) else {
         return Line::Malformed("lost-events notice without a CPU");
     };
+    if cpu >= MAX_CPUS {
+        return Line::Malformed(CPU_RANGE);
+    }
     let events = rest
         .find("[LOST ")
         .and_then(|i| leading_u64(&rest[i + 6..]))
@@ -306,8 +313,12 @@ pub(crate) fn split_comm_pid(s: &str) -> Option<(&str, i32)> {
     Some((&s[..dash], pid))
 }
 
-/// Parse an event line in the default (non-latency) format.
-fn parse_event(t: &str) -> Option<Event<'_>> {
+/// Why a line naming CPU 8192 or above is malformed.
+const CPU_RANGE: &str = "CPU number out of range (above the kernel's 8191)";
+
+/// Parse an event line in the default (non-latency) format: `None` when
+/// the line does not have its shape, `Err` when it does but is broken.
+fn parse_event(t: &str) -> Option<Result<Event<'_>, &'static str>> {
     let b = t.as_bytes();
     // Find the CPU column "[001]": a '[' followed by digits and ']' whose
     // left side (after optional "(tgid)") ends in "-pid". Comms may contain
@@ -326,6 +337,7 @@ fn parse_event(t: &str) -> Option<Event<'_>> {
         let Some(cpu) = parse_u32(&t[open + 1..j]) else {
             continue;
         };
+        let cpu_ok = cpu < MAX_CPUS;
         let left = t[..open].trim_end();
         let (task, tgid) = match left.strip_suffix(')') {
             Some(l) => match l.rfind('(') {
@@ -338,7 +350,8 @@ fn parse_event(t: &str) -> Option<Event<'_>> {
             continue;
         };
         let rest = t[j + 1..].trim_start();
-        return finish_event(comm, pid, tgid, cpu, rest);
+        let ev = finish_event(comm, pid, tgid, cpu, rest)?;
+        return Some(if cpu_ok { ev } else { Err(CPU_RANGE) });
     }
 }
 
@@ -349,7 +362,7 @@ fn finish_event<'a>(
     tgid: Option<i32>,
     cpu: u32,
     rest: &'a str,
-) -> Option<Event<'a>> {
+) -> Option<Result<Event<'a>, &'static str>> {
     let sp = rest.find(' ').unwrap_or(rest.len());
     let first = &rest[..sp];
     let (flags, ts_tok, after) = if first.ends_with(':') {
@@ -361,8 +374,13 @@ fn finish_event<'a>(
     };
     let ts_ns = parse_timestamp(ts_tok.strip_suffix(':')?)?;
     let payload = after.strip_prefix(' ').unwrap_or(after);
+    // Every event prints "name: body" and the function tracer
+    // "func <-parent": a bare word is a line cut inside the name.
+    if !payload.contains([':', ' ']) {
+        return Some(Err("event line cut short (no ':' after the event name)"));
+    }
     let (name, body) = split_name_body(payload);
-    Some(Event {
+    Some(EventKind::try_parse(name, body).map(|kind| Event {
         comm,
         pid,
         tgid,
@@ -372,8 +390,8 @@ fn finish_event<'a>(
         time_base: TimeBase::Clock,
         name,
         body,
-        kind: EventKind::parse(name, body),
-    })
+        kind,
+    }))
 }
 
 // "sched_switch: prev_comm=..." → ("sched_switch", "prev_comm=...")
@@ -430,7 +448,7 @@ pub(crate) fn parse_timestamp(s: &str) -> Option<u64> {
 }
 
 /// Latency format: `    sshd-1991    1d..1   46us : irq_exit <-do_IRQ`.
-fn parse_latency_event(t: &str) -> Option<Event<'_>> {
+fn parse_latency_event(t: &str) -> Option<Result<Event<'_>, &'static str>> {
     // The time token is the first token of the form "<digits>us<mark?>"
     // optionally followed by ':'; before it the CPU+flags token; before
     // that "comm-pid" (the comm may contain spaces).
@@ -456,25 +474,26 @@ fn parse_latency_event(t: &str) -> Option<Event<'_>> {
             if ndig == 0 || !(3..=6).contains(&(cf.len() - ndig)) {
                 return None;
             }
-            let cpu = parse_u32(&cf[..ndig])?;
+            let cpu = parse_cpu(&cf[..ndig])?;
             let (comm, pid) = split_comm_pid(t[..cf_start].trim())?;
             let mut rest = t[pos..].trim_start();
             if !tok.ends_with(':') {
                 rest = rest.strip_prefix(':')?.trim_start();
             }
             let (name, body) = split_name_body(rest);
-            return Some(Event {
+            let ts_ns = us.checked_mul(1000)?;
+            return Some(EventKind::try_parse(name, body).map(|kind| Event {
                 comm,
                 pid,
                 tgid: None,
                 cpu,
                 flags: Some(&cf[ndig..]),
-                ts_ns: us.checked_mul(1000)?,
+                ts_ns,
                 time_base: TimeBase::Relative,
                 name,
                 body,
-                kind: EventKind::parse(name, body),
-            });
+                kind,
+            }));
         }
         prev_tok = Some((start, pos));
     }
@@ -503,7 +522,7 @@ fn parse_funcgraph(t: &str) -> Option<FuncGraph<'_>> {
         _ => (None, t),
     };
     let close = rest.find(')')?;
-    let cpu = parse_u32(&rest[..close])?;
+    let cpu = parse_cpu(&rest[..close])?;
     let after = &rest[close + 1..];
     if !(after.is_empty() || after.starts_with(' ')) {
         return None;
@@ -559,6 +578,16 @@ fn parse_funcgraph(t: &str) -> Option<FuncGraph<'_>> {
         break;
     }
     let call = cols.trim();
+    // With funcgraph-proc the irq markers follow the task column:
+    // " 0)    <idle>-0    |   ==========> |"
+    if call.starts_with("==========>") {
+        fg.item = FgItem::IrqEnter;
+        return Some(fg);
+    }
+    if call.starts_with("<==========") {
+        fg.item = FgItem::IrqExit;
+        return Some(fg);
+    }
     fg.item = parse_fg_call(call)?;
     Some(fg)
 }

@@ -180,11 +180,17 @@ fn typed_events() {
             parent: "system_call_fastpath"
         }
     );
-    // A known event whose body does not parse stays Other.
+    // A known event whose body does not parse stays Other when typed
+    // alone; as a line it is malformed (see
+    // typed_events_cut_short_are_malformed).
     assert_eq!(
-        k("  x-1 [000] ....  1.0: sched_switch: garbage"),
+        EventKind::parse("sched_switch", "garbage"),
         EventKind::Other
     );
+    assert!(matches!(
+        parse_line("  x-1 [000] ....  1.0: sched_switch: garbage"),
+        Line::Malformed(_)
+    ));
 }
 
 #[test]
@@ -419,5 +425,85 @@ fn timestamps_of_every_clock() {
     assert_eq!(
         event("  a-1 [000] ....  123456789: x: y").ts_ns,
         123_456_789
+    );
+}
+
+/// A corrupt CPU column must not reach the per-CPU tables of the
+/// analyses (which grow to the highest CPU seen): out of range is
+/// malformed, with a reason that says so.
+#[test]
+fn cpu_numbers_beyond_the_kernel_limit_are_malformed() {
+    for cpu in ["4294967295", "40000000", "8192"] {
+        let line = format!("            bash-30212   [{cpu}] d.h1.  1480.549228: sched_stat_runtime: comm=bash pid=30212 runtime=3970691 [ns]");
+        match parse_line(&line) {
+            Line::Malformed(reason) => assert!(reason.contains("CPU"), "{reason}"),
+            other => panic!("{other:?}"),
+        }
+    }
+    let e = event("            bash-30212   [8191] d.h1.  1480.549228: sched_stat_runtime: comm=bash pid=30212 runtime=3970691 [ns]");
+    assert_eq!(e.cpu, 8191);
+    for line in [
+        "          <idle>-0     [000] d..2.  62.241608: cpu_idle: state=1 cpu_id=4294967295",
+        "          <idle>-0     [000] d..2.  62.241608: cpu_frequency: state=800000 cpu_id=40000000",
+        "CPU:4294967295 [LOST 12 EVENTS]",
+        "##### CPU 40000000 buffer started ####",
+        " 40000000)   0.541 us    |      getname();",
+    ] {
+        assert!(
+            matches!(parse_line(line), Line::Malformed(_)),
+            "{line}: {:?}",
+            parse_line(line)
+        );
+    }
+}
+
+/// A typed event cut short mid-line (a truncated copy of a real
+/// sched_switch line from this machine's 6.18) is malformed, not a
+/// generic event.
+#[test]
+fn typed_events_cut_short_are_malformed() {
+    let full = "          <idle>-0       [001] d..2.  8808.232012: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=cap.sh next_pid=26090 next_prio=120";
+    assert!(matches!(event(full).kind, EventKind::SchedSwitch(_)));
+    for cut in [60, 80, 110, 140, full.len() - 14] {
+        match parse_line(&full[..cut]) {
+            Line::Malformed(reason) => {
+                assert!(
+                    reason.contains("sched_switch") || reason.contains("cut short"),
+                    "{reason}"
+                )
+            }
+            other => panic!("cut at {cut}: {other:?}"),
+        }
+    }
+    let wake = "        dpkg-deb-26035   [000] d..2.  8808.231963: sched_waking: comm=dpkg-deb pid=26033 prio=120 target_cpu=000";
+    assert!(matches!(event(wake).kind, EventKind::SchedWakeup(_)));
+    assert!(matches!(
+        parse_line(&wake[..wake.len() - 32]),
+        Line::Malformed(_)
+    ));
+    // An event Lever does not type stays an event whatever its body.
+    let e =
+        event("          cap.sh-26088   [001] .....  8808.231897: sched_process_wait: comm=cap.sh");
+    assert_eq!(e.kind, EventKind::Other);
+}
+
+/// function_graph irq markers after the task column (funcgraph-proc),
+/// as the kernel's print_graph_irq writes them.
+#[test]
+fn funcgraph_irq_markers_with_task_column() {
+    let f = fg(" 0)    <idle>-0    |   ==========> |");
+    assert_eq!(
+        (f.cpu, f.task, f.item),
+        (0, Some(("<idle>", 0)), FgItem::IrqEnter)
+    );
+    let f = fg(" 1)   bash-1977    |   <========== |");
+    assert_eq!(
+        (f.cpu, f.task, f.item),
+        (1, Some(("bash", 1977)), FgItem::IrqExit)
+    );
+    let f = fg(" 3523.447327 |   0)   bash-1977    |   ==========> |");
+    assert_eq!(
+        (f.ts_ns, f.item),
+        (Some(3_523_447_327_000), FgItem::IrqEnter)
     );
 }
