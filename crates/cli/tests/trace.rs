@@ -217,3 +217,46 @@ fn record_without_tracefs_says_why() {
     assert!(!r.status.success());
     assert!(String::from_utf8_lossy(&r.stderr).contains("unknown unit"));
 }
+
+/// A file with no trace event is bad input (exit 3) with a message that
+/// says which case it is, for analyze and export alike.
+#[test]
+fn files_without_events_exit_3_and_say_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, bytes: &[u8]| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, bytes).unwrap();
+        p.to_string_lossy().into_owned()
+    };
+    let empty = write("empty.txt", b"");
+    let header = write(
+        "header.txt",
+        b"# tracer: nop\n#\n# entries-in-buffer/entries-written: 0/0   #P:2\n#\n",
+    );
+    let random: Vec<u8> = (0..5000u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 11) as u8)
+        .collect();
+    let random = write("random.bin", &random);
+    let json = dir.path().join("o.json");
+    for (file, want) in [
+        (&empty, "is empty (0 bytes)"),
+        (&header, "the trace is empty (header only)"),
+        (&random, "none parsed"),
+    ] {
+        for args in [
+            vec!["trace", "analyze", file.as_str(), "--sched"],
+            vec![
+                "trace",
+                "export",
+                file.as_str(),
+                "-o",
+                json.to_str().unwrap(),
+            ],
+        ] {
+            let out = lever(&args);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(3), "{args:?}: {err}");
+            assert!(err.contains(want) && err.contains(file.as_str()), "{err}");
+        }
+    }
+}

@@ -7,6 +7,7 @@
 
 use crate::line::{parse_line, Header, Line};
 use std::io::{self, Read};
+use std::path::{Path, PathBuf};
 
 /// Initial buffer size; grows only for a line longer than this.
 const CHUNK: usize = 1 << 20;
@@ -141,7 +142,62 @@ pub struct Summary {
     pub last_ts_ns: Option<u64>,
 }
 
+/// Nothing in a file was a trace event: the file is empty, holds only
+/// the header (`trace` read right after it was cleared, or a capture
+/// whose events were all filtered out), or is not ftrace text at all.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum NoEventsError {
+    /// Zero bytes.
+    #[error("{} is empty (0 bytes): not a trace", path.display())]
+    EmptyFile {
+        /// The file.
+        path: PathBuf,
+    },
+    /// Only `#` header and blank lines.
+    #[error("the trace is empty (header only): {} has {lines} header lines and no events", path.display())]
+    HeaderOnly {
+        /// The file.
+        path: PathBuf,
+        /// Lines read.
+        lines: u64,
+    },
+    /// Lines, none of them an event.
+    #[error("no trace events in {}: {lines} lines, none parsed{}", path.display(), first.as_ref().map_or(String::new(), |m| format!(" (line {}: {})", m.line_no, m.reason)))]
+    NothingParsed {
+        /// The file.
+        path: PathBuf,
+        /// Lines read.
+        lines: u64,
+        /// The first malformed line.
+        first: Option<Malformed>,
+    },
+}
+
 impl Summary {
+    /// `Err` when the pass saw no event and no function_graph line in
+    /// `path` (named in the error): such a file is not a trace, and an
+    /// analysis of it would print empty tables.
+    pub fn require_events(&self, path: &Path) -> Result<(), NoEventsError> {
+        if self.events > 0 || self.funcgraph_lines > 0 {
+            return Ok(());
+        }
+        let path = path.to_path_buf();
+        Err(if self.bytes == 0 {
+            NoEventsError::EmptyFile { path }
+        } else if self.malformed == 0 {
+            NoEventsError::HeaderOnly {
+                path,
+                lines: self.lines,
+            }
+        } else {
+            NoEventsError::NothingParsed {
+                path,
+                lines: self.lines,
+                first: self.malformed_samples.first().cloned(),
+            }
+        })
+    }
+
     /// Account for one parsed line.
     pub fn note(&mut self, line_no: u64, text: &str, line: &Line<'_>) {
         self.lines += 1;

@@ -507,3 +507,25 @@ fn funcgraph_irq_markers_with_task_column() {
         (Some(3_523_447_327_000), FgItem::IrqEnter)
     );
 }
+
+/// What `lever trace analyze` turns into a non-zero exit: a file with no
+/// event at all, each case with its own message naming the file.
+#[test]
+fn files_without_events_are_errors_that_say_why() {
+    let check = |input: &[u8]| {
+        for_each_line(input, |_, _| {}, |_| {})
+            .unwrap()
+            .require_events(std::path::Path::new("t.txt"))
+    };
+    let msg = |input: &[u8]| check(input).unwrap_err().to_string();
+    assert_eq!(msg(b""), "t.txt is empty (0 bytes): not a trace");
+    let header = "# tracer: nop\n#\n# entries-in-buffer/entries-written: 0/0   #P:2\n#\n#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n#              | |         |   |||||     |         |\n";
+    assert!(msg(header.as_bytes()).starts_with("the trace is empty (header only)"));
+    let random: Vec<u8> = (0..4000u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
+    let m = msg(&random);
+    assert!(m.starts_with("no trace events in t.txt: "), "{m}");
+    assert!(m.contains("none parsed"), "{m}");
+    assert!(check(format!("{header}  a-1 [000] .... 1.0: x: y\n").as_bytes()).is_ok());
+}

@@ -63,6 +63,15 @@ fn open_input(file: &Path) -> anyhow::Result<(Box<dyn Read>, Option<u64>)> {
     Ok((Box::new(f), len))
 }
 
+/// The input as errors name it (`-` is stdin).
+fn input_name(file: &Path) -> PathBuf {
+    if file == Path::new("-") {
+        PathBuf::from("stdin")
+    } else {
+        file.to_path_buf()
+    }
+}
+
 /// Analyze a trace file.
 pub fn analyze(global: &Global, a: AnalyzeArgs) -> anyhow::Result<()> {
     let mut opts = Options {
@@ -112,6 +121,7 @@ pub fn analyze(global: &Global, a: AnalyzeArgs) -> anyhow::Result<()> {
     })
     .with_context(|| format!("reading {}", a.file.display()))?;
     progress.finish();
+    report.summary.require_events(&input_name(&a.file))?;
     emit(global.json, &report, |r| {
         render::trace::analysis(r, a.top, nothing)
     })
@@ -125,6 +135,7 @@ pub fn export(global: &Global, file: &Path, output: &Path) -> anyhow::Result<()>
         progress.update(b >> 20, len.map(|l| l >> 20), "MiB")
     })?;
     progress.finish();
+    summary.require_events(&input_name(file))?;
     let r = ExportResult {
         output: output.to_path_buf(),
         trace_events: n,
