@@ -9,6 +9,12 @@
 //! thread; systrace counters, `cpu_frequency` (kHz) and `cpu_idle`
 //! (state, −1 = running) become counters (`ph: "C"`). Times are µs
 //! (floats, ns precision) as the format requires.
+//!
+//! When an event on a CPU comes from another task than the one its last
+//! sched_switch put on (the switch was dropped, see
+//! [`crate::sched`]), the old task's slice ends at its last event on
+//! that CPU and the new one's starts at this event: the gap between is
+//! not drawn.
 
 use lever_trace::{Event, EventKind, Marker};
 use std::collections::HashMap;
@@ -22,6 +28,8 @@ pub struct ChromeExporter<W: Write> {
     out: W,
     first: bool,
     running: Vec<Option<(i32, u64, String)>>,
+    /// Each CPU's latest event.
+    last_ts: Vec<u64>,
     tgid: HashMap<i32, i32>,
     named: HashMap<i32, ()>,
     events: u64,
@@ -43,6 +51,7 @@ impl<W: Write> ChromeExporter<W> {
             out,
             first: true,
             running: Vec::new(),
+            last_ts: Vec::new(),
             tgid: HashMap::new(),
             named: HashMap::new(),
             events: 0,
@@ -97,9 +106,23 @@ impl<W: Write> ChromeExporter<W> {
             self.tgid.insert(e.pid, tgid);
         }
         let t = e.ts_ns;
+        let i = e.cpu as usize;
+        if let Some(Some((tid, start, _))) = self.running.get(i) {
+            if *tid != e.pid {
+                let (start, last) = (*start, self.last_ts[i]);
+                if let Some((tid, _, comm)) = self.running[i].take() {
+                    self.slice(e.cpu, tid, start, last, &comm)?;
+                }
+                self.name_thread(e.pid, e.comm)?;
+                self.running[i] = Some((e.pid, t, e.comm.to_string()));
+            }
+        }
+        if i >= self.last_ts.len() {
+            self.last_ts.resize(i + 1, 0);
+        }
+        self.last_ts[i] = t;
         match &e.kind {
             EventKind::SchedSwitch(sw) => {
-                let i = e.cpu as usize;
                 if i >= self.running.len() {
                     self.running.resize(i + 1, None);
                     let name = format!("CPU {}", e.cpu);

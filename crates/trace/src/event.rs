@@ -15,6 +15,17 @@ pub enum EventKind<'a> {
     SchedWakeup(SchedWakeup<'a>),
     /// `sched_migrate_task`
     SchedMigrateTask(SchedMigrateTask<'a>),
+    /// `sched_stat_runtime: comm=bash pid=30212 runtime=3970691 [ns]`
+    /// (before v6.8 also `vruntime=... [ns]`): CPU time the task ran
+    /// since the previous account, fired on its CPU while it runs.
+    SchedStatRuntime {
+        /// The task.
+        comm: &'a str,
+        /// Its thread id.
+        pid: i32,
+        /// Run time accounted, in ns.
+        runtime_ns: u64,
+    },
     /// `cpu_frequency: state=1200000 cpu_id=0`
     CpuFrequency {
         /// New frequency in kHz.
@@ -298,6 +309,16 @@ impl<'a> EventKind<'a> {
             "sched_wakeup" => parse_wakeup(WakeKind::Wakeup, body),
             "sched_wakeup_new" => parse_wakeup(WakeKind::WakeupNew, body),
             "sched_migrate_task" => parse_migrate(body),
+            "sched_stat_runtime" => (|| {
+                let rest = body.strip_prefix("comm=")?;
+                let i = rfind(rest, " pid=")?;
+                let tail = &rest[i..];
+                Some(EventKind::SchedStatRuntime {
+                    comm: &rest[..i],
+                    pid: parse_i32(field(tail, "pid=")?)?,
+                    runtime_ns: parse_u64(field(tail, "runtime=")?)?,
+                })
+            })(),
             "cpu_frequency" => (|| {
                 Some(EventKind::CpuFrequency {
                     state_khz: parse_u64(field(body, "state=")?)?,
@@ -355,6 +376,7 @@ impl<'a> EventKind<'a> {
                 "sched wake-up with missing or bad fields (cut short?)"
             }
             "sched_migrate_task" => "sched_migrate_task with missing or bad fields (cut short?)",
+            "sched_stat_runtime" => "sched_stat_runtime with missing or bad fields (cut short?)",
             "cpu_frequency" | "cpu_idle" | "power_start" | "power_end" => {
                 "power event with missing or bad fields (cut short?, CPU out of range?)"
             }

@@ -29,7 +29,14 @@ fn default_format_five_char_flags() {
     assert_eq!(e.ts_ns, 1_480_549_228_000);
     assert_eq!(e.name, "sched_stat_runtime");
     assert_eq!(e.body, "comm=bash pid=30212 runtime=3970691 [ns]");
-    assert_eq!(e.kind, EventKind::Other);
+    assert_eq!(
+        e.kind,
+        EventKind::SchedStatRuntime {
+            comm: "bash",
+            pid: 30212,
+            runtime_ns: 3970691
+        }
+    );
 }
 
 #[test]
