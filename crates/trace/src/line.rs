@@ -194,7 +194,7 @@ pub enum Line<'a> {
 
 /// Parse one line (without its newline).
 pub fn parse_line(line: &str) -> Line<'_> {
-    let t = line.trim_start();
+    let t = trim_start_ascii(line);
     if t.is_empty() {
         // Strip trailing CR / spaces too.
         return Line::Blank;
@@ -338,7 +338,7 @@ fn parse_event(t: &str) -> Option<Result<Event<'_>, &'static str>> {
             continue;
         };
         let cpu_ok = cpu < MAX_CPUS;
-        let left = t[..open].trim_end();
+        let left = trim_end_spaces(&t[..open]);
         let (task, tgid) = match left.strip_suffix(')') {
             Some(l) => match l.rfind('(') {
                 Some(p) => (l[..p].trim_end(), parse_i32(l[p + 1..].trim())),
@@ -349,7 +349,7 @@ fn parse_event(t: &str) -> Option<Result<Event<'_>, &'static str>> {
         let Some((comm, pid)) = split_comm_pid(task) else {
             continue;
         };
-        let rest = t[j + 1..].trim_start();
+        let rest = trim_start_ascii(&t[j + 1..]);
         let ev = finish_event(comm, pid, tgid, cpu, rest)?;
         return Some(if cpu_ok { ev } else { Err(CPU_RANGE) });
     }
@@ -363,23 +363,23 @@ fn finish_event<'a>(
     cpu: u32,
     rest: &'a str,
 ) -> Option<Result<Event<'a>, &'static str>> {
-    let sp = rest.find(' ').unwrap_or(rest.len());
+    let sp = memchr::memchr(b' ', rest.as_bytes()).unwrap_or(rest.len());
     let first = &rest[..sp];
     let (flags, ts_tok, after) = if first.ends_with(':') {
         (None, first, &rest[sp..])
     } else {
-        let r2 = rest[sp..].trim_start();
-        let sp2 = r2.find(' ').unwrap_or(r2.len());
+        let r2 = trim_start_ascii(&rest[sp..]);
+        let sp2 = memchr::memchr(b' ', r2.as_bytes()).unwrap_or(r2.len());
         (Some(first), &r2[..sp2], &r2[sp2..])
     };
     let ts_ns = parse_timestamp(ts_tok.strip_suffix(':')?)?;
     let payload = after.strip_prefix(' ').unwrap_or(after);
+    let (name, body) = split_name_body(payload);
     // Every event prints "name: body" and the function tracer
     // "func <-parent": a bare word is a line cut inside the name.
-    if !payload.contains([':', ' ']) {
+    if name.len() == trim_end_cr(payload).len() {
         return Some(Err("event line cut short (no ':' after the event name)"));
     }
-    let (name, body) = split_name_body(payload);
     Some(EventKind::try_parse(name, body).map(|kind| Event {
         comm,
         pid,
@@ -397,8 +397,9 @@ fn finish_event<'a>(
 // "sched_switch: prev_comm=..." → ("sched_switch", "prev_comm=...")
 // "sys_close <-system_call_fastpath" → ("sys_close", "<-system_call_fastpath")
 fn split_name_body(payload: &str) -> (&str, &str) {
-    let p = payload.trim_end_matches(['\r', '\n']);
-    match p.find([':', ' ']) {
+    let p = trim_end_cr(payload);
+    // A byte loop: names are short, and a char-set `find` costs more.
+    match p.bytes().position(|c| c == b':' || c == b' ') {
         Some(i) if p.as_bytes()[i] == b':' => {
             let body = &p[i + 1..];
             (&p[..i], body.strip_prefix(' ').unwrap_or(body))
@@ -656,6 +657,36 @@ fn parse_fg_call(call: &str) -> Option<FgItem<'_>> {
         return (!name.is_empty() && head.contains('(')).then_some(FgItem::Entry(name));
     }
     None
+}
+
+/// `str::trim_start` for the ASCII whitespace ftrace pads with (a byte
+/// loop; the Unicode-aware one is measurably slower on every line).
+fn trim_start_ascii(s: &str) -> &str {
+    let n = s
+        .bytes()
+        .take_while(|&c| c == b' ' || c == b'\t' || c == b'\r')
+        .count();
+    &s[n..]
+}
+
+/// Without trailing spaces (the padding before `[001]`).
+fn trim_end_spaces(s: &str) -> &str {
+    let b = s.as_bytes();
+    let mut n = b.len();
+    while n > 0 && b[n - 1] == b' ' {
+        n -= 1;
+    }
+    &s[..n]
+}
+
+/// Without trailing CR/LF.
+fn trim_end_cr(s: &str) -> &str {
+    let b = s.as_bytes();
+    let mut n = b.len();
+    while n > 0 && (b[n - 1] == b'\r' || b[n - 1] == b'\n') {
+        n -= 1;
+    }
+    &s[..n]
 }
 
 fn leading_u64(s: &str) -> Option<(u64, &str)> {

@@ -244,26 +244,68 @@ impl Summary {
 
 /// Parse every line of `input`, calling `f(line_no, &line)` for each, and
 /// return the summary. `progress(bytes_read)` is called about every 4 MiB.
+///
+/// Reads go into one reused buffer; each read's complete lines are made
+/// valid UTF-8 once as a block (not line by line) and cut with `memchr`.
+/// A line never straddles a block: blocks end after a newline, and a
+/// newline byte is never inside a UTF-8 sequence.
 pub fn for_each_line<R: Read>(
-    input: R,
+    mut input: R,
     mut f: impl FnMut(u64, &Line<'_>),
     mut progress: impl FnMut(u64),
 ) -> io::Result<Summary> {
-    let mut reader = TraceReader::new(input);
+    let mut buf = vec![0u8; CHUNK];
+    let (mut start, mut end, mut eof) = (0usize, 0usize, false);
     let mut summary = Summary::default();
-    let mut next_progress = 4 << 20;
-    while let Some((no, text)) = reader.next_line()? {
-        let line = parse_line(text);
-        summary.note(no, text, &line);
-        f(no, &line);
-        if summary.lines & 0xfff == 0 {
-            let b = reader.bytes_read();
-            if b >= next_progress {
-                progress(b);
-                next_progress = b + (4 << 20);
+    let (mut line_no, mut bytes, mut next_progress) = (0u64, 0u64, 4u64 << 20);
+    loop {
+        if !eof {
+            if start > 0 {
+                buf.copy_within(start..end, 0);
+                end -= start;
+                start = 0;
+            }
+            if end == buf.len() {
+                let n = buf.len() * 2;
+                buf.resize(n, 0);
+            }
+            match input.read(&mut buf[end..]) {
+                Ok(0) => eof = true,
+                Ok(n) => end += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
             }
         }
+        let block_end = match memchr::memrchr(b'\n', &buf[start..end]) {
+            _ if eof => end,
+            Some(i) => start + i + 1,
+            None => continue,
+        };
+        let text = fix_utf8(&mut buf[start..block_end]);
+        let mut from = 0;
+        let mut each = |line: &str| {
+            line_no += 1;
+            let parsed = parse_line(line);
+            summary.note(line_no, line, &parsed);
+            f(line_no, &parsed);
+        };
+        for nl in memchr::memchr_iter(b'\n', text.as_bytes()) {
+            each(&text[from..nl]);
+            from = nl + 1;
+        }
+        if from < text.len() {
+            each(&text[from..]);
+        }
+        bytes += (block_end - start) as u64;
+        start = block_end;
+        if bytes >= next_progress {
+            progress(bytes);
+            next_progress = bytes + (4 << 20);
+        }
+        if eof {
+            break;
+        }
     }
-    summary.bytes = reader.bytes_read();
+    summary.bytes = bytes;
     Ok(summary)
 }
