@@ -90,6 +90,37 @@ pub enum EventKind<'a> {
         /// The parent (caller), without `<-`.
         parent: &'a str,
     },
+    /// `contention_begin: 0000000095050472 (flags=READ)`: a task starts
+    /// waiting for a kernel lock (the address is hashed like `%p`).
+    LockContentionBegin {
+        /// Lock address as printed.
+        lock: &'a str,
+        /// Lock kind: `SPIN`, `READ`, `WRITE`, `MUTEX`, `RWSEM`... (joined
+        /// with `|`).
+        flags: &'a str,
+    },
+    /// `contention_end: 0000000095050472 (ret=0)`
+    LockContentionEnd {
+        /// Lock address as printed.
+        lock: &'a str,
+        /// 0, or the error the wait ended with.
+        ret: i32,
+    },
+    /// `sys_enter: NR 202 (7f6a72519990, 109, 6844, 0, 0, ffffffff)`
+    /// (raw_syscalls; arguments in hex).
+    SysEnter {
+        /// Syscall number.
+        nr: i64,
+        /// The arguments between the parentheses.
+        args: &'a str,
+    },
+    /// `sys_exit: NR 202 = -110`
+    SysExit {
+        /// Syscall number.
+        nr: i64,
+        /// Return value.
+        ret: i64,
+    },
     /// Any other event, or a known one whose body did not parse.
     Other,
 }
@@ -324,6 +355,32 @@ impl<'a> EventKind<'a> {
             "sched_wakeup" => parse_wakeup(WakeKind::Wakeup, body),
             "sched_wakeup_new" => parse_wakeup(WakeKind::WakeupNew, body),
             "sched_migrate_task" => parse_migrate(body),
+            "contention_begin" => (|| {
+                let (lock, rest) = body.split_once(' ')?;
+                let flags = rest.strip_prefix("(flags=")?.strip_suffix(')')?;
+                Some(EventKind::LockContentionBegin { lock, flags })
+            })(),
+            "contention_end" => (|| {
+                let (lock, rest) = body.split_once(' ')?;
+                let ret = parse_i32(rest.strip_prefix("(ret=")?.strip_suffix(')')?)?;
+                Some(EventKind::LockContentionEnd { lock, ret })
+            })(),
+            "sys_enter" => (|| {
+                let rest = body.strip_prefix("NR ")?;
+                let (nr, args) = rest.split_once(' ')?;
+                let args = args.strip_prefix('(')?.strip_suffix(')')?;
+                Some(EventKind::SysEnter {
+                    nr: parse_i64(nr)?,
+                    args,
+                })
+            })(),
+            "sys_exit" => (|| {
+                let (nr, ret) = body.strip_prefix("NR ")?.split_once(" = ")?;
+                Some(EventKind::SysExit {
+                    nr: parse_i64(nr)?,
+                    ret: parse_i64(ret)?,
+                })
+            })(),
             "sched_stat_runtime" => (|| {
                 let rest = body.strip_prefix("comm=")?;
                 let i = rfind(rest, " pid=")?;
@@ -391,7 +448,13 @@ impl<'a> EventKind<'a> {
             "cpu_frequency" | "cpu_idle" | "power_start" | "power_end" => {
                 "power event with missing or bad fields (cut short?, CPU out of range?)"
             }
-            _ => "irq event with missing or bad fields (cut short?)",
+            "irq_handler_entry" | "irq_handler_exit" | "softirq_entry" | "softirq_exit" => {
+                "irq event with missing or bad fields (cut short?)"
+            }
+            "contention_begin" | "contention_end" => {
+                "lock contention event with missing or bad fields (cut short?)"
+            }
+            _ => "raw syscall event with missing or bad fields (cut short?)",
         })
     }
 }

@@ -411,7 +411,7 @@ fn split_name_body(payload: &str) -> (&str, &str) {
 
 /// "1480.549228" → ns; also integer clocks ("counter", "x86-tsc") and up to
 /// 9 fractional digits.
-pub(crate) fn parse_timestamp(s: &str) -> Option<u64> {
+pub fn parse_timestamp(s: &str) -> Option<u64> {
     let b = s.as_bytes();
     let mut secs: u64 = 0;
     let mut i = 0;

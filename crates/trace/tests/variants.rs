@@ -536,3 +536,27 @@ fn files_without_events_are_errors_that_say_why() {
     assert!(m.contains("none parsed"), "{m}");
     assert!(check(format!("{header}  a-1 [000] .... 1.0: x: y\n").as_bytes()).is_ok());
 }
+
+/// lock:contention_* and raw_syscalls lines of this machine's 6.18.
+#[test]
+fn lock_and_raw_syscall_events() {
+    fn k(l: &str) -> EventKind<'_> {
+        event(l).kind
+    }
+    assert_eq!(
+        k("              mm-26691   [000] ...1.  8817.996350: contention_begin: 0000000095050472 (flags=READ)"),
+        EventKind::LockContentionBegin { lock: "0000000095050472", flags: "READ" }
+    );
+    assert_eq!(
+        k("              mm-26691   [000] ...1.  8817.996450: contention_end: 0000000095050472 (ret=0)"),
+        EventKind::LockContentionEnd { lock: "0000000095050472", ret: 0 }
+    );
+    assert_eq!(
+        k("              mm-26691   [000] .....  8817.996446: sys_enter: NR 202 (7f6a72519990, 109, 6844, 0, 0, ffffffff)"),
+        EventKind::SysEnter { nr: 202, args: "7f6a72519990, 109, 6844, 0, 0, ffffffff" }
+    );
+    assert_eq!(
+        k(" memfd:sealed-91-20210   [000] .....  8818.035257: sys_exit: NR 202 = -110"),
+        EventKind::SysExit { nr: 202, ret: -110 }
+    );
+}

@@ -7,6 +7,7 @@ use anyhow::Context;
 use clap::Args;
 use lever_kernel::KernelFs;
 use lever_measure::process::{self, Pid};
+use lever_trace_analysis::critical::CriticalPathSpec;
 use lever_trace_analysis::{
     analyze as analyze_trace, export_chrome_file, FrameSpec, KpiSpec, Options,
 };
@@ -52,6 +53,37 @@ pub struct AnalyzeArgs {
     /// function_graph outliers: occurrences above this × median.
     #[arg(long, default_value_t = 5.0)]
     pub outlier_factor: f64,
+    /// Who woke whom: waker → wakee edges with counts and latencies.
+    #[arg(long)]
+    pub wakeups: bool,
+    /// What thread TID waited on, recursively through its wakers.
+    #[arg(long, value_name = "TID")]
+    pub critical_path: Option<i32>,
+    /// Start of the --critical-path interval (trace time, `8808.5`).
+    #[arg(long, value_name = "T", requires = "critical_path", value_parser = trace_time)]
+    pub from: Option<u64>,
+    /// End of the --critical-path interval (trace time).
+    #[arg(long, value_name = "T", requires = "critical_path", value_parser = trace_time)]
+    pub to: Option<u64>,
+    /// Lock contention (lock:contention_begin/end; futex from raw_syscalls).
+    #[arg(long)]
+    pub locks: bool,
+    /// Frequency ramp after each idle → busy step (cpu_frequency).
+    #[arg(long)]
+    pub ramp: bool,
+}
+
+/// A trace timestamp in seconds (`8808.445067`) → ns.
+fn trace_time(s: &str) -> Result<u64, String> {
+    lever_trace::line::parse_timestamp(s.trim())
+        .map(|ns| {
+            if s.contains('.') {
+                ns
+            } else {
+                ns * 1_000_000_000
+            }
+        })
+        .ok_or_else(|| format!("{s:?}: expected a trace time in seconds, e.g. 8808.445067"))
 }
 
 /// The trace file, or stdin for `-`; with its length when known.
@@ -83,6 +115,14 @@ pub fn analyze(global: &Global, a: AnalyzeArgs) -> anyhow::Result<()> {
         latency: a.latency,
         top: a.top,
         outlier_factor: a.outlier_factor,
+        wakeups: a.wakeups,
+        critical_path: a.critical_path.map(|tid| CriticalPathSpec {
+            tid,
+            from_ns: a.from,
+            to_ns: a.to,
+        }),
+        locks: a.locks,
+        ramp: a.ramp,
         ..Options::default()
     };
     for k in &a.kpi {
@@ -103,6 +143,10 @@ pub fn analyze(global: &Global, a: AnalyzeArgs) -> anyhow::Result<()> {
         || opts.markers
         || opts.funcgraph
         || opts.latency
+        || opts.wakeups
+        || opts.critical_path.is_some()
+        || opts.locks
+        || opts.ramp
         || !opts.kpis.is_empty()
         || !opts.frames.is_empty());
     if nothing {
