@@ -260,3 +260,60 @@ fn files_without_events_exit_3_and_say_why() {
         }
     }
 }
+
+/// The causes sections on real captures: the pipe ping-pong's critical
+/// path names the peer thread, the mmap/munmap capture lists the mmap
+/// rwsem, and a trace without cpu_frequency says so.
+#[test]
+fn causes_sections() {
+    let run = |args: &[&str]| {
+        let out = lever(&[&["trace", "analyze"], args].concat());
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let pipe = fixture("pipe_pingpong.txt");
+    let text = run(&[
+        &pipe,
+        "--critical-path",
+        "26090",
+        "--from",
+        "8808.288001",
+        "--to",
+        "8808.288100",
+    ]);
+    assert!(
+        text.contains("== critical path of sched-pipe-26090 from 8808.288001 to 8808.288100"),
+        "{text}"
+    );
+    assert!(
+        text.contains("sleeping (woken by sched-pipe-26104)"),
+        "{text}"
+    );
+    assert!(text.contains("meanwhile sched-pipe-26104:"), "{text}");
+    let text = run(&[&pipe, "--wakeups", "--ramp"]);
+    assert!(
+        text.contains("sched-pipe-26104  sched-pipe-26090"),
+        "{text}"
+    );
+    assert!(
+        text.contains("no cpu_frequency events were captured"),
+        "{text}"
+    );
+    let text = run(&[&fixture("lock_contention.txt"), "--locks"]);
+    assert!(text.contains("0000000095050472  READ|WRITE"), "{text}");
+    assert!(text.contains("== futex waits"), "{text}");
+    let bad = lever(&[
+        "trace",
+        "analyze",
+        &pipe,
+        "--critical-path",
+        "1",
+        "--from",
+        "soon",
+    ]);
+    assert_eq!(bad.status.code(), Some(2));
+}

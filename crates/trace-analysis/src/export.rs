@@ -15,6 +15,11 @@
 //! [`crate::sched`]), the old task's slice ends at its last event on
 //! that CPU and the new one's starts at this event: the gap between is
 //! not drawn.
+//!
+//! Wake-ups become flow arrows (`ph: "s"` on the waker's thread at the
+//! wake-up, `ph: "f"` with `bp: "e"` on the wakee's thread at its next
+//! switch-in, same `id`), for wakers that are tasks with a slice (not
+//! the idle task).
 
 use lever_trace::{Event, EventKind, Marker};
 use std::collections::HashMap;
@@ -33,6 +38,9 @@ pub struct ChromeExporter<W: Write> {
     tgid: HashMap<i32, i32>,
     named: HashMap<i32, ()>,
     events: u64,
+    /// Wakee → flow id of its pending wake-up.
+    flows: HashMap<i32, u64>,
+    next_flow: u64,
 }
 
 fn us(ns: u64) -> String {
@@ -55,6 +63,8 @@ impl<W: Write> ChromeExporter<W> {
             tgid: HashMap::new(),
             named: HashMap::new(),
             events: 0,
+            flows: HashMap::new(),
+            next_flow: 1,
         })
     }
 
@@ -137,6 +147,25 @@ impl<W: Write> ChromeExporter<W> {
                 }
                 self.name_thread(sw.next_pid, sw.next_comm)?;
                 self.running[i] = Some((sw.next_pid, t, sw.next_comm.to_string()));
+                if let Some(id) = self.flows.remove(&sw.next_pid) {
+                    let (pid, tid) = (self.pid_of(sw.next_pid), sw.next_pid);
+                    self.emit(&format!(
+                        "{{\"ph\":\"f\",\"bp\":\"e\",\"id\":{id},\"cat\":\"wakeup\",\"name\":\"wakeup\",\"pid\":{pid},\"tid\":{tid},\"ts\":{}}}",
+                        us(t)
+                    ))?;
+                }
+            }
+            EventKind::SchedWakeup(w) if w.pid != 0 && e.pid != 0 => {
+                if !self.flows.contains_key(&w.pid) {
+                    let id = self.next_flow;
+                    self.next_flow += 1;
+                    self.flows.insert(w.pid, id);
+                    let (pid, tid) = (self.pid_of(e.pid), e.pid);
+                    self.emit(&format!(
+                        "{{\"ph\":\"s\",\"id\":{id},\"cat\":\"wakeup\",\"name\":\"wakeup\",\"pid\":{pid},\"tid\":{tid},\"ts\":{}}}",
+                        us(t)
+                    ))?;
+                }
             }
             EventKind::Marker(m) => {
                 let tid = e.pid;

@@ -645,3 +645,28 @@ fn ramp_after_idle_to_busy() {
     let none = run("pipe_pingpong.txt", &causes()).ramp.unwrap();
     assert_eq!((none.freq_events, none.cpus.len()), (0, 0));
 }
+
+/// The export draws each wake-up as a flow arrow from the waker's thread
+/// to the wakee's next slice (real pipe ping-pong excerpt).
+#[test]
+fn export_has_wakeup_flows() {
+    let f = std::fs::File::open(fixture("pipe_pingpong.txt")).unwrap();
+    let mut json = Vec::new();
+    lever_trace_analysis::export_chrome(f, &mut json, |_| {}).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    let evs = v["traceEvents"].as_array().unwrap();
+    let starts: Vec<_> = evs.iter().filter(|e| e["ph"] == "s").collect();
+    let ends: Vec<_> = evs.iter().filter(|e| e["ph"] == "f").collect();
+    assert!(!ends.is_empty());
+    for f in &ends {
+        let s = starts.iter().find(|s| s["id"] == f["id"]).unwrap();
+        assert_eq!(f["bp"], "e");
+        assert!(s["ts"].as_f64() <= f["ts"].as_f64());
+        // Ping-pong: the arrow goes from one side to the other.
+        assert_ne!(s["tid"], f["tid"]);
+        // It ends where the wakee's slice starts.
+        assert!(evs
+            .iter()
+            .any(|x| x["ph"] == "X" && x["tid"] == f["tid"] && x["ts"] == f["ts"]));
+    }
+}
