@@ -155,17 +155,17 @@ impl<W: Write> ChromeExporter<W> {
                     ))?;
                 }
             }
-            EventKind::SchedWakeup(w) if w.pid != 0 && e.pid != 0 => {
-                if !self.flows.contains_key(&w.pid) {
-                    let id = self.next_flow;
-                    self.next_flow += 1;
-                    self.flows.insert(w.pid, id);
-                    let (pid, tid) = (self.pid_of(e.pid), e.pid);
-                    self.emit(&format!(
-                        "{{\"ph\":\"s\",\"id\":{id},\"cat\":\"wakeup\",\"name\":\"wakeup\",\"pid\":{pid},\"tid\":{tid},\"ts\":{}}}",
-                        us(t)
-                    ))?;
-                }
+            EventKind::SchedWakeup(w)
+                if w.pid != 0 && e.pid != 0 && !self.flows.contains_key(&w.pid) =>
+            {
+                let id = self.next_flow;
+                self.next_flow += 1;
+                self.flows.insert(w.pid, id);
+                let (pid, tid) = (self.pid_of(e.pid), e.pid);
+                self.emit(&format!(
+                    "{{\"ph\":\"s\",\"id\":{id},\"cat\":\"wakeup\",\"name\":\"wakeup\",\"pid\":{pid},\"tid\":{tid},\"ts\":{}}}",
+                    us(t)
+                ))?;
             }
             EventKind::Marker(m) => {
                 let tid = e.pid;
