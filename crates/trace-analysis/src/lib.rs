@@ -47,7 +47,7 @@ pub mod sched;
 pub mod stats;
 pub mod wakeups;
 
-use lever_trace::{for_each_line, Line, Summary};
+use lever_trace::{for_each_line, for_each_line_parallel, Line, Summary};
 use serde::Serialize;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
@@ -85,6 +85,11 @@ pub struct Options {
     pub locks: bool,
     /// Frequency ramp after load steps.
     pub ramp: bool,
+    /// Threads that parse (0 or 1: parse on the calling thread). The
+    /// trackers always run on the calling thread, in file order, so the
+    /// report does not depend on it (see
+    /// [`lever_trace::for_each_line_parallel`]).
+    pub threads: usize,
 }
 
 impl Options {
@@ -149,8 +154,9 @@ pub fn analyze<R: Read>(input: R, opts: &Options, progress: impl FnMut(u64)) -> 
         locks: opts.locks.then(locks::LockTracker::new),
         ramp: opts.ramp.then(ramp::RampTracker::new),
     };
-    let summary = for_each_line(
+    let summary = for_each_line_parallel(
         input,
+        opts.threads,
         |no, line| {
             match line {
                 Line::Event(e) => {

@@ -670,3 +670,28 @@ fn export_has_wakeup_flows() {
             .any(|x| x["ph"] == "X" && x["tid"] == f["tid"] && x["ts"] == f["ts"]));
     }
 }
+
+/// Parsing on several threads gives the same report as on one.
+#[test]
+fn threads_do_not_change_the_report() {
+    for name in [
+        "sched_irq_power_markers.txt",
+        "sched_tgid.txt",
+        "lock_contention.txt",
+        "pipe_pingpong.txt",
+        "function_graph.txt",
+    ] {
+        let mut opts = causes();
+        opts.sched = true;
+        opts.idle = true;
+        opts.markers = true;
+        opts.funcgraph = true;
+        let one = serde_json::to_string(&run(name, &opts)).unwrap();
+        opts.threads = 3;
+        assert_eq!(
+            serde_json::to_string(&run(name, &opts)).unwrap(),
+            one,
+            "{name}"
+        );
+    }
+}

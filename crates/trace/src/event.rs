@@ -295,14 +295,21 @@ impl<'a> Marker<'a> {
 fn find(hay: &str, needle: &str) -> Option<usize> {
     let (h, n) = (hay.as_bytes(), needle.as_bytes());
     let first = *n.first()?;
-    memchr::memchr_iter(first, h).find(|&i| h[i..].starts_with(n))
+    memchr::memchr_iter(first, h).find(|&i| has_at(h, i, n))
+}
+
+/// `h[i..].starts_with(n)` as an inlined byte loop: the needles are a few
+/// bytes and a `memcmp` call per candidate costs more than the compare.
+#[inline]
+fn has_at(h: &[u8], i: usize, n: &[u8]) -> bool {
+    h.len() - i >= n.len() && h[i..i + n.len()].iter().zip(n).all(|(a, b)| a == b)
 }
 
 /// Like [`find`], last match.
 fn rfind(hay: &str, needle: &str) -> Option<usize> {
     let (h, n) = (hay.as_bytes(), needle.as_bytes());
     let first = *n.first()?;
-    memchr::memrchr_iter(first, h).find(|&i| h[i..].starts_with(n))
+    memchr::memrchr_iter(first, h).find(|&i| has_at(h, i, n))
 }
 
 /// The value of `key=` in a space-separated `k=v` body, where the value

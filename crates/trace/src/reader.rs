@@ -309,3 +309,133 @@ pub fn for_each_line<R: Read>(
     summary.bytes = bytes;
     Ok(summary)
 }
+
+/// Lines per parsed piece handed from a worker to the caller.
+type Parsed<'a> = Vec<(&'a str, Line<'a>)>;
+
+/// Bytes read per round of [`for_each_line_parallel`].
+pub const PARALLEL_BLOCK: usize = 8 << 20;
+
+/// [`for_each_line`] with the parsing spread over `threads` threads:
+/// each round reads a block of about `PARALLEL_BLOCK` bytes, cuts it at
+/// line boundaries into pieces, parses the pieces at the same time, and
+/// calls `f` for every line in file order on the calling thread — so
+/// whatever `f` feeds sees exactly the sequence [`for_each_line`] would
+/// give. The calling thread parses the first (smaller) piece itself and
+/// feeds it while the others are still parsing. `threads <= 1` is
+/// [`for_each_line`].
+pub fn for_each_line_parallel<R: Read>(
+    input: R,
+    threads: usize,
+    f: impl FnMut(u64, &Line<'_>),
+    progress: impl FnMut(u64),
+) -> io::Result<Summary> {
+    for_each_line_blocks(input, threads, PARALLEL_BLOCK, f, progress)
+}
+
+#[doc(hidden)]
+/// [`for_each_line_parallel`] with the block size as a parameter (tests
+/// use tiny blocks to cut lines at every possible place).
+pub fn for_each_line_blocks<R: Read>(
+    mut input: R,
+    threads: usize,
+    block: usize,
+    mut f: impl FnMut(u64, &Line<'_>),
+    mut progress: impl FnMut(u64),
+) -> io::Result<Summary> {
+    if threads <= 1 {
+        return for_each_line(input, f, progress);
+    }
+    let mut summary = Summary::default();
+    let (mut line_no, mut bytes) = (0u64, 0u64);
+    let mut carry: Vec<u8> = Vec::new();
+    let mut eof = false;
+    while !eof {
+        // One block: what was left after the last newline, then new bytes.
+        let mut buf = std::mem::take(&mut carry);
+        let want = buf.len() + block.max(1);
+        while buf.len() < want {
+            let at = buf.len();
+            buf.resize(want, 0);
+            match input.read(&mut buf[at..]) {
+                Ok(0) => {
+                    buf.truncate(at);
+                    eof = true;
+                    break;
+                }
+                Ok(n) => buf.truncate(at + n),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => buf.truncate(at),
+                Err(e) => return Err(e),
+            }
+        }
+        let cut = match memchr::memrchr(b'\n', &buf) {
+            _ if eof => buf.len(),
+            Some(i) => i + 1,
+            None => {
+                carry = buf;
+                continue;
+            }
+        };
+        carry = buf[cut..].to_vec();
+        buf.truncate(cut);
+        bytes += cut as u64;
+        let text = fix_utf8(&mut buf);
+        let pieces = split_pieces(text, threads);
+        std::thread::scope(|s| {
+            let workers: Vec<_> = pieces[1..]
+                .iter()
+                .map(|p| s.spawn(move || parse_piece(p)))
+                .collect();
+            let mut feed = |parsed: Parsed<'_>| {
+                for (text, line) in &parsed {
+                    line_no += 1;
+                    summary.note(line_no, text, line);
+                    f(line_no, line);
+                }
+            };
+            feed(parse_piece(pieces[0]));
+            for w in workers {
+                // A worker only parses; it cannot panic on any input (the
+                // parser never does), so a join error is a bug.
+                feed(w.join().unwrap_or_default());
+            }
+        });
+        progress(bytes);
+    }
+    summary.bytes = bytes;
+    Ok(summary)
+}
+
+/// `text` (whole lines) cut into `n` pieces at newlines; the first is
+/// half the size of the others, since its thread also feeds every line.
+fn split_pieces(text: &str, n: usize) -> Vec<&str> {
+    let mut pieces = Vec::with_capacity(n);
+    let share = text.len() / (2 * n - 1).max(1);
+    let mut from = 0;
+    for i in 0..n - 1 {
+        let target = (from + if i == 0 { share } else { 2 * share }).min(text.len());
+        let end = match memchr::memchr(b'\n', &text.as_bytes()[target..]) {
+            Some(j) => target + j + 1,
+            None => text.len(),
+        };
+        pieces.push(&text[from..end]);
+        from = end;
+    }
+    pieces.push(&text[from..]);
+    pieces
+}
+
+fn parse_piece(piece: &str) -> Parsed<'_> {
+    let mut out = Vec::with_capacity(piece.len() / 100);
+    let mut from = 0;
+    for nl in memchr::memchr_iter(b'\n', piece.as_bytes()) {
+        let line = &piece[from..nl];
+        out.push((line, parse_line(line)));
+        from = nl + 1;
+    }
+    if from < piece.len() {
+        let line = &piece[from..];
+        out.push((line, parse_line(line)));
+    }
+    out
+}

@@ -560,3 +560,37 @@ fn lock_and_raw_syscall_events() {
         EventKind::SysExit { nr: 202, ret: -110 }
     );
 }
+
+/// Parallel parsing feeds exactly the lines, numbers and summary of the
+/// one-thread pass, whatever the block size (cuts at every place) and
+/// thread count, on every fixture.
+#[test]
+fn parallel_pass_equals_single_pass() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "txt") {
+            continue;
+        }
+        let mut data = std::fs::read(&path).unwrap();
+        data.extend_from_slice(b"no newline at the end \xff");
+        let collect = |threads: usize, block: usize| {
+            let mut lines = Vec::new();
+            let s = lever_trace::reader::for_each_line_blocks(
+                &data[..],
+                threads,
+                block,
+                |no, l| lines.push(format!("{no} {l:?}")),
+                |_| {},
+            )
+            .unwrap();
+            (lines, s)
+        };
+        let single = collect(1, 0);
+        for (threads, block) in [(2, 1), (2, 7), (3, 100), (2, 4096), (4, 1 << 20)] {
+            let par = collect(threads, block);
+            assert_eq!(par.0, single.0, "{path:?} {threads} {block}");
+            assert_eq!(par.1, single.1, "{path:?} {threads} {block}");
+        }
+    }
+}

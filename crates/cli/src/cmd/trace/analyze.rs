@@ -71,6 +71,9 @@ pub struct AnalyzeArgs {
     /// Frequency ramp after each idle → busy step (cpu_frequency).
     #[arg(long)]
     pub ramp: bool,
+    /// Parsing threads (default: every CPU for a file, 1 for stdin).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
 }
 
 /// A trace timestamp in seconds (`8808.445067`) → ns.
@@ -93,6 +96,15 @@ fn open_input(file: &Path) -> anyhow::Result<(Box<dyn Read>, Option<u64>)> {
     }
     let (f, len) = lever_trace::open(file)?;
     Ok((Box::new(f), len))
+}
+
+/// Every CPU for a file; stdin (often a live `trace_pipe`) is parsed on
+/// one thread, line by line as it arrives.
+fn default_threads(file: &Path) -> usize {
+    if file == Path::new("-") {
+        return 1;
+    }
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 /// The input as errors name it (`-` is stdin).
@@ -123,6 +135,7 @@ pub fn analyze(global: &Global, a: AnalyzeArgs) -> anyhow::Result<()> {
         }),
         locks: a.locks,
         ramp: a.ramp,
+        threads: a.threads.unwrap_or_else(|| default_threads(&a.file)),
         ..Options::default()
     };
     for k in &a.kpi {
@@ -155,6 +168,7 @@ pub fn analyze(global: &Global, a: AnalyzeArgs) -> anyhow::Result<()> {
             frames: opts.frames,
             top: a.top,
             outlier_factor: a.outlier_factor,
+            threads: opts.threads,
             ..Options::all()
         };
     }
