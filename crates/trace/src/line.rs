@@ -536,13 +536,8 @@ fn parse_funcgraph(t: &str) -> Option<FuncGraph<'_>> {
         mark: None,
         item: FgItem::IrqEnter,
     };
-    let head = after.trim_start();
-    if head.starts_with("==========>") {
-        fg.item = FgItem::IrqEnter;
-        return Some(fg);
-    }
-    if head.starts_with("<==========") {
-        fg.item = FgItem::IrqExit;
+    if let Some(item) = irq_marker(after.trim_start()) {
+        fg.item = item;
         return Some(fg);
     }
     // Context switch: "    bash-1977    =>    sshd-1974   "
@@ -581,16 +576,22 @@ fn parse_funcgraph(t: &str) -> Option<FuncGraph<'_>> {
     let call = cols.trim();
     // With funcgraph-proc the irq markers follow the task column:
     // " 0)    <idle>-0    |   ==========> |"
-    if call.starts_with("==========>") {
-        fg.item = FgItem::IrqEnter;
-        return Some(fg);
-    }
-    if call.starts_with("<==========") {
-        fg.item = FgItem::IrqExit;
-        return Some(fg);
-    }
-    fg.item = parse_fg_call(call)?;
+    fg.item = match irq_marker(call) {
+        Some(item) => item,
+        None => parse_fg_call(call)?,
+    };
     Some(fg)
+}
+
+/// `==========> |` (irq entry) or `<========== |` (exit).
+fn irq_marker(s: &str) -> Option<FgItem<'static>> {
+    if s.starts_with("==========>") {
+        Some(FgItem::IrqEnter)
+    } else if s.starts_with("<==========") {
+        Some(FgItem::IrqExit)
+    } else {
+        None
+    }
 }
 
 // "+ 10.495 us" → (Some('+'), 10495)
