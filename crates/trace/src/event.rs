@@ -320,7 +320,10 @@ fn field<'a>(body: &'a str, key: &str) -> Option<&'a str> {
         let at = from + i;
         if at == 0 || body.as_bytes()[at - 1] == b' ' || body.as_bytes()[at - 1] == b'[' {
             let v = &body[at + key.len()..];
-            let end = v.find([' ', ']']).unwrap_or(v.len());
+            let end = v
+                .bytes()
+                .position(|c| c == b' ' || c == b']')
+                .unwrap_or(v.len());
             return Some(&v[..end]);
         }
         from = at + key.len();
@@ -391,11 +394,15 @@ impl<'a> EventKind<'a> {
             "sched_stat_runtime" => (|| {
                 let rest = body.strip_prefix("comm=")?;
                 let i = rfind(rest, " pid=")?;
-                let tail = &rest[i..];
+                // " pid=30212 runtime=3970691 [ns]" (before v6.8 also
+                // " vruntime=... [ns]").
+                let mut it = rest[i + 1..].split(' ');
+                let pid = parse_i32(it.next()?.strip_prefix("pid=")?)?;
+                let runtime_ns = parse_u64(it.next()?.strip_prefix("runtime=")?)?;
                 Some(EventKind::SchedStatRuntime {
                     comm: &rest[..i],
-                    pid: parse_i32(field(tail, "pid=")?)?,
-                    runtime_ns: parse_u64(field(tail, "runtime=")?)?,
+                    pid,
+                    runtime_ns,
                 })
             })(),
             "cpu_frequency" => (|| {
@@ -498,13 +505,24 @@ fn parse_wakeup(kind: WakeKind, body: &str) -> Option<EventKind<'_>> {
     let rest = body.strip_prefix("comm=")?;
     let i = rfind(rest, " pid=")?;
     let comm = &rest[..i];
-    let tail = &rest[i..];
+    // " pid=1977 prio=120 target_cpu=001" (older: " success=1" too), in
+    // one pass over the tokens instead of a search per key.
+    let (mut pid, mut prio, mut target_cpu) = (None, 0, None);
+    for tok in rest[i + 1..].split(' ') {
+        if let Some(v) = tok.strip_prefix("pid=") {
+            pid = parse_i32(v);
+        } else if let Some(v) = tok.strip_prefix("prio=") {
+            prio = parse_i32(v).unwrap_or(0);
+        } else if let Some(v) = tok.strip_prefix("target_cpu=") {
+            target_cpu = parse_cpu(v);
+        }
+    }
     Some(EventKind::SchedWakeup(SchedWakeup {
         kind,
         comm,
-        pid: parse_i32(field(tail, "pid=")?)?,
-        prio: field(tail, "prio=").and_then(parse_i32).unwrap_or(0),
-        target_cpu: field(tail, "target_cpu=").and_then(parse_cpu),
+        pid: pid?,
+        prio,
+        target_cpu,
     }))
 }
 
