@@ -165,6 +165,8 @@ pub fn classify(err: &anyhow::Error) -> Class {
                 C::UnknownEvent { .. } | C::UnknownTracer { .. } => Some(Class::BadInput),
                 _ => None,
             }
+        } else if cause.is::<lever_trace::NoEventsError>() {
+            Some(Class::BadInput)
         } else if let Some(e) = cause.downcast_ref::<lever_latency::LatencyError>() {
             use lever_latency::LatencyError as L;
             Some(match e {

@@ -217,3 +217,103 @@ fn record_without_tracefs_says_why() {
     assert!(!r.status.success());
     assert!(String::from_utf8_lossy(&r.stderr).contains("unknown unit"));
 }
+
+/// A file with no trace event is bad input (exit 3) with a message that
+/// says which case it is, for analyze and export alike.
+#[test]
+fn files_without_events_exit_3_and_say_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, bytes: &[u8]| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, bytes).unwrap();
+        p.to_string_lossy().into_owned()
+    };
+    let empty = write("empty.txt", b"");
+    let header = write(
+        "header.txt",
+        b"# tracer: nop\n#\n# entries-in-buffer/entries-written: 0/0   #P:2\n#\n",
+    );
+    let random: Vec<u8> = (0..5000u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 11) as u8)
+        .collect();
+    let random = write("random.bin", &random);
+    let json = dir.path().join("o.json");
+    for (file, want) in [
+        (&empty, "is empty (0 bytes)"),
+        (&header, "the trace is empty (header only)"),
+        (&random, "none parsed"),
+    ] {
+        for args in [
+            vec!["trace", "analyze", file.as_str(), "--sched"],
+            vec![
+                "trace",
+                "export",
+                file.as_str(),
+                "-o",
+                json.to_str().unwrap(),
+            ],
+        ] {
+            let out = lever(&args);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(3), "{args:?}: {err}");
+            assert!(err.contains(want) && err.contains(file.as_str()), "{err}");
+        }
+    }
+}
+
+/// The causes sections on real captures: the pipe ping-pong's critical
+/// path names the peer thread, the mmap/munmap capture lists the mmap
+/// rwsem, and a trace without cpu_frequency says so.
+#[test]
+fn causes_sections() {
+    let run = |args: &[&str]| {
+        let out = lever(&[&["trace", "analyze"], args].concat());
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let pipe = fixture("pipe_pingpong.txt");
+    let text = run(&[
+        &pipe,
+        "--critical-path",
+        "26090",
+        "--from",
+        "8808.288001",
+        "--to",
+        "8808.288100",
+    ]);
+    assert!(
+        text.contains("== critical path of sched-pipe-26090 from 8808.288001 to 8808.288100"),
+        "{text}"
+    );
+    assert!(
+        text.contains("sleeping (woken by sched-pipe-26104)"),
+        "{text}"
+    );
+    assert!(text.contains("meanwhile sched-pipe-26104:"), "{text}");
+    let text = run(&[&pipe, "--wakeups", "--ramp"]);
+    assert!(
+        text.contains("sched-pipe-26104  sched-pipe-26090"),
+        "{text}"
+    );
+    assert!(
+        text.contains("no cpu_frequency events were captured"),
+        "{text}"
+    );
+    let text = run(&[&fixture("lock_contention.txt"), "--locks"]);
+    assert!(text.contains("0000000095050472  READ|WRITE"), "{text}");
+    assert!(text.contains("== futex waits"), "{text}");
+    let bad = lever(&[
+        "trace",
+        "analyze",
+        &pipe,
+        "--critical-path",
+        "1",
+        "--from",
+        "soon",
+    ]);
+    assert_eq!(bad.status.code(), Some(2));
+}

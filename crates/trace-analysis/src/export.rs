@@ -9,6 +9,17 @@
 //! thread; systrace counters, `cpu_frequency` (kHz) and `cpu_idle`
 //! (state, −1 = running) become counters (`ph: "C"`). Times are µs
 //! (floats, ns precision) as the format requires.
+//!
+//! When an event on a CPU comes from another task than the one its last
+//! sched_switch put on (the switch was dropped, see
+//! [`crate::sched`]), the old task's slice ends at its last event on
+//! that CPU and the new one's starts at this event: the gap between is
+//! not drawn.
+//!
+//! Wake-ups become flow arrows (`ph: "s"` on the waker's thread at the
+//! wake-up, `ph: "f"` with `bp: "e"` on the wakee's thread at its next
+//! switch-in, same `id`), for wakers that are tasks with a slice (not
+//! the idle task).
 
 use lever_trace::{Event, EventKind, Marker};
 use std::collections::HashMap;
@@ -22,9 +33,14 @@ pub struct ChromeExporter<W: Write> {
     out: W,
     first: bool,
     running: Vec<Option<(i32, u64, String)>>,
+    /// Each CPU's latest event.
+    last_ts: Vec<u64>,
     tgid: HashMap<i32, i32>,
     named: HashMap<i32, ()>,
     events: u64,
+    /// Wakee → flow id of its pending wake-up.
+    flows: HashMap<i32, u64>,
+    next_flow: u64,
 }
 
 fn us(ns: u64) -> String {
@@ -43,9 +59,12 @@ impl<W: Write> ChromeExporter<W> {
             out,
             first: true,
             running: Vec::new(),
+            last_ts: Vec::new(),
             tgid: HashMap::new(),
             named: HashMap::new(),
             events: 0,
+            flows: HashMap::new(),
+            next_flow: 1,
         })
     }
 
@@ -97,9 +116,23 @@ impl<W: Write> ChromeExporter<W> {
             self.tgid.insert(e.pid, tgid);
         }
         let t = e.ts_ns;
+        let i = e.cpu as usize;
+        if let Some(Some((tid, start, _))) = self.running.get(i) {
+            if *tid != e.pid {
+                let (start, last) = (*start, self.last_ts[i]);
+                if let Some((tid, _, comm)) = self.running[i].take() {
+                    self.slice(e.cpu, tid, start, last, &comm)?;
+                }
+                self.name_thread(e.pid, e.comm)?;
+                self.running[i] = Some((e.pid, t, e.comm.to_string()));
+            }
+        }
+        if i >= self.last_ts.len() {
+            self.last_ts.resize(i + 1, 0);
+        }
+        self.last_ts[i] = t;
         match &e.kind {
             EventKind::SchedSwitch(sw) => {
-                let i = e.cpu as usize;
                 if i >= self.running.len() {
                     self.running.resize(i + 1, None);
                     let name = format!("CPU {}", e.cpu);
@@ -114,6 +147,25 @@ impl<W: Write> ChromeExporter<W> {
                 }
                 self.name_thread(sw.next_pid, sw.next_comm)?;
                 self.running[i] = Some((sw.next_pid, t, sw.next_comm.to_string()));
+                if let Some(id) = self.flows.remove(&sw.next_pid) {
+                    let (pid, tid) = (self.pid_of(sw.next_pid), sw.next_pid);
+                    self.emit(&format!(
+                        "{{\"ph\":\"f\",\"bp\":\"e\",\"id\":{id},\"cat\":\"wakeup\",\"name\":\"wakeup\",\"pid\":{pid},\"tid\":{tid},\"ts\":{}}}",
+                        us(t)
+                    ))?;
+                }
+            }
+            EventKind::SchedWakeup(w)
+                if w.pid != 0 && e.pid != 0 && !self.flows.contains_key(&w.pid) =>
+            {
+                let id = self.next_flow;
+                self.next_flow += 1;
+                self.flows.insert(w.pid, id);
+                let (pid, tid) = (self.pid_of(e.pid), e.pid);
+                self.emit(&format!(
+                    "{{\"ph\":\"s\",\"id\":{id},\"cat\":\"wakeup\",\"name\":\"wakeup\",\"pid\":{pid},\"tid\":{tid},\"ts\":{}}}",
+                    us(t)
+                ))?;
             }
             EventKind::Marker(m) => {
                 let tid = e.pid;

@@ -15,6 +15,13 @@
 //!   start, and the **wake-up (exit) latency** is idle end − first resume
 //!   point. Plain `cpu_idle` events carry no such points, so enter/exit
 //!   latencies are reported only when the trace has them.
+//!
+//! Every CPU the trace names is listed, also one without idle events
+//! (`idle_events: 0`: its split is unknown, not "never idle"). For a CPU
+//! with idle events, idle + active covers the whole span of the trace:
+//! before its first idle event the CPU was active (first event an entry)
+//! or idle (first event an exit), and after its last exit active. Those
+//! edge pieces count in the totals, not in the per-period averages.
 
 use crate::stats::Distribution;
 use lever_trace::{Event, EventKind};
@@ -38,12 +45,19 @@ struct Cpu {
     residency: BTreeMap<u32, (u64, u64)>,
     enter_lat: BTreeMap<u32, Vec<u64>>,
     exit_lat: BTreeMap<u32, Vec<u64>>,
+    seen: bool,
+    idle_events: u64,
+    /// Idle before the first exit / active before the first entry and
+    /// after the last exit (see the module doc).
+    idle_edge_ns: u64,
+    active_edge_ns: u64,
 }
 
 /// Idle tracker.
 #[derive(Debug, Default)]
 pub struct IdleTracker {
     cpus: Vec<Cpu>,
+    start_ts: Option<u64>,
     end_ts: u64,
 }
 
@@ -61,6 +75,32 @@ impl IdleTracker {
     pub fn event(&mut self, e: &Event<'_>) {
         self.end_ts = self.end_ts.max(e.ts_ns);
         let t = e.ts_ns;
+        let start = *self.start_ts.get_or_insert(t);
+        self.cpu(e.cpu).seen = true;
+        let idle_cpu = match e.kind {
+            EventKind::CpuIdle { cpu, .. }
+            | EventKind::PowerStart { kind: 1, cpu, .. }
+            | EventKind::PowerEnd { cpu } => Some(cpu),
+            _ => None,
+        };
+        if let Some(cpu) = idle_cpu {
+            let c = self.cpu(cpu);
+            c.seen = true;
+            if c.idle_events == 0 {
+                // The first idle event says what the CPU was before it.
+                let entry = !matches!(
+                    e.kind,
+                    EventKind::CpuIdle { state: None, .. } | EventKind::PowerEnd { .. }
+                );
+                if entry {
+                    c.active_edge_ns += t.saturating_sub(start);
+                } else {
+                    c.idle_edge_ns += t.saturating_sub(start);
+                    c.last_exit = Some(t);
+                }
+            }
+            c.idle_events += 1;
+        }
         match e.kind {
             EventKind::CpuIdle {
                 state: Some(state),
@@ -107,7 +147,8 @@ impl IdleTracker {
 
     fn exit(c: &mut Cpu, t: u64) {
         let Some(p) = c.idle.take() else {
-            c.last_exit = Some(t);
+            // A second exit: active since the first.
+            c.last_exit.get_or_insert(t);
             return;
         };
         let d = t.saturating_sub(p.start);
@@ -138,12 +179,15 @@ impl IdleTracker {
         for (i, c) in self.cpus.iter_mut().enumerate() {
             if c.idle.is_some() {
                 Self::exit(c, end);
+            } else if let Some(exit) = c.last_exit {
+                c.active_edge_ns += end.saturating_sub(exit);
             }
-            if c.idle_ns.is_empty() && c.active_ns.is_empty() {
+            if !c.seen {
                 continue;
             }
             let idle_total: u64 = c.idle_ns.iter().sum();
             let active_total: u64 = c.active_ns.iter().sum();
+            let span = end.saturating_sub(self.start_ts.unwrap_or(end));
             let mut states: BTreeMap<u32, StateReport> = BTreeMap::new();
             for (&state, &(count, ns)) in &c.residency {
                 states.insert(
@@ -169,9 +213,11 @@ impl IdleTracker {
             }
             out.push(CpuIdleReport {
                 cpu: i as u32,
+                idle_events: c.idle_events,
+                span_ns: span,
                 idle_periods: c.idle_ns.len() as u64,
-                idle_ns: idle_total,
-                active_ns: active_total,
+                idle_ns: idle_total + c.idle_edge_ns,
+                active_ns: active_total + c.active_edge_ns,
                 avg_idle_ns: idle_total / (c.idle_ns.len().max(1) as u64),
                 avg_active_ns: active_total / (c.active_ns.len().max(1) as u64),
                 states: states.into_values().collect(),
@@ -201,11 +247,19 @@ pub struct StateReport {
 pub struct CpuIdleReport {
     /// CPU.
     pub cpu: u32,
+    /// cpu_idle / power_start type=1 / power_end events for this CPU;
+    /// 0 means its idle time is not known (the rest is then 0).
+    pub idle_events: u64,
+    /// The trace's span (first to last event); idle + active = span when
+    /// `idle_events > 0`.
+    pub span_ns: u64,
     /// Completed idle periods.
     pub idle_periods: u64,
-    /// Total idle time.
+    /// Total idle time, including before the CPU's first exit when that
+    /// comes first.
     pub idle_ns: u64,
-    /// Total active time between an idle exit and the next entry.
+    /// Total active time: between an idle exit and the next entry, and
+    /// before the first entry / after the last exit.
     pub active_ns: u64,
     /// Mean idle period (seed 004 "Idle us").
     pub avg_idle_ns: u64,

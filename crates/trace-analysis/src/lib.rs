@@ -10,6 +10,10 @@
 //! | [`markers`] | tracing_mark_write | spans, KPI breakdowns (seed 000 §8.3), frame misses |
 //! | [`funcgraph`] | function_graph lines | per-function statistics with self time (seed 003) |
 //! | [`latency`] | preemptoff/irqsoff report | worst latency and its stack |
+//! | [`wakeups`] | sched_waking/wakeup, sched_switch | waker → wakee edges with counts and latencies |
+//! | [`critical`] | sched_switch, wake-ups | one thread's time by state and cause, recursively through its wakers |
+//! | [`locks`] | lock:contention_begin/end, raw_syscalls futex | contended locks and futexes, per task |
+//! | [`ramp`] | cpu_frequency, sched_switch | time from a load step to the highest frequency |
 //! | [`export`] | all | Chrome trace JSON for Perfetto UI |
 //!
 //! All times are ns (`_ns` fields); one pass over the trace feeds every
@@ -30,16 +34,20 @@
 #![warn(missing_docs)]
 
 pub mod bench;
+pub mod critical;
 pub mod export;
 pub mod freq;
 pub mod funcgraph;
 pub mod idle;
 pub mod latency;
+pub mod locks;
 pub mod markers;
+pub mod ramp;
 pub mod sched;
 pub mod stats;
+pub mod wakeups;
 
-use lever_trace::{for_each_line, Line, Summary};
+use lever_trace::{for_each_line, for_each_line_parallel, Line, Summary};
 use serde::Serialize;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
@@ -69,6 +77,19 @@ pub struct Options {
     pub top: usize,
     /// Outlier factor over the median.
     pub outlier_factor: f64,
+    /// Waker → wakee edges.
+    pub wakeups: bool,
+    /// One thread's critical path.
+    pub critical_path: Option<critical::CriticalPathSpec>,
+    /// Lock and futex contention.
+    pub locks: bool,
+    /// Frequency ramp after load steps.
+    pub ramp: bool,
+    /// Threads that parse (0 or 1: parse on the calling thread). The
+    /// trackers always run on the calling thread, in file order, so the
+    /// report does not depend on it (see
+    /// [`lever_trace::for_each_line_parallel`]).
+    pub threads: usize,
 }
 
 impl Options {
@@ -107,6 +128,14 @@ pub struct Report {
     pub latency: Option<latency::LatencyReport>,
     /// Latency reports seen.
     pub latency_reports: u64,
+    /// Waker → wakee edges.
+    pub wakeups: Option<wakeups::WakeupReport>,
+    /// The critical path asked for.
+    pub critical_path: Option<critical::CriticalPath>,
+    /// Lock contention.
+    pub locks: Option<locks::LockReport>,
+    /// Frequency ramps.
+    pub ramp: Option<ramp::RampReport>,
 }
 
 /// Run the selected analyses over a trace in one streaming pass.
@@ -119,8 +148,15 @@ pub fn analyze<R: Read>(input: R, opts: &Options, progress: impl FnMut(u64)) -> 
     let mut markers = want_markers.then(markers::MarkerTracker::new);
     let mut fg = opts.funcgraph.then(funcgraph::FuncGraphTracker::new);
     let mut lat = opts.latency.then(latency::LatencyTracker::new);
-    let summary = for_each_line(
+    let mut causes = Causes {
+        wakeups: opts.wakeups.then(wakeups::WakeupTracker::new),
+        critical: opts.critical_path.map(critical::CriticalPathTracker::new),
+        locks: opts.locks.then(locks::LockTracker::new),
+        ramp: opts.ramp.then(ramp::RampTracker::new),
+    };
+    let summary = for_each_line_parallel(
         input,
+        opts.threads,
         |no, line| {
             match line {
                 Line::Event(e) => {
@@ -135,6 +171,9 @@ pub fn analyze<R: Read>(input: R, opts: &Options, progress: impl FnMut(u64)) -> 
                     }
                     if let Some(t) = markers.as_mut() {
                         t.event(e);
+                    }
+                    if e.time_base == lever_trace::TimeBase::Clock {
+                        causes.event(e);
                     }
                 }
                 Line::FuncGraph(f) => {
@@ -160,7 +199,36 @@ pub fn analyze<R: Read>(input: R, opts: &Options, progress: impl FnMut(u64)) -> 
         funcgraph: fg.map(|t| t.finish(opts.top.max(1), opts.outlier_factor)),
         latency,
         latency_reports,
+        wakeups: causes.wakeups.map(|t| t.finish()),
+        critical_path: causes.critical.map(|t| t.finish()),
+        locks: causes.locks.map(|t| t.finish()),
+        ramp: causes.ramp.map(|t| t.finish()),
     })
+}
+
+/// The trackers that explain causes, fed together.
+struct Causes {
+    wakeups: Option<wakeups::WakeupTracker>,
+    critical: Option<critical::CriticalPathTracker>,
+    locks: Option<locks::LockTracker>,
+    ramp: Option<ramp::RampTracker>,
+}
+
+impl Causes {
+    fn event(&mut self, e: &lever_trace::Event<'_>) {
+        if let Some(t) = self.wakeups.as_mut() {
+            t.event(e);
+        }
+        if let Some(t) = self.critical.as_mut() {
+            t.event(e);
+        }
+        if let Some(t) = self.locks.as_mut() {
+            t.event(e);
+        }
+        if let Some(t) = self.ramp.as_mut() {
+            t.event(e);
+        }
+    }
 }
 
 /// Exporting to a file failed.

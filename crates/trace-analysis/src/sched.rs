@@ -38,10 +38,22 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum State {
     Unknown,
-    Running { since: u64, cpu: u32 },
-    Preempted { since: u64 },
-    Waking { since: u64 },
-    Sleeping { since: u64, blocked: bool },
+    Running {
+        since: u64,
+        cpu: u32,
+    },
+    Preempted {
+        since: u64,
+    },
+    Waking {
+        since: u64,
+    },
+    Sleeping {
+        since: u64,
+        blocked: bool,
+    },
+    /// Switched out dead (`prev_state=X` or `Z`): its timeline ends.
+    Exited,
 }
 
 #[derive(Debug)]
@@ -63,6 +75,9 @@ struct Thread {
     wake_latencies_ns: Vec<u64>,
     /// (cpu, khz) → running ns.
     by_freq: Vec<(u32, u64, u64)>,
+    /// Sum of its `sched_stat_runtime` events.
+    stat_runtime_ns: Option<u64>,
+    exited: bool,
 }
 
 impl Thread {
@@ -84,6 +99,8 @@ impl Thread {
             cpus: Vec::new(),
             wake_latencies_ns: Vec::new(),
             by_freq: Vec::new(),
+            stat_runtime_ns: None,
+            exited: false,
         }
     }
 
@@ -91,7 +108,7 @@ impl Thread {
     /// bucket.
     fn close(&mut self, t: u64) {
         match self.state {
-            State::Unknown => {}
+            State::Unknown | State::Exited => {}
             State::Running { since, .. } => self.running_ns += t.saturating_sub(since),
             State::Preempted { since } => self.runnable_preempted_ns += t.saturating_sub(since),
             State::Waking { since } => self.runnable_waking_ns += t.saturating_sub(since),
@@ -128,6 +145,11 @@ struct Cpu {
     seg_since: u64,
     khz: Option<u64>,
     busy_ns: u64,
+    /// Time between the last event of a task whose switch-out was lost
+    /// and the first event of the next one: who ran is not known.
+    unknown_ns: u64,
+    /// The CPU's latest event.
+    last_ts: u64,
     switches: u64,
     max_khz: u64,
 }
@@ -143,6 +165,8 @@ pub struct SchedTracker {
     wakeup_events: u64,
     freq_events: u64,
     missing_switch_ins: u64,
+    recovered_switch_ins: u64,
+    stat_runtime_events: u64,
 }
 
 impl SchedTracker {
@@ -167,6 +191,7 @@ impl SchedTracker {
         if c.first_ts.is_none() {
             c.first_ts = Some(t);
         }
+        self.observe(e.cpu, e.pid, e.comm, t);
         if e.pid != 0 {
             if let Some(tgid) = e.tgid {
                 if let Some(th) = self.threads.get_mut(&e.pid) {
@@ -209,7 +234,7 @@ impl SchedTracker {
                     // the earlier. A wake-up of a preempted task changes
                     // nothing: it is already on a run queue.
                     State::Waking { .. } | State::Preempted { .. } => {}
-                    State::Sleeping { .. } | State::Unknown => {
+                    State::Sleeping { .. } | State::Unknown | State::Exited => {
                         th.close(t);
                         th.state = State::Waking { since: t };
                     }
@@ -226,7 +251,78 @@ impl SchedTracker {
                 c.khz = Some(*state_khz);
                 c.max_khz = c.max_khz.max(*state_khz);
             }
+            EventKind::SchedStatRuntime {
+                comm,
+                pid,
+                runtime_ns,
+            } if *pid != 0 => {
+                self.stat_runtime_events += 1;
+                let th = self
+                    .threads
+                    .entry(*pid)
+                    .or_insert_with(|| Thread::new(comm));
+                *th.stat_runtime_ns.get_or_insert(0) += runtime_ns;
+            }
             _ => {}
+        }
+        self.cpus[e.cpu as usize].last_ts = t;
+    }
+
+    /// The TASK-PID column names the task on the CPU when the event
+    /// fired. The CPU's first event starts that task's run; a task other
+    /// than the one the CPU's last sched_switch put on means switches
+    /// were lost (dropped events): the old task ran until its last event
+    /// here, the new one since this event, and the gap between is
+    /// unknown — charged to nobody, not to the task last switched in.
+    ///
+    /// ```text
+    ///  rcu_preempt-16 [001] d..2.  10.000100: sched_switch: ... ==> next_comm=swapper/1 next_pid=0 ...
+    ///  (switch swapper/1 → kworker/1:1 lost)
+    ///  kworker/1:1-88 [001] d..2.  10.225000: sched_waking: comm=rcu_preempt pid=16 ...
+    /// ```
+    fn observe(&mut self, cpu: u32, pid: i32, comm: &str, t: u64) {
+        let c = &mut self.cpus[cpu as usize];
+        let cur = match c.current {
+            Some(cur) if cur == pid => return,
+            cur => cur,
+        };
+        let (since, last) = (c.since, c.last_ts);
+        c.current = Some(pid);
+        c.since = t;
+        c.seg_since = t;
+        if let Some(cur) = cur {
+            self.recovered_switch_ins += 1;
+            c.unknown_ns += t.saturating_sub(last);
+            if cur != 0 {
+                c.busy_ns += last.saturating_sub(since);
+                if let Some(th) = self.threads.get_mut(&cur) {
+                    if matches!(th.state, State::Running { cpu: rc, .. } if rc == cpu) {
+                        th.close(last);
+                        th.state = State::Unknown;
+                    }
+                }
+            }
+        }
+        if pid != 0 {
+            if let Some(th) = self.threads.get_mut(&pid) {
+                // Its switch-in happened between `last` and `t`.
+                th.close(if cur.is_some() { last } else { t });
+                th.state = State::Running { since: t, cpu };
+                if th.last_cpu != Some(cpu) && th.last_cpu.is_some() {
+                    th.migrations += 1;
+                }
+                th.last_cpu = Some(cpu);
+                if !th.cpus.contains(&cpu) {
+                    th.cpus.push(cpu);
+                }
+            } else if cur.is_none() {
+                // Running since the CPU's first event.
+                let mut th = Thread::new(comm);
+                th.state = State::Running { since: t, cpu };
+                th.last_cpu = Some(cpu);
+                th.cpus.push(cpu);
+                self.threads.insert(pid, th);
+            }
         }
     }
 
@@ -268,9 +364,10 @@ impl SchedTracker {
             None => Some(c.first_ts.unwrap_or(t)),
             Some(cur) if cur == prev_pid => Some(c.since),
             Some(cur) => {
-                if cur != 0 {
-                    c.busy_ns += t.saturating_sub(c.since);
-                }
+                // The line's TASK-PID is not its prev_pid (a hand-made
+                // or damaged line): since `cur`'s switch-in, who ran is
+                // unknown.
+                c.unknown_ns += t.saturating_sub(c.since);
                 // `cur`'s switch-out was not recorded: its run's end is
                 // unknown.
                 if let Some(th) = self.threads.get_mut(&cur) {
@@ -301,7 +398,11 @@ impl SchedTracker {
                 (_, None) => {}
             }
             let runnable = prev_state.starts_with('R');
-            th.state = if runnable {
+            let dead = matches!(prev_state.as_bytes().first(), Some(b'X' | b'Z'));
+            th.state = if dead {
+                th.exited = true;
+                State::Exited
+            } else if runnable {
                 th.preemptions += 1;
                 State::Preempted { since: t }
             } else {
@@ -401,6 +502,8 @@ impl SchedTracker {
                     cpus: th.cpus,
                     wakeup_latency: Distribution::from_samples(&mut th.wake_latencies_ns),
                     cpu_bound,
+                    stat_runtime_ns: th.stat_runtime_ns,
+                    exited: th.exited,
                 }
             })
             .collect();
@@ -417,6 +520,8 @@ impl SchedTracker {
                     window_ns: window,
                     busy_ns: c.busy_ns,
                     busy_pct: pct(c.busy_ns, window),
+                    unknown_ns: c.unknown_ns,
+                    unknown_pct: pct(c.unknown_ns, window),
                     switches: c.switches,
                     max_khz_seen: (c.max_khz > 0).then_some(c.max_khz),
                 })
@@ -429,6 +534,8 @@ impl SchedTracker {
             wakeup_events: self.wakeup_events,
             freq_events: self.freq_events,
             missing_switch_ins: self.missing_switch_ins,
+            recovered_switch_ins: self.recovered_switch_ins,
+            stat_runtime_events: self.stat_runtime_events,
             threads,
             cpus,
         }
@@ -483,6 +590,11 @@ pub struct ThreadReport {
     pub wakeup_latency: Distribution,
     /// CPU-bound check, when the trace has `cpu_frequency` events.
     pub cpu_bound: Option<CpuBound>,
+    /// Sum of its `sched_stat_runtime` events, when traced: the kernel's
+    /// own account to compare `running_ns` with.
+    pub stat_runtime_ns: Option<u64>,
+    /// Switched out dead (`prev_state=X`/`Z`): no sleep after that.
+    pub exited: bool,
 }
 
 /// One CPU.
@@ -496,6 +608,12 @@ pub struct CpuReport {
     pub busy_ns: u64,
     /// busy / window.
     pub busy_pct: f64,
+    /// Time in the window when switches were lost and who ran is not
+    /// known (from the last event of the task the CPU was known to run
+    /// to the first event of the next): in neither busy nor idle.
+    pub unknown_ns: u64,
+    /// unknown / window.
+    pub unknown_pct: f64,
     /// sched_switch events on this CPU.
     pub switches: u64,
     /// Highest `cpu_frequency` seen.
@@ -520,6 +638,11 @@ pub struct SchedReport {
     /// (lost events, or a kernel that drops some), so that run's start
     /// and length are unknown and not counted.
     pub missing_switch_ins: u64,
+    /// Switches recovered from the TASK-PID column: an event on a CPU by
+    /// another task than the one its last sched_switch put on.
+    pub recovered_switch_ins: u64,
+    /// sched_stat_runtime events.
+    pub stat_runtime_events: u64,
     /// Threads by running time, largest first.
     pub threads: Vec<ThreadReport>,
     /// CPUs.

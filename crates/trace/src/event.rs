@@ -4,7 +4,7 @@
 //! each parser. Any other event stays [`EventKind::Other`] with its raw
 //! body on [`crate::Event`].
 
-use crate::num::{parse_i32, parse_i64, parse_u32, parse_u64};
+use crate::num::{parse_cpu, parse_i32, parse_i64, parse_u32, parse_u64};
 
 /// A typed event payload.
 #[derive(Debug, Clone, PartialEq)]
@@ -15,6 +15,17 @@ pub enum EventKind<'a> {
     SchedWakeup(SchedWakeup<'a>),
     /// `sched_migrate_task`
     SchedMigrateTask(SchedMigrateTask<'a>),
+    /// `sched_stat_runtime: comm=bash pid=30212 runtime=3970691 [ns]`
+    /// (before v6.8 also `vruntime=... [ns]`): CPU time the task ran
+    /// since the previous account, fired on its CPU while it runs.
+    SchedStatRuntime {
+        /// The task.
+        comm: &'a str,
+        /// Its thread id.
+        pid: i32,
+        /// Run time accounted, in ns.
+        runtime_ns: u64,
+    },
     /// `cpu_frequency: state=1200000 cpu_id=0`
     CpuFrequency {
         /// New frequency in kHz.
@@ -78,6 +89,37 @@ pub enum EventKind<'a> {
     Function {
         /// The parent (caller), without `<-`.
         parent: &'a str,
+    },
+    /// `contention_begin: 0000000095050472 (flags=READ)`: a task starts
+    /// waiting for a kernel lock (the address is hashed like `%p`).
+    LockContentionBegin {
+        /// Lock address as printed.
+        lock: &'a str,
+        /// Lock kind: `SPIN`, `READ`, `WRITE`, `MUTEX`, `RWSEM`... (joined
+        /// with `|`).
+        flags: &'a str,
+    },
+    /// `contention_end: 0000000095050472 (ret=0)`
+    LockContentionEnd {
+        /// Lock address as printed.
+        lock: &'a str,
+        /// 0, or the error the wait ended with.
+        ret: i32,
+    },
+    /// `sys_enter: NR 202 (7f6a72519990, 109, 6844, 0, 0, ffffffff)`
+    /// (raw_syscalls; arguments in hex).
+    SysEnter {
+        /// Syscall number.
+        nr: i64,
+        /// The arguments between the parentheses.
+        args: &'a str,
+    },
+    /// `sys_exit: NR 202 = -110`
+    SysExit {
+        /// Syscall number.
+        nr: i64,
+        /// Return value.
+        ret: i64,
     },
     /// Any other event, or a known one whose body did not parse.
     Other,
@@ -253,14 +295,21 @@ impl<'a> Marker<'a> {
 fn find(hay: &str, needle: &str) -> Option<usize> {
     let (h, n) = (hay.as_bytes(), needle.as_bytes());
     let first = *n.first()?;
-    memchr::memchr_iter(first, h).find(|&i| h[i..].starts_with(n))
+    memchr::memchr_iter(first, h).find(|&i| has_at(h, i, n))
+}
+
+/// `h[i..].starts_with(n)` as an inlined byte loop: the needles are a few
+/// bytes and a `memcmp` call per candidate costs more than the compare.
+#[inline]
+fn has_at(h: &[u8], i: usize, n: &[u8]) -> bool {
+    h.len() - i >= n.len() && h[i..i + n.len()].iter().zip(n).all(|(a, b)| a == b)
 }
 
 /// Like [`find`], last match.
 fn rfind(hay: &str, needle: &str) -> Option<usize> {
     let (h, n) = (hay.as_bytes(), needle.as_bytes());
     let first = *n.first()?;
-    memchr::memrchr_iter(first, h).find(|&i| h[i..].starts_with(n))
+    memchr::memrchr_iter(first, h).find(|&i| has_at(h, i, n))
 }
 
 /// The value of `key=` in a space-separated `k=v` body, where the value
@@ -271,7 +320,10 @@ fn field<'a>(body: &'a str, key: &str) -> Option<&'a str> {
         let at = from + i;
         if at == 0 || body.as_bytes()[at - 1] == b' ' || body.as_bytes()[at - 1] == b'[' {
             let v = &body[at + key.len()..];
-            let end = v.find([' ', ']']).unwrap_or(v.len());
+            let end = v
+                .bytes()
+                .position(|c| c == b' ' || c == b']')
+                .unwrap_or(v.len());
             return Some(&v[..end]);
         }
         from = at + key.len();
@@ -280,18 +332,83 @@ fn field<'a>(body: &'a str, key: &str) -> Option<&'a str> {
 }
 
 impl<'a> EventKind<'a> {
-    /// Type the body of event `name`.
+    /// An event Lever does not type: a function-tracer line
+    /// (`<-parent`) or [`EventKind::Other`].
+    fn untyped(body: &'a str) -> EventKind<'a> {
+        body.strip_prefix("<-")
+            .map_or(EventKind::Other, |parent| EventKind::Function { parent })
+    }
+
+    /// Type the body of event `name`; a known event whose body does not
+    /// parse is [`EventKind::Other`] (see [`EventKind::try_parse`]).
     pub fn parse(name: &'a str, body: &'a str) -> EventKind<'a> {
+        Self::try_parse(name, body).unwrap_or(EventKind::Other)
+    }
+
+    /// Type the body of event `name`. `Err(reason)` when `name` is one of
+    /// the typed events but its body lacks a field or holds a bad value —
+    /// most often a line cut short mid-event (a truncated copy, a
+    /// `trace_pipe` read interrupted): such a line is malformed, not a
+    /// generic event.
+    pub fn try_parse(name: &'a str, body: &'a str) -> Result<EventKind<'a>, &'static str> {
+        // Most events are none of these: one byte test skips the string
+        // compares (a measurable share of the parse otherwise).
+        if !matches!(
+            name.as_bytes().first(),
+            Some(b's' | b'c' | b'p' | b't' | b'i')
+        ) {
+            return Ok(Self::untyped(body));
+        }
         let kind = match name {
             "sched_switch" => parse_switch(body).map(EventKind::SchedSwitch),
             "sched_waking" => parse_wakeup(WakeKind::Waking, body),
             "sched_wakeup" => parse_wakeup(WakeKind::Wakeup, body),
             "sched_wakeup_new" => parse_wakeup(WakeKind::WakeupNew, body),
             "sched_migrate_task" => parse_migrate(body),
+            "contention_begin" => (|| {
+                let (lock, rest) = body.split_once(' ')?;
+                let flags = rest.strip_prefix("(flags=")?.strip_suffix(')')?;
+                Some(EventKind::LockContentionBegin { lock, flags })
+            })(),
+            "contention_end" => (|| {
+                let (lock, rest) = body.split_once(' ')?;
+                let ret = parse_i32(rest.strip_prefix("(ret=")?.strip_suffix(')')?)?;
+                Some(EventKind::LockContentionEnd { lock, ret })
+            })(),
+            "sys_enter" => (|| {
+                let rest = body.strip_prefix("NR ")?;
+                let (nr, args) = rest.split_once(' ')?;
+                let args = args.strip_prefix('(')?.strip_suffix(')')?;
+                Some(EventKind::SysEnter {
+                    nr: parse_i64(nr)?,
+                    args,
+                })
+            })(),
+            "sys_exit" => (|| {
+                let (nr, ret) = body.strip_prefix("NR ")?.split_once(" = ")?;
+                Some(EventKind::SysExit {
+                    nr: parse_i64(nr)?,
+                    ret: parse_i64(ret)?,
+                })
+            })(),
+            "sched_stat_runtime" => (|| {
+                let rest = body.strip_prefix("comm=")?;
+                let i = rfind(rest, " pid=")?;
+                // " pid=30212 runtime=3970691 [ns]" (before v6.8 also
+                // " vruntime=... [ns]").
+                let mut it = rest[i + 1..].split(' ');
+                let pid = parse_i32(it.next()?.strip_prefix("pid=")?)?;
+                let runtime_ns = parse_u64(it.next()?.strip_prefix("runtime=")?)?;
+                Some(EventKind::SchedStatRuntime {
+                    comm: &rest[..i],
+                    pid,
+                    runtime_ns,
+                })
+            })(),
             "cpu_frequency" => (|| {
                 Some(EventKind::CpuFrequency {
                     state_khz: parse_u64(field(body, "state=")?)?,
-                    cpu: parse_u32(field(body, "cpu_id=")?)?,
+                    cpu: parse_cpu(field(body, "cpu_id=")?)?,
                 })
             })(),
             "cpu_idle" => (|| {
@@ -299,18 +416,18 @@ impl<'a> EventKind<'a> {
                 Some(EventKind::CpuIdle {
                     // (u32)-1 is PWR_EVENT_EXIT.
                     state: u32::try_from(state).ok().filter(|&s| s != u32::MAX),
-                    cpu: parse_u32(field(body, "cpu_id=")?)?,
+                    cpu: parse_cpu(field(body, "cpu_id=")?)?,
                 })
             })(),
             "power_start" => (|| {
                 Some(EventKind::PowerStart {
                     kind: parse_u32(field(body, "type=")?)?,
                     state: parse_u32(field(body, "state=")?)?,
-                    cpu: parse_u32(field(body, "cpu_id=")?)?,
+                    cpu: parse_cpu(field(body, "cpu_id=")?)?,
                 })
             })(),
             "power_end" => field(body, "cpu_id=")
-                .and_then(parse_u32)
+                .and_then(parse_cpu)
                 .map(|cpu| EventKind::PowerEnd { cpu }),
             "tracing_mark_write" | "print" => Some(EventKind::Marker(Marker::parse(body))),
             "irq_handler_entry" => (|| {
@@ -333,11 +450,26 @@ impl<'a> EventKind<'a> {
                     EventKind::SoftirqExit { vec, action }
                 })
             })(),
-            _ => body
-                .strip_prefix("<-")
-                .map(|parent| EventKind::Function { parent }),
+            _ => return Ok(Self::untyped(body)),
         };
-        kind.unwrap_or(EventKind::Other)
+        kind.ok_or(match name {
+            "sched_switch" => "sched_switch with missing or bad fields (cut short?)",
+            "sched_waking" | "sched_wakeup" | "sched_wakeup_new" => {
+                "sched wake-up with missing or bad fields (cut short?)"
+            }
+            "sched_migrate_task" => "sched_migrate_task with missing or bad fields (cut short?)",
+            "sched_stat_runtime" => "sched_stat_runtime with missing or bad fields (cut short?)",
+            "cpu_frequency" | "cpu_idle" | "power_start" | "power_end" => {
+                "power event with missing or bad fields (cut short?, CPU out of range?)"
+            }
+            "irq_handler_entry" | "irq_handler_exit" | "softirq_entry" | "softirq_exit" => {
+                "irq event with missing or bad fields (cut short?)"
+            }
+            "contention_begin" | "contention_end" => {
+                "lock contention event with missing or bad fields (cut short?)"
+            }
+            _ => "raw syscall event with missing or bad fields (cut short?)",
+        })
     }
 }
 
@@ -373,13 +505,24 @@ fn parse_wakeup(kind: WakeKind, body: &str) -> Option<EventKind<'_>> {
     let rest = body.strip_prefix("comm=")?;
     let i = rfind(rest, " pid=")?;
     let comm = &rest[..i];
-    let tail = &rest[i..];
+    // " pid=1977 prio=120 target_cpu=001" (older: " success=1" too), in
+    // one pass over the tokens instead of a search per key.
+    let (mut pid, mut prio, mut target_cpu) = (None, 0, None);
+    for tok in rest[i + 1..].split(' ') {
+        if let Some(v) = tok.strip_prefix("pid=") {
+            pid = parse_i32(v);
+        } else if let Some(v) = tok.strip_prefix("prio=") {
+            prio = parse_i32(v).unwrap_or(0);
+        } else if let Some(v) = tok.strip_prefix("target_cpu=") {
+            target_cpu = parse_cpu(v);
+        }
+    }
     Some(EventKind::SchedWakeup(SchedWakeup {
         kind,
         comm,
-        pid: parse_i32(field(tail, "pid=")?)?,
-        prio: field(tail, "prio=").and_then(parse_i32).unwrap_or(0),
-        target_cpu: field(tail, "target_cpu=").and_then(parse_u32),
+        pid: pid?,
+        prio,
+        target_cpu,
     }))
 }
 
@@ -390,7 +533,7 @@ fn parse_migrate(body: &str) -> Option<EventKind<'_>> {
     Some(EventKind::SchedMigrateTask(SchedMigrateTask {
         comm: &rest[..i],
         pid: parse_i32(field(tail, "pid=")?)?,
-        orig_cpu: parse_u32(field(tail, "orig_cpu=")?)?,
-        dest_cpu: parse_u32(field(tail, "dest_cpu=")?)?,
+        orig_cpu: parse_cpu(field(tail, "orig_cpu=")?)?,
+        dest_cpu: parse_cpu(field(tail, "dest_cpu=")?)?,
     }))
 }

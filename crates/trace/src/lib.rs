@@ -31,4 +31,6 @@ pub mod reader;
 pub use event::{EventKind, Marker, SchedMigrateTask, SchedSwitch, SchedWakeup, WakeKind};
 pub use file::{open, OpenError};
 pub use line::{parse_line, Event, FgItem, FuncGraph, Header, Line, TimeBase};
-pub use reader::{for_each_line, Malformed, Summary, TraceReader};
+pub use reader::{
+    for_each_line, for_each_line_parallel, Malformed, NoEventsError, Summary, TraceReader,
+};

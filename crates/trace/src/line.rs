@@ -49,7 +49,7 @@
 //! allocates.
 
 use crate::event::{EventKind, Marker};
-use crate::num::{parse_i32, parse_u32, parse_u64};
+use crate::num::{parse_cpu, parse_i32, parse_u32, parse_u64, MAX_CPUS};
 
 /// Where an event line's time comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -194,7 +194,7 @@ pub enum Line<'a> {
 
 /// Parse one line (without its newline).
 pub fn parse_line(line: &str) -> Line<'_> {
-    let t = line.trim_start();
+    let t = trim_start_ascii(line);
     if t.is_empty() {
         // Strip trailing CR / spaces too.
         return Line::Blank;
@@ -204,6 +204,7 @@ pub fn parse_line(line: &str) -> Line<'_> {
         b'#' => {
             if let Some(rest) = t.strip_prefix("##### CPU ") {
                 return match leading_u32(rest) {
+                    Some((cpu, _)) if cpu >= MAX_CPUS => Line::Malformed(CPU_RANGE),
                     Some((cpu, _)) => Line::Lost { cpu, events: None },
                     None => Line::Header(Header::Other(t)),
                 };
@@ -226,13 +227,16 @@ pub fn parse_line(line: &str) -> Line<'_> {
         }
         _ => {}
     }
-    if let Some(ev) = parse_event(t) {
-        return Line::Event(ev);
+    match parse_event(t) {
+        Some(Ok(ev)) => return Line::Event(ev),
+        Some(Err(reason)) => return Line::Malformed(reason),
+        None => {}
     }
-    if let Some(ev) = parse_latency_event(t) {
-        return Line::Event(ev);
+    match parse_latency_event(t) {
+        Some(Ok(ev)) => Line::Event(ev),
+        Some(Err(reason)) => Line::Malformed(reason),
+        None => Line::Malformed("not an event, header or function_graph line"),
     }
-    Line::Malformed("not an event, header or function_graph line")
 }
 
 // "CPU:2 [LOST 1234 EVENTS]"
@@ -240,6 +244,9 @@ fn parse_lost(t: &str) -> Line<'_> {
     let Some((cpu, rest)) = leading_u32(&t[4..]) else {
         return Line::Malformed("lost-events notice without a CPU");
     };
+    if cpu >= MAX_CPUS {
+        return Line::Malformed(CPU_RANGE);
+    }
     let events = rest
         .find("[LOST ")
         .and_then(|i| leading_u64(&rest[i + 6..]))
@@ -306,8 +313,12 @@ pub(crate) fn split_comm_pid(s: &str) -> Option<(&str, i32)> {
     Some((&s[..dash], pid))
 }
 
-/// Parse an event line in the default (non-latency) format.
-fn parse_event(t: &str) -> Option<Event<'_>> {
+/// Why a line naming CPU 8192 or above is malformed.
+const CPU_RANGE: &str = "CPU number out of range (above the kernel's 8191)";
+
+/// Parse an event line in the default (non-latency) format: `None` when
+/// the line does not have its shape, `Err` when it does but is broken.
+fn parse_event(t: &str) -> Option<Result<Event<'_>, &'static str>> {
     let b = t.as_bytes();
     // Find the CPU column "[001]": a '[' followed by digits and ']' whose
     // left side (after optional "(tgid)") ends in "-pid". Comms may contain
@@ -326,7 +337,8 @@ fn parse_event(t: &str) -> Option<Event<'_>> {
         let Some(cpu) = parse_u32(&t[open + 1..j]) else {
             continue;
         };
-        let left = t[..open].trim_end();
+        let cpu_ok = cpu < MAX_CPUS;
+        let left = trim_end_spaces(&t[..open]);
         let (task, tgid) = match left.strip_suffix(')') {
             Some(l) => match l.rfind('(') {
                 Some(p) => (l[..p].trim_end(), parse_i32(l[p + 1..].trim())),
@@ -337,8 +349,9 @@ fn parse_event(t: &str) -> Option<Event<'_>> {
         let Some((comm, pid)) = split_comm_pid(task) else {
             continue;
         };
-        let rest = t[j + 1..].trim_start();
-        return finish_event(comm, pid, tgid, cpu, rest);
+        let rest = trim_start_ascii(&t[j + 1..]);
+        let ev = finish_event(comm, pid, tgid, cpu, rest)?;
+        return Some(if cpu_ok { ev } else { Err(CPU_RANGE) });
     }
 }
 
@@ -349,20 +362,25 @@ fn finish_event<'a>(
     tgid: Option<i32>,
     cpu: u32,
     rest: &'a str,
-) -> Option<Event<'a>> {
-    let sp = rest.find(' ').unwrap_or(rest.len());
+) -> Option<Result<Event<'a>, &'static str>> {
+    let sp = memchr::memchr(b' ', rest.as_bytes()).unwrap_or(rest.len());
     let first = &rest[..sp];
     let (flags, ts_tok, after) = if first.ends_with(':') {
         (None, first, &rest[sp..])
     } else {
-        let r2 = rest[sp..].trim_start();
-        let sp2 = r2.find(' ').unwrap_or(r2.len());
+        let r2 = trim_start_ascii(&rest[sp..]);
+        let sp2 = memchr::memchr(b' ', r2.as_bytes()).unwrap_or(r2.len());
         (Some(first), &r2[..sp2], &r2[sp2..])
     };
     let ts_ns = parse_timestamp(ts_tok.strip_suffix(':')?)?;
     let payload = after.strip_prefix(' ').unwrap_or(after);
     let (name, body) = split_name_body(payload);
-    Some(Event {
+    // Every event prints "name: body" and the function tracer
+    // "func <-parent": a bare word is a line cut inside the name.
+    if name.len() == trim_end_cr(payload).len() {
+        return Some(Err("event line cut short (no ':' after the event name)"));
+    }
+    Some(EventKind::try_parse(name, body).map(|kind| Event {
         comm,
         pid,
         tgid,
@@ -372,15 +390,16 @@ fn finish_event<'a>(
         time_base: TimeBase::Clock,
         name,
         body,
-        kind: EventKind::parse(name, body),
-    })
+        kind,
+    }))
 }
 
 // "sched_switch: prev_comm=..." → ("sched_switch", "prev_comm=...")
 // "sys_close <-system_call_fastpath" → ("sys_close", "<-system_call_fastpath")
 fn split_name_body(payload: &str) -> (&str, &str) {
-    let p = payload.trim_end_matches(['\r', '\n']);
-    match p.find([':', ' ']) {
+    let p = trim_end_cr(payload);
+    // A byte loop: names are short, and a char-set `find` costs more.
+    match p.bytes().position(|c| c == b':' || c == b' ') {
         Some(i) if p.as_bytes()[i] == b':' => {
             let body = &p[i + 1..];
             (&p[..i], body.strip_prefix(' ').unwrap_or(body))
@@ -392,7 +411,7 @@ fn split_name_body(payload: &str) -> (&str, &str) {
 
 /// "1480.549228" → ns; also integer clocks ("counter", "x86-tsc") and up to
 /// 9 fractional digits.
-pub(crate) fn parse_timestamp(s: &str) -> Option<u64> {
+pub fn parse_timestamp(s: &str) -> Option<u64> {
     let b = s.as_bytes();
     let mut secs: u64 = 0;
     let mut i = 0;
@@ -430,7 +449,7 @@ pub(crate) fn parse_timestamp(s: &str) -> Option<u64> {
 }
 
 /// Latency format: `    sshd-1991    1d..1   46us : irq_exit <-do_IRQ`.
-fn parse_latency_event(t: &str) -> Option<Event<'_>> {
+fn parse_latency_event(t: &str) -> Option<Result<Event<'_>, &'static str>> {
     // The time token is the first token of the form "<digits>us<mark?>"
     // optionally followed by ':'; before it the CPU+flags token; before
     // that "comm-pid" (the comm may contain spaces).
@@ -456,25 +475,26 @@ fn parse_latency_event(t: &str) -> Option<Event<'_>> {
             if ndig == 0 || !(3..=6).contains(&(cf.len() - ndig)) {
                 return None;
             }
-            let cpu = parse_u32(&cf[..ndig])?;
+            let cpu = parse_cpu(&cf[..ndig])?;
             let (comm, pid) = split_comm_pid(t[..cf_start].trim())?;
             let mut rest = t[pos..].trim_start();
             if !tok.ends_with(':') {
                 rest = rest.strip_prefix(':')?.trim_start();
             }
             let (name, body) = split_name_body(rest);
-            return Some(Event {
+            let ts_ns = us.checked_mul(1000)?;
+            return Some(EventKind::try_parse(name, body).map(|kind| Event {
                 comm,
                 pid,
                 tgid: None,
                 cpu,
                 flags: Some(&cf[ndig..]),
-                ts_ns: us.checked_mul(1000)?,
+                ts_ns,
                 time_base: TimeBase::Relative,
                 name,
                 body,
-                kind: EventKind::parse(name, body),
-            });
+                kind,
+            }));
         }
         prev_tok = Some((start, pos));
     }
@@ -503,7 +523,7 @@ fn parse_funcgraph(t: &str) -> Option<FuncGraph<'_>> {
         _ => (None, t),
     };
     let close = rest.find(')')?;
-    let cpu = parse_u32(&rest[..close])?;
+    let cpu = parse_cpu(&rest[..close])?;
     let after = &rest[close + 1..];
     if !(after.is_empty() || after.starts_with(' ')) {
         return None;
@@ -516,13 +536,8 @@ fn parse_funcgraph(t: &str) -> Option<FuncGraph<'_>> {
         mark: None,
         item: FgItem::IrqEnter,
     };
-    let head = after.trim_start();
-    if head.starts_with("==========>") {
-        fg.item = FgItem::IrqEnter;
-        return Some(fg);
-    }
-    if head.starts_with("<==========") {
-        fg.item = FgItem::IrqExit;
+    if let Some(item) = irq_marker(after.trim_start()) {
+        fg.item = item;
         return Some(fg);
     }
     // Context switch: "    bash-1977    =>    sshd-1974   "
@@ -559,8 +574,24 @@ fn parse_funcgraph(t: &str) -> Option<FuncGraph<'_>> {
         break;
     }
     let call = cols.trim();
-    fg.item = parse_fg_call(call)?;
+    // With funcgraph-proc the irq markers follow the task column:
+    // " 0)    <idle>-0    |   ==========> |"
+    fg.item = match irq_marker(call) {
+        Some(item) => item,
+        None => parse_fg_call(call)?,
+    };
     Some(fg)
+}
+
+/// `==========> |` (irq entry) or `<========== |` (exit).
+fn irq_marker(s: &str) -> Option<FgItem<'static>> {
+    if s.starts_with("==========>") {
+        Some(FgItem::IrqEnter)
+    } else if s.starts_with("<==========") {
+        Some(FgItem::IrqExit)
+    } else {
+        None
+    }
 }
 
 // "+ 10.495 us" → (Some('+'), 10495)
@@ -627,6 +658,36 @@ fn parse_fg_call(call: &str) -> Option<FgItem<'_>> {
         return (!name.is_empty() && head.contains('(')).then_some(FgItem::Entry(name));
     }
     None
+}
+
+/// `str::trim_start` for the ASCII whitespace ftrace pads with (a byte
+/// loop; the Unicode-aware one is measurably slower on every line).
+fn trim_start_ascii(s: &str) -> &str {
+    let n = s
+        .bytes()
+        .take_while(|&c| c == b' ' || c == b'\t' || c == b'\r')
+        .count();
+    &s[n..]
+}
+
+/// Without trailing spaces (the padding before `[001]`).
+fn trim_end_spaces(s: &str) -> &str {
+    let b = s.as_bytes();
+    let mut n = b.len();
+    while n > 0 && b[n - 1] == b' ' {
+        n -= 1;
+    }
+    &s[..n]
+}
+
+/// Without trailing CR/LF.
+fn trim_end_cr(s: &str) -> &str {
+    let b = s.as_bytes();
+    let mut n = b.len();
+    while n > 0 && (b[n - 1] == b'\r' || b[n - 1] == b'\n') {
+        n -= 1;
+    }
+    &s[..n]
 }
 
 fn leading_u64(s: &str) -> Option<(u64, &str)> {

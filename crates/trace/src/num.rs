@@ -42,3 +42,14 @@ fn parse_signed(s: &str) -> Option<i64> {
         None => parse_u64(s).and_then(|v| i64::try_from(v).ok()),
     }
 }
+
+/// The highest CPU number a trace may name, plus one: the kernel's
+/// largest `CONFIG_NR_CPUS` (x86 `MAXSMP`). Per-CPU tables in the
+/// analyses grow to the highest CPU seen, so a corrupt `[4294967295]`
+/// must not reach them.
+pub const MAX_CPUS: u32 = 8192;
+
+/// A CPU number (`001`, `cpu_id=3`) below [`MAX_CPUS`].
+pub(crate) fn parse_cpu(s: &str) -> Option<u32> {
+    parse_u32(s).filter(|&c| c < MAX_CPUS)
+}

@@ -7,6 +7,7 @@
 
 use crate::line::{parse_line, Header, Line};
 use std::io::{self, Read};
+use std::path::{Path, PathBuf};
 
 /// Initial buffer size; grows only for a line longer than this.
 const CHUNK: usize = 1 << 20;
@@ -141,7 +142,62 @@ pub struct Summary {
     pub last_ts_ns: Option<u64>,
 }
 
+/// Nothing in a file was a trace event: the file is empty, holds only
+/// the header (`trace` read right after it was cleared, or a capture
+/// whose events were all filtered out), or is not ftrace text at all.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum NoEventsError {
+    /// Zero bytes.
+    #[error("{} is empty (0 bytes): not a trace", path.display())]
+    EmptyFile {
+        /// The file.
+        path: PathBuf,
+    },
+    /// Only `#` header and blank lines.
+    #[error("the trace is empty (header only): {} has {lines} header lines and no events", path.display())]
+    HeaderOnly {
+        /// The file.
+        path: PathBuf,
+        /// Lines read.
+        lines: u64,
+    },
+    /// Lines, none of them an event.
+    #[error("no trace events in {}: {lines} lines, none parsed{}", path.display(), first.as_ref().map_or(String::new(), |m| format!(" (line {}: {})", m.line_no, m.reason)))]
+    NothingParsed {
+        /// The file.
+        path: PathBuf,
+        /// Lines read.
+        lines: u64,
+        /// The first malformed line.
+        first: Option<Malformed>,
+    },
+}
+
 impl Summary {
+    /// `Err` when the pass saw no event and no function_graph line in
+    /// `path` (named in the error): such a file is not a trace, and an
+    /// analysis of it would print empty tables.
+    pub fn require_events(&self, path: &Path) -> Result<(), NoEventsError> {
+        if self.events > 0 || self.funcgraph_lines > 0 {
+            return Ok(());
+        }
+        let path = path.to_path_buf();
+        Err(if self.bytes == 0 {
+            NoEventsError::EmptyFile { path }
+        } else if self.malformed == 0 {
+            NoEventsError::HeaderOnly {
+                path,
+                lines: self.lines,
+            }
+        } else {
+            NoEventsError::NothingParsed {
+                path,
+                lines: self.lines,
+                first: self.malformed_samples.first().cloned(),
+            }
+        })
+    }
+
     /// Account for one parsed line.
     pub fn note(&mut self, line_no: u64, text: &str, line: &Line<'_>) {
         self.lines += 1;
@@ -188,26 +244,198 @@ impl Summary {
 
 /// Parse every line of `input`, calling `f(line_no, &line)` for each, and
 /// return the summary. `progress(bytes_read)` is called about every 4 MiB.
+///
+/// Reads go into one reused buffer; each read's complete lines are made
+/// valid UTF-8 once as a block (not line by line) and cut with `memchr`.
+/// A line never straddles a block: blocks end after a newline, and a
+/// newline byte is never inside a UTF-8 sequence.
 pub fn for_each_line<R: Read>(
-    input: R,
+    mut input: R,
     mut f: impl FnMut(u64, &Line<'_>),
     mut progress: impl FnMut(u64),
 ) -> io::Result<Summary> {
-    let mut reader = TraceReader::new(input);
+    let mut buf = vec![0u8; CHUNK];
+    let (mut start, mut end, mut eof) = (0usize, 0usize, false);
     let mut summary = Summary::default();
-    let mut next_progress = 4 << 20;
-    while let Some((no, text)) = reader.next_line()? {
-        let line = parse_line(text);
-        summary.note(no, text, &line);
-        f(no, &line);
-        if summary.lines & 0xfff == 0 {
-            let b = reader.bytes_read();
-            if b >= next_progress {
-                progress(b);
-                next_progress = b + (4 << 20);
+    let (mut line_no, mut bytes, mut next_progress) = (0u64, 0u64, 4u64 << 20);
+    loop {
+        if !eof {
+            if start > 0 {
+                buf.copy_within(start..end, 0);
+                end -= start;
+                start = 0;
+            }
+            if end == buf.len() {
+                let n = buf.len() * 2;
+                buf.resize(n, 0);
+            }
+            match input.read(&mut buf[end..]) {
+                Ok(0) => eof = true,
+                Ok(n) => end += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
             }
         }
+        let block_end = match memchr::memrchr(b'\n', &buf[start..end]) {
+            _ if eof => end,
+            Some(i) => start + i + 1,
+            None => continue,
+        };
+        let text = fix_utf8(&mut buf[start..block_end]);
+        let mut from = 0;
+        let mut each = |line: &str| {
+            line_no += 1;
+            let parsed = parse_line(line);
+            summary.note(line_no, line, &parsed);
+            f(line_no, &parsed);
+        };
+        for nl in memchr::memchr_iter(b'\n', text.as_bytes()) {
+            each(&text[from..nl]);
+            from = nl + 1;
+        }
+        if from < text.len() {
+            each(&text[from..]);
+        }
+        bytes += (block_end - start) as u64;
+        start = block_end;
+        if bytes >= next_progress {
+            progress(bytes);
+            next_progress = bytes + (4 << 20);
+        }
+        if eof {
+            break;
+        }
     }
-    summary.bytes = reader.bytes_read();
+    summary.bytes = bytes;
     Ok(summary)
+}
+
+/// Lines per parsed piece handed from a worker to the caller.
+type Parsed<'a> = Vec<(&'a str, Line<'a>)>;
+
+/// Bytes read per round of [`for_each_line_parallel`].
+pub const PARALLEL_BLOCK: usize = 8 << 20;
+
+/// [`for_each_line`] with the parsing spread over `threads` threads:
+/// each round reads a block of about `PARALLEL_BLOCK` bytes, cuts it at
+/// line boundaries into pieces, parses the pieces at the same time, and
+/// calls `f` for every line in file order on the calling thread — so
+/// whatever `f` feeds sees exactly the sequence [`for_each_line`] would
+/// give. The calling thread parses the first (smaller) piece itself and
+/// feeds it while the others are still parsing. `threads <= 1` is
+/// [`for_each_line`].
+pub fn for_each_line_parallel<R: Read>(
+    input: R,
+    threads: usize,
+    f: impl FnMut(u64, &Line<'_>),
+    progress: impl FnMut(u64),
+) -> io::Result<Summary> {
+    for_each_line_blocks(input, threads, PARALLEL_BLOCK, f, progress)
+}
+
+#[doc(hidden)]
+/// [`for_each_line_parallel`] with the block size as a parameter (tests
+/// use tiny blocks to cut lines at every possible place).
+pub fn for_each_line_blocks<R: Read>(
+    mut input: R,
+    threads: usize,
+    block: usize,
+    mut f: impl FnMut(u64, &Line<'_>),
+    mut progress: impl FnMut(u64),
+) -> io::Result<Summary> {
+    if threads <= 1 {
+        return for_each_line(input, f, progress);
+    }
+    let mut summary = Summary::default();
+    let (mut line_no, mut bytes) = (0u64, 0u64);
+    let mut carry: Vec<u8> = Vec::new();
+    let mut eof = false;
+    while !eof {
+        // One block: what was left after the last newline, then new bytes.
+        let mut buf = std::mem::take(&mut carry);
+        let want = buf.len() + block.max(1);
+        while buf.len() < want {
+            let at = buf.len();
+            buf.resize(want, 0);
+            match input.read(&mut buf[at..]) {
+                Ok(0) => {
+                    buf.truncate(at);
+                    eof = true;
+                    break;
+                }
+                Ok(n) => buf.truncate(at + n),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => buf.truncate(at),
+                Err(e) => return Err(e),
+            }
+        }
+        let cut = match memchr::memrchr(b'\n', &buf) {
+            _ if eof => buf.len(),
+            Some(i) => i + 1,
+            None => {
+                carry = buf;
+                continue;
+            }
+        };
+        carry = buf[cut..].to_vec();
+        buf.truncate(cut);
+        bytes += cut as u64;
+        let text = fix_utf8(&mut buf);
+        let pieces = split_pieces(text, threads);
+        std::thread::scope(|s| {
+            let workers: Vec<_> = pieces[1..]
+                .iter()
+                .map(|p| s.spawn(move || parse_piece(p)))
+                .collect();
+            let mut feed = |parsed: Parsed<'_>| {
+                for (text, line) in &parsed {
+                    line_no += 1;
+                    summary.note(line_no, text, line);
+                    f(line_no, line);
+                }
+            };
+            feed(parse_piece(pieces[0]));
+            for w in workers {
+                // A worker only parses; it cannot panic on any input (the
+                // parser never does), so a join error is a bug.
+                feed(w.join().unwrap_or_default());
+            }
+        });
+        progress(bytes);
+    }
+    summary.bytes = bytes;
+    Ok(summary)
+}
+
+/// `text` (whole lines) cut into `n` pieces at newlines; the first is
+/// half the size of the others, since its thread also feeds every line.
+fn split_pieces(text: &str, n: usize) -> Vec<&str> {
+    let mut pieces = Vec::with_capacity(n);
+    let share = text.len() / (2 * n - 1).max(1);
+    let mut from = 0;
+    for i in 0..n - 1 {
+        let target = (from + if i == 0 { share } else { 2 * share }).min(text.len());
+        let end = match memchr::memchr(b'\n', &text.as_bytes()[target..]) {
+            Some(j) => target + j + 1,
+            None => text.len(),
+        };
+        pieces.push(&text[from..end]);
+        from = end;
+    }
+    pieces.push(&text[from..]);
+    pieces
+}
+
+fn parse_piece(piece: &str) -> Parsed<'_> {
+    let mut out = Vec::with_capacity(piece.len() / 100);
+    let mut from = 0;
+    for nl in memchr::memchr_iter(b'\n', piece.as_bytes()) {
+        let line = &piece[from..nl];
+        out.push((line, parse_line(line)));
+        from = nl + 1;
+    }
+    if from < piece.len() {
+        let line = &piece[from..];
+        out.push((line, parse_line(line)));
+    }
+    out
 }

@@ -29,7 +29,14 @@ fn default_format_five_char_flags() {
     assert_eq!(e.ts_ns, 1_480_549_228_000);
     assert_eq!(e.name, "sched_stat_runtime");
     assert_eq!(e.body, "comm=bash pid=30212 runtime=3970691 [ns]");
-    assert_eq!(e.kind, EventKind::Other);
+    assert_eq!(
+        e.kind,
+        EventKind::SchedStatRuntime {
+            comm: "bash",
+            pid: 30212,
+            runtime_ns: 3970691
+        }
+    );
 }
 
 #[test]
@@ -180,11 +187,17 @@ fn typed_events() {
             parent: "system_call_fastpath"
         }
     );
-    // A known event whose body does not parse stays Other.
+    // A known event whose body does not parse stays Other when typed
+    // alone; as a line it is malformed (see
+    // typed_events_cut_short_are_malformed).
     assert_eq!(
-        k("  x-1 [000] ....  1.0: sched_switch: garbage"),
+        EventKind::parse("sched_switch", "garbage"),
         EventKind::Other
     );
+    assert!(matches!(
+        parse_line("  x-1 [000] ....  1.0: sched_switch: garbage"),
+        Line::Malformed(_)
+    ));
 }
 
 #[test]
@@ -420,4 +433,164 @@ fn timestamps_of_every_clock() {
         event("  a-1 [000] ....  123456789: x: y").ts_ns,
         123_456_789
     );
+}
+
+/// A corrupt CPU column must not reach the per-CPU tables of the
+/// analyses (which grow to the highest CPU seen): out of range is
+/// malformed, with a reason that says so.
+#[test]
+fn cpu_numbers_beyond_the_kernel_limit_are_malformed() {
+    for cpu in ["4294967295", "40000000", "8192"] {
+        let line = format!("            bash-30212   [{cpu}] d.h1.  1480.549228: sched_stat_runtime: comm=bash pid=30212 runtime=3970691 [ns]");
+        match parse_line(&line) {
+            Line::Malformed(reason) => assert!(reason.contains("CPU"), "{reason}"),
+            other => panic!("{other:?}"),
+        }
+    }
+    let e = event("            bash-30212   [8191] d.h1.  1480.549228: sched_stat_runtime: comm=bash pid=30212 runtime=3970691 [ns]");
+    assert_eq!(e.cpu, 8191);
+    for line in [
+        "          <idle>-0     [000] d..2.  62.241608: cpu_idle: state=1 cpu_id=4294967295",
+        "          <idle>-0     [000] d..2.  62.241608: cpu_frequency: state=800000 cpu_id=40000000",
+        "CPU:4294967295 [LOST 12 EVENTS]",
+        "##### CPU 40000000 buffer started ####",
+        " 40000000)   0.541 us    |      getname();",
+    ] {
+        assert!(
+            matches!(parse_line(line), Line::Malformed(_)),
+            "{line}: {:?}",
+            parse_line(line)
+        );
+    }
+}
+
+/// A typed event cut short mid-line (a truncated copy of a real
+/// sched_switch line from this machine's 6.18) is malformed, not a
+/// generic event.
+#[test]
+fn typed_events_cut_short_are_malformed() {
+    let full = "          <idle>-0       [001] d..2.  8808.232012: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=cap.sh next_pid=26090 next_prio=120";
+    assert!(matches!(event(full).kind, EventKind::SchedSwitch(_)));
+    for cut in [60, 80, 110, 140, full.len() - 14] {
+        match parse_line(&full[..cut]) {
+            Line::Malformed(reason) => {
+                assert!(
+                    reason.contains("sched_switch") || reason.contains("cut short"),
+                    "{reason}"
+                )
+            }
+            other => panic!("cut at {cut}: {other:?}"),
+        }
+    }
+    let wake = "        dpkg-deb-26035   [000] d..2.  8808.231963: sched_waking: comm=dpkg-deb pid=26033 prio=120 target_cpu=000";
+    assert!(matches!(event(wake).kind, EventKind::SchedWakeup(_)));
+    assert!(matches!(
+        parse_line(&wake[..wake.len() - 32]),
+        Line::Malformed(_)
+    ));
+    // An event Lever does not type stays an event whatever its body.
+    let e =
+        event("          cap.sh-26088   [001] .....  8808.231897: sched_process_wait: comm=cap.sh");
+    assert_eq!(e.kind, EventKind::Other);
+}
+
+/// function_graph irq markers after the task column (funcgraph-proc),
+/// as the kernel's print_graph_irq writes them.
+#[test]
+fn funcgraph_irq_markers_with_task_column() {
+    let f = fg(" 0)    <idle>-0    |   ==========> |");
+    assert_eq!(
+        (f.cpu, f.task, f.item),
+        (0, Some(("<idle>", 0)), FgItem::IrqEnter)
+    );
+    let f = fg(" 1)   bash-1977    |   <========== |");
+    assert_eq!(
+        (f.cpu, f.task, f.item),
+        (1, Some(("bash", 1977)), FgItem::IrqExit)
+    );
+    let f = fg(" 3523.447327 |   0)   bash-1977    |   ==========> |");
+    assert_eq!(
+        (f.ts_ns, f.item),
+        (Some(3_523_447_327_000), FgItem::IrqEnter)
+    );
+}
+
+/// What `lever trace analyze` turns into a non-zero exit: a file with no
+/// event at all, each case with its own message naming the file.
+#[test]
+fn files_without_events_are_errors_that_say_why() {
+    let check = |input: &[u8]| {
+        for_each_line(input, |_, _| {}, |_| {})
+            .unwrap()
+            .require_events(std::path::Path::new("t.txt"))
+    };
+    let msg = |input: &[u8]| check(input).unwrap_err().to_string();
+    assert_eq!(msg(b""), "t.txt is empty (0 bytes): not a trace");
+    let header = "# tracer: nop\n#\n# entries-in-buffer/entries-written: 0/0   #P:2\n#\n#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n#              | |         |   |||||     |         |\n";
+    assert!(msg(header.as_bytes()).starts_with("the trace is empty (header only)"));
+    let random: Vec<u8> = (0..4000u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
+    let m = msg(&random);
+    assert!(m.starts_with("no trace events in t.txt: "), "{m}");
+    assert!(m.contains("none parsed"), "{m}");
+    assert!(check(format!("{header}  a-1 [000] .... 1.0: x: y\n").as_bytes()).is_ok());
+}
+
+/// lock:contention_* and raw_syscalls lines of this machine's 6.18.
+#[test]
+fn lock_and_raw_syscall_events() {
+    fn k(l: &str) -> EventKind<'_> {
+        event(l).kind
+    }
+    assert_eq!(
+        k("              mm-26691   [000] ...1.  8817.996350: contention_begin: 0000000095050472 (flags=READ)"),
+        EventKind::LockContentionBegin { lock: "0000000095050472", flags: "READ" }
+    );
+    assert_eq!(
+        k("              mm-26691   [000] ...1.  8817.996450: contention_end: 0000000095050472 (ret=0)"),
+        EventKind::LockContentionEnd { lock: "0000000095050472", ret: 0 }
+    );
+    assert_eq!(
+        k("              mm-26691   [000] .....  8817.996446: sys_enter: NR 202 (7f6a72519990, 109, 6844, 0, 0, ffffffff)"),
+        EventKind::SysEnter { nr: 202, args: "7f6a72519990, 109, 6844, 0, 0, ffffffff" }
+    );
+    assert_eq!(
+        k(" memfd:sealed-91-20210   [000] .....  8818.035257: sys_exit: NR 202 = -110"),
+        EventKind::SysExit { nr: 202, ret: -110 }
+    );
+}
+
+/// Parallel parsing feeds exactly the lines, numbers and summary of the
+/// one-thread pass, whatever the block size (cuts at every place) and
+/// thread count, on every fixture.
+#[test]
+fn parallel_pass_equals_single_pass() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "txt") {
+            continue;
+        }
+        let mut data = std::fs::read(&path).unwrap();
+        data.extend_from_slice(b"no newline at the end \xff");
+        let collect = |threads: usize, block: usize| {
+            let mut lines = Vec::new();
+            let s = lever_trace::reader::for_each_line_blocks(
+                &data[..],
+                threads,
+                block,
+                |no, l| lines.push(format!("{no} {l:?}")),
+                |_| {},
+            )
+            .unwrap();
+            (lines, s)
+        };
+        let single = collect(1, 0);
+        for (threads, block) in [(2, 1), (2, 7), (3, 100), (2, 4096), (4, 1 << 20)] {
+            let par = collect(threads, block);
+            assert_eq!(par.0, single.0, "{path:?} {threads} {block}");
+            assert_eq!(par.1, single.1, "{path:?} {threads} {block}");
+        }
+    }
 }

@@ -7,6 +7,7 @@ use anyhow::Context;
 use clap::Args;
 use lever_kernel::KernelFs;
 use lever_measure::process::{self, Pid};
+use lever_trace_analysis::critical::CriticalPathSpec;
 use lever_trace_analysis::{
     analyze as analyze_trace, export_chrome_file, FrameSpec, KpiSpec, Options,
 };
@@ -52,6 +53,40 @@ pub struct AnalyzeArgs {
     /// function_graph outliers: occurrences above this × median.
     #[arg(long, default_value_t = 5.0)]
     pub outlier_factor: f64,
+    /// Who woke whom: waker → wakee edges with counts and latencies.
+    #[arg(long)]
+    pub wakeups: bool,
+    /// What thread TID waited on, recursively through its wakers.
+    #[arg(long, value_name = "TID")]
+    pub critical_path: Option<i32>,
+    /// Start of the --critical-path interval (trace time, `8808.5`).
+    #[arg(long, value_name = "T", requires = "critical_path", value_parser = trace_time)]
+    pub from: Option<u64>,
+    /// End of the --critical-path interval (trace time).
+    #[arg(long, value_name = "T", requires = "critical_path", value_parser = trace_time)]
+    pub to: Option<u64>,
+    /// Lock contention (lock:contention_begin/end; futex from raw_syscalls).
+    #[arg(long)]
+    pub locks: bool,
+    /// Frequency ramp after each idle → busy step (cpu_frequency).
+    #[arg(long)]
+    pub ramp: bool,
+    /// Parsing threads (default: every CPU for a file, 1 for stdin).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+}
+
+/// A trace timestamp in seconds (`8808.445067`) → ns.
+fn trace_time(s: &str) -> Result<u64, String> {
+    lever_trace::line::parse_timestamp(s.trim())
+        .map(|ns| {
+            if s.contains('.') {
+                ns
+            } else {
+                ns * 1_000_000_000
+            }
+        })
+        .ok_or_else(|| format!("{s:?}: expected a trace time in seconds, e.g. 8808.445067"))
 }
 
 /// The trace file, or stdin for `-`; with its length when known.
@@ -61,6 +96,24 @@ fn open_input(file: &Path) -> anyhow::Result<(Box<dyn Read>, Option<u64>)> {
     }
     let (f, len) = lever_trace::open(file)?;
     Ok((Box::new(f), len))
+}
+
+/// Every CPU for a file; stdin (often a live `trace_pipe`) is parsed on
+/// one thread, line by line as it arrives.
+fn default_threads(file: &Path) -> usize {
+    if file == Path::new("-") {
+        return 1;
+    }
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// The input as errors name it (`-` is stdin).
+fn input_name(file: &Path) -> PathBuf {
+    if file == Path::new("-") {
+        PathBuf::from("stdin")
+    } else {
+        file.to_path_buf()
+    }
 }
 
 /// Analyze a trace file.
@@ -74,6 +127,15 @@ pub fn analyze(global: &Global, a: AnalyzeArgs) -> anyhow::Result<()> {
         latency: a.latency,
         top: a.top,
         outlier_factor: a.outlier_factor,
+        wakeups: a.wakeups,
+        critical_path: a.critical_path.map(|tid| CriticalPathSpec {
+            tid,
+            from_ns: a.from,
+            to_ns: a.to,
+        }),
+        locks: a.locks,
+        ramp: a.ramp,
+        threads: a.threads.unwrap_or_else(|| default_threads(&a.file)),
         ..Options::default()
     };
     for k in &a.kpi {
@@ -94,6 +156,10 @@ pub fn analyze(global: &Global, a: AnalyzeArgs) -> anyhow::Result<()> {
         || opts.markers
         || opts.funcgraph
         || opts.latency
+        || opts.wakeups
+        || opts.critical_path.is_some()
+        || opts.locks
+        || opts.ramp
         || !opts.kpis.is_empty()
         || !opts.frames.is_empty());
     if nothing {
@@ -102,6 +168,7 @@ pub fn analyze(global: &Global, a: AnalyzeArgs) -> anyhow::Result<()> {
             frames: opts.frames,
             top: a.top,
             outlier_factor: a.outlier_factor,
+            threads: opts.threads,
             ..Options::all()
         };
     }
@@ -112,6 +179,7 @@ pub fn analyze(global: &Global, a: AnalyzeArgs) -> anyhow::Result<()> {
     })
     .with_context(|| format!("reading {}", a.file.display()))?;
     progress.finish();
+    report.summary.require_events(&input_name(&a.file))?;
     emit(global.json, &report, |r| {
         render::trace::analysis(r, a.top, nothing)
     })
@@ -125,6 +193,7 @@ pub fn export(global: &Global, file: &Path, output: &Path) -> anyhow::Result<()>
         progress.update(b >> 20, len.map(|l| l >> 20), "MiB")
     })?;
     progress.finish();
+    summary.require_events(&input_name(file))?;
     let r = ExportResult {
         output: output.to_path_buf(),
         trace_events: n,

@@ -2,6 +2,7 @@
 //! [`sched`] and [`events`]) and the one-line results of record, export
 //! and bench.
 
+mod causes;
 mod events;
 mod sched;
 
@@ -57,6 +58,18 @@ pub fn analysis(r: &Report, top: usize, auto: bool) -> String {
         out += &events::funcgraph(fg, top, auto);
     }
     out += &events::latency(r, auto);
+    if let Some(w) = &r.wakeups {
+        out += &causes::wakeups(w, top);
+    }
+    if let Some(cp) = &r.critical_path {
+        out += &causes::critical_path(cp);
+    }
+    if let Some(l) = &r.locks {
+        out += &causes::locks(l, top);
+    }
+    if let Some(rp) = &r.ramp {
+        out += &causes::ramp(rp);
+    }
     out
 }
 

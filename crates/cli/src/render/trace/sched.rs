@@ -75,26 +75,36 @@ fn threads(sch: &SchedReport, top: usize) -> String {
     out
 }
 
+/// Busy per CPU; an UNKNOWN% column only when switches were lost.
 fn cpus(sch: &SchedReport) -> String {
-    let mut t = Table::new(&[
-        "CPU",
-        "BUSY%",
-        "BUSY ms",
-        "WINDOW ms",
-        "SWITCHES",
-        "MAX kHz",
-    ]);
+    let lost = sch.cpus.iter().any(|c| c.unknown_ns > 0);
+    let mut head = vec!["CPU", "BUSY%"];
+    if lost {
+        head.push("UNKNOWN%");
+    }
+    head.extend(["BUSY ms", "WINDOW ms", "SWITCHES", "MAX kHz"]);
+    let mut t = Table::new(&head);
     for c in &sch.cpus {
-        t.row(vec![
-            c.cpu.to_string(),
-            pct(c.busy_pct),
+        let mut row = vec![c.cpu.to_string(), pct(c.busy_pct)];
+        if lost {
+            row.push(pct(c.unknown_pct));
+        }
+        row.extend([
             ms(c.busy_ns),
             ms(c.window_ns),
             c.switches.to_string(),
             c.max_khz_seen.map_or("-".into(), |k| k.to_string()),
         ]);
+        t.row(row);
     }
-    format!("\n== CPUs\n{}", t.render())
+    let mut out = format!("\n== CPUs\n{}", t.render());
+    if lost {
+        out += &format!(
+            "UNKNOWN: {} sched_switch events were lost; who ran between a task's last event and the next task's first is not known (counted in neither busy nor idle)\n",
+            sch.recovered_switch_ins
+        );
+    }
+    out
 }
 
 /// Seed 000 §7.2: on the most capable CPU at its highest frequency?
@@ -161,13 +171,25 @@ pub fn frequency(freq: &[CpuFreqReport], auto: bool) -> String {
 
 /// Idle vs active (seed 004) and the idle states.
 pub fn idle(idle: &[CpuIdleReport], auto: bool) -> String {
-    if idle.is_empty() {
+    if idle.iter().all(|c| c.idle_events == 0) {
         return match auto {
             true => String::new(),
             false => "\nidle: no cpu_idle or power_start/power_end events in this trace\n".into(),
         };
     }
-    idle_vs_active(idle) + &idle_states(idle)
+    let mut out = idle_vs_active(idle);
+    let silent: Vec<String> = idle
+        .iter()
+        .filter(|c| c.idle_events == 0)
+        .map(|c| c.cpu.to_string())
+        .collect();
+    if !silent.is_empty() {
+        out += &format!(
+            "CPU {}: no idle events in this trace (never idle, or its idle events were not captured)\n",
+            silent.join(", ")
+        );
+    }
+    out + &idle_states(idle)
 }
 
 fn idle_vs_active(idle: &[CpuIdleReport]) -> String {
@@ -180,7 +202,7 @@ fn idle_vs_active(idle: &[CpuIdleReport]) -> String {
         "AVG IDLE",
         "AVG ACTIVE",
     ]);
-    for c in idle {
+    for c in idle.iter().filter(|c| c.idle_events > 0) {
         t.row(vec![
             c.cpu.to_string(),
             c.idle_periods.to_string(),
