@@ -341,18 +341,21 @@ fn breach_with_a_fifo_hog_names_the_hog() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(500));
     // A SCHED_FIFO 60 busy loop of ~0.1 s pinned to the measured CPU, above
-    // the measuring thread's FIFO 50: it wakes the thread ~0.1 s late.
+    // the measuring thread's FIFO 50: it wakes the thread ~0.1 s late. It
+    // repeats every 0.5 s until Lever ends, so a slow start of Lever (a
+    // loaded machine, a debug build) cannot make the hog run before the
+    // measurement does.
     let hog = std::process::Command::new("chrt")
         .args(["-f", "60", "taskset", "-c", &cpu, "sh", "-c"])
-        .arg("i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done")
+        .arg("while :; do i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; sleep 0.5; done")
         .spawn()
         .expect("chrt and taskset (util-linux)");
     let hog_pid = hog.id() as i64;
     let pid = child.id();
     let out = child.wait_with_output().unwrap();
     let mut hog = hog;
+    let _ = hog.kill();
     let _ = hog.wait();
     assert!(
         out.status.success(),
