@@ -27,8 +27,10 @@ pub mod file;
 pub mod line;
 mod num;
 pub mod reader;
+pub mod source;
 
 pub use event::{EventKind, Marker, SchedMigrateTask, SchedSwitch, SchedWakeup, WakeKind};
 pub use file::{open, OpenError};
 pub use line::{parse_line, Event, FgItem, FuncGraph, Header, Line, TimeBase};
 pub use reader::{for_each_line, Malformed, Summary, TraceReader};
+pub use source::{LineSource, Text};
