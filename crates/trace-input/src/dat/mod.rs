@@ -150,6 +150,17 @@ impl Codec {
     /// Decompress `src` into exactly `size` bytes (checked against the cap
     /// by the caller).
     fn decompress(self, src: &[u8], size: usize, offset: u64) -> Result<Vec<u8>, DatError> {
+        // An untrusted size is not allocated beyond what the input could
+        // plausibly expand to (event formats compress about 10:1).
+        if size > src.len().saturating_mul(1024).max(1 << 16) {
+            return Err(DatError::bad(
+                offset,
+                format!(
+                    "{} compressed bytes cannot hold the {size} the header says",
+                    src.len()
+                ),
+            ));
+        }
         let out = match self {
             Codec::Zstd => zstd::bulk::decompress(src, size).map_err(|e| e.to_string()),
             Codec::Zlib => {

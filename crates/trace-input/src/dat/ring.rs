@@ -136,7 +136,7 @@ impl CpuStream {
         no: u64,
     ) -> Result<bool, DatError> {
         let e = info.endian;
-        loop {
+        'page: loop {
             if self.pos + 4 > self.end {
                 match self.next_page(info, data)? {
                     Ok(true) => continue,
@@ -169,12 +169,18 @@ impl CpuStream {
                 }
                 29 => (arg().map(|l| 4 + l as usize), None),
                 30 => {
-                    let Some(hi) = arg() else { break };
+                    let Some(hi) = arg() else {
+                        self.bad_event(sum, no);
+                        continue 'page;
+                    };
                     self.ts = self.ts.wrapping_add(hi << 27 | delta);
                     (Some(8), None)
                 }
                 31 => {
-                    let Some(hi) = arg() else { break };
+                    let Some(hi) = arg() else {
+                        self.bad_event(sum, no);
+                        continue 'page;
+                    };
                     self.ts = (hi << 27 | delta) | (self.ts & TS_MSB);
                     (Some(8), None)
                 }
@@ -182,22 +188,27 @@ impl CpuStream {
                 n => (Some(4 + n as usize * 4), Some(4)),
             };
             let Some(len) = len.filter(|&l| l >= 4 && self.pos + l <= self.end) else {
-                break;
+                self.bad_event(sum, no);
+                continue 'page;
             };
             let at = self.pos;
             self.pos = at + ((len + 3) & !3);
             if let Some(d) = data_at {
                 if len < d {
-                    break;
+                    self.bad_event(sum, no);
+                    continue 'page;
                 }
                 self.ts = self.ts.wrapping_add(delta);
                 self.payload = (at + d, at + len);
                 return Ok(true);
             }
         }
+    }
+
+    /// An event that does not fit its page: count it, skip the page.
+    fn bad_event(&mut self, sum: &mut Summary, no: u64) {
         malformed(sum, no, "event header runs past the page's data", self.cpu);
         self.pos = self.end;
-        self.advance(info, data, sum, no)
     }
 }
 
