@@ -334,6 +334,26 @@ impl Capture {
         Ok(n)
     }
 
+    /// Stop recording (`tracing_on` 0), keeping the buffer and tracefs as
+    /// they are until [`Capture::finish`] or [`Capture::finish_dat`].
+    pub fn pause(&self) -> Result<(), CaptureError> {
+        Ok(self.tfs.fs.write_raw(&self.path("tracing_on"), "0")?)
+    }
+
+    /// Stop recording, save the ring-buffer pages with their formats as a
+    /// trace.dat (v6) at `out`, restore tracefs. Returns the bytes saved.
+    pub fn finish_dat(mut self, out: &Path) -> Result<u64, CaptureError> {
+        let saved = (|| {
+            self.pause()?;
+            let meta = crate::raw::collect_meta(&self.tfs.fs, &self.base, &self.tfs.dir)?;
+            crate::raw::save_dat(&self.tfs.fs, &self.base, &meta, out)
+        })();
+        let restored = self.restore();
+        let w = saved?;
+        restored?;
+        Ok(w.bytes)
+    }
+
     fn stop_and_save(&mut self, out: &Path) -> Result<u64, CaptureError> {
         self.tfs.fs.write_raw(&self.path("tracing_on"), "0")?;
         let src = self.tfs.host(&self.path("trace"))?;

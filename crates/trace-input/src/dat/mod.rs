@@ -13,6 +13,7 @@ pub mod bytes;
 pub mod decode;
 pub mod format;
 pub mod ring;
+pub mod write;
 
 use bytes::{Bytes, Endian};
 use format::Format;
