@@ -42,7 +42,7 @@ done
 # A trace.dat seed needs its formats and a few pages to reach the decoder.
 max_len() {
     case $1 in
-        trace_dat) echo 65536 ;;
+        trace_dat) echo 131072 ;;
         *) echo 4096 ;;
     esac
 }

@@ -5,6 +5,7 @@
 //! |---|---|---|
 //! | `\x17\x08\x44tracing` | trace-cmd `trace.dat` v6/v7 | [`dat::ring::DatReader`]: decoded events |
 //! | `1f 8b` / `28 b5 2f fd` | gzip / zstd | decompressed on the fly, then detected again |
+//! | `cpus=N` line | `trace-cmd report` text | [`report::Report`]: the text parser, plugin formats typed |
 //! | text | ftrace `trace`/`trace_pipe` text | `lever-trace`'s text parser |
 //! | anything else (NUL or control bytes) | not a trace | [`InputError::NotATrace`] |
 //!
@@ -26,6 +27,7 @@
 #![warn(missing_docs)]
 
 pub mod dat;
+pub mod report;
 
 use dat::ring::DatReader;
 use dat::{DatError, Data};
@@ -49,6 +51,8 @@ pub enum Kind {
     GzipText,
     /// zstd-compressed ftrace text.
     ZstdText,
+    /// `trace-cmd report` output (maybe compressed).
+    TraceCmdReport,
     /// trace-cmd trace.dat (version; compressed inside, or the whole file
     /// compressed with gzip/zstd).
     Dat {
@@ -63,6 +67,7 @@ impl std::fmt::Display for Kind {
             Kind::Text => write!(f, "ftrace text"),
             Kind::GzipText => write!(f, "gzip-compressed ftrace text"),
             Kind::ZstdText => write!(f, "zstd-compressed ftrace text"),
+            Kind::TraceCmdReport => write!(f, "trace-cmd report text"),
             Kind::Dat { version } => write!(f, "trace.dat v{version}"),
         }
     }
@@ -109,6 +114,8 @@ pub enum InputError {
 pub enum Input {
     /// Text (maybe decompressed on the fly).
     Text(Kind, Text<Box<dyn Read + Send>>),
+    /// `trace-cmd report` text (maybe decompressed on the fly).
+    Report(report::Report<Box<dyn Read + Send>>),
     /// A decoded trace.dat.
     Dat(Box<DatReader>),
 }
@@ -118,6 +125,7 @@ impl Input {
     pub fn kind(&self) -> Kind {
         match self {
             Input::Text(k, _) => *k,
+            Input::Report(_) => Kind::TraceCmdReport,
             Input::Dat(d) => Kind::Dat {
                 version: d.info().version,
             },
@@ -133,6 +141,7 @@ impl LineSource for Input {
     {
         match self {
             Input::Text(_, t) => t.for_each_line(f, progress),
+            Input::Report(r) => r.for_each_line(f, progress),
             Input::Dat(d) => d.for_each_line(f, progress),
         }
     }
@@ -226,6 +235,9 @@ fn detect(mut input: Box<dyn Read + Send>, path: &Path, depth: u32) -> Result<In
             path: path.to_path_buf(),
             why,
         });
+    }
+    if report::looks_like(&head) {
+        return Ok(Input::Report(report::Report(whole)));
     }
     Ok(Input::Text(Kind::Text, Text(whole)))
 }

@@ -121,3 +121,26 @@ fn dat_times_are_nanoseconds_and_kernel_comms_come_from_saved_cmdlines() {
     assert_eq!(first, Some(9_550_367_278_863));
     assert!(hackbench > 100, "{hackbench}");
 }
+
+#[test]
+fn trace_cmd_report_text_gives_the_kernel_text_s_sched_results() {
+    // `trace-cmd report v6.dat` (plugin formats, padded names, `cpus=2`).
+    let opts = Options {
+        sched: true,
+        ..Options::default()
+    };
+    let report = open(&fixture("report.txt.zst")).unwrap();
+    assert_eq!(report.kind(), Kind::TraceCmdReport);
+    let report = analyze_source(report, &opts, |_| {}).unwrap();
+    let text = analyze_source(open(&fixture("v7z.txt.zst")).unwrap(), &opts, |_| {}).unwrap();
+    assert_eq!(
+        report.summary.malformed, 0,
+        "{:?}",
+        report.summary.malformed_samples
+    );
+    assert_eq!(report.summary.events, text.summary.events);
+    assert_eq!(
+        serde_json::to_value(report.sched.unwrap()).unwrap(),
+        serde_json::to_value(text.sched.unwrap()).unwrap()
+    );
+}
