@@ -212,6 +212,42 @@ impl CpuStream {
     }
 }
 
+/// What decoding one event type needs.
+struct Typed {
+    format: usize,
+    decoder: Decoder,
+    /// Offset and size of `common_pid`.
+    pid: Option<(usize, usize)>,
+}
+
+/// A multiplicative hash for pids: SipHash's DoS resistance buys nothing
+/// against a trace file, and one multiply is cheaper per event.
+#[derive(Default, Clone, Copy)]
+struct PidHash;
+
+impl std::hash::BuildHasher for PidHash {
+    type Hasher = PidHasher;
+    fn build_hasher(&self) -> PidHasher {
+        PidHasher(0)
+    }
+}
+
+struct PidHasher(u64);
+
+impl std::hash::Hasher for PidHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(5) ^ b as u64).wrapping_mul(0x517c_c1b7_2722_0a95);
+        }
+    }
+    fn write_i32(&mut self, v: i32) {
+        self.0 = (v as u32 as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
 fn malformed(sum: &mut Summary, no: u64, why: &'static str, cpu: u32) {
     sum.note(no, &format!("cpu {cpu}"), &Line::Malformed(why));
 }
@@ -251,11 +287,27 @@ impl DatReader {
             bytes: data.len(),
             ..Summary::default()
         };
-        // Formats by common_type, each with its decoder.
-        let mut by_id: HashMap<u16, (usize, Decoder)> = HashMap::new();
+        // Formats by common_type (a table: one index per event, no hash),
+        // each with its decoder and where common_pid is.
+        let max_id = info
+            .formats
+            .iter()
+            .map(|f| f.id as usize)
+            .max()
+            .unwrap_or(0);
+        let mut index = vec![u32::MAX; max_id + 1];
+        let mut typed_by: Vec<Typed> = Vec::with_capacity(info.formats.len());
         for (i, fmt) in info.formats.iter().enumerate() {
-            by_id.insert(fmt.id, (i, Decoder::for_format(fmt)));
+            index[fmt.id as usize] = typed_by.len() as u32;
+            typed_by.push(Typed {
+                format: i,
+                decoder: Decoder::for_format(fmt),
+                pid: fmt.field("common_pid").map(|f| (f.offset, f.size)),
+            });
         }
+        // pid → comm with a cheap hash (pids are small integers).
+        let comms: HashMap<i32, &str, PidHash> =
+            info.comms.iter().map(|(p, c)| (*p, c.as_str())).collect();
         let mut streams = Vec::new();
         for c in &info.cpus {
             let mut s = CpuStream {
@@ -306,19 +358,22 @@ impl DatReader {
             let payload = &mut s.buf[a..b];
             let e = info.endian;
             let ty = e.uint(payload, 0, 2).unwrap_or(u64::MAX) as u16;
-            match by_id.get(&ty) {
+            match index
+                .get(ty as usize)
+                .and_then(|&i| typed_by.get(i as usize))
+            {
                 None => malformed(&mut sum, no, "event type not in the file's formats", cpu),
-                Some((fi, dec)) => {
-                    let fmt = &info.formats[*fi];
+                Some(t) => {
+                    let (fmt, dec) = (&info.formats[t.format], &t.decoder);
                     sanitize(fmt, payload, e);
                     let p: &[u8] = payload;
-                    let pid = fmt
-                        .field("common_pid")
-                        .and_then(|fl| e.uint(p, fl.offset, fl.size))
+                    let pid = t
+                        .pid
+                        .and_then(|(off, size)| e.uint(p, off, size))
                         .map_or(-1, |v| v as i32);
                     let comm = match pid {
                         0 => "<idle>",
-                        _ => info.comms.get(&pid).map_or("<...>", String::as_str),
+                        _ => comms.get(&pid).copied().unwrap_or("<...>"),
                     };
                     let kind = typed(dec, p, e);
                     let (kind, body) = match kind {
