@@ -396,6 +396,7 @@ impl DatInfo {
             ));
         }
         let mut clock = None;
+        let mut instances = 0;
         let mut kind = cur.take(10, "options/latency/flyrecord")?;
         if kind == b"options  \0" {
             for _ in 0..COUNT_CAP {
@@ -405,8 +406,10 @@ impl DatInfo {
                 }
                 let size = cur.u32("an option size")? as u64;
                 let body = cur.take(size, "an option")?;
-                if id == 4 {
-                    clock = Some(clock_name(&body));
+                match id {
+                    3 => instances += 1,
+                    4 => clock = Some(clock_name(&body)),
+                    _ => {}
                 }
             }
             kind = cur.take(10, "latency/flyrecord")?;
@@ -426,6 +429,15 @@ impl DatInfo {
             let size = cur.u64("a CPU data size")?;
             check_region(data, offset, size, cur.off - 16)?;
             cpus.push(CpuData { cpu, offset, size });
+        }
+        if instances > 0 && cpus.iter().all(|c| c.size == 0) {
+            return Err(DatError::bad(
+                cur.off,
+                format!(
+                    "the events are in {instances} instance buffer(s) (v6 BUFFER options), which are \
+                     not read yet; `trace-cmd convert --file-version 7` makes a file that is"
+                ),
+            ));
         }
         Ok(DatInfo {
             version: 6,
@@ -566,8 +578,15 @@ impl DatInfo {
             }
             None => HashMap::new(),
         };
-        // The top instance ("") is what `trace-cmd report` shows first.
-        let pick = buffers.iter().position(|b| b.0.is_empty()).unwrap_or(0);
+        // The top instance ("") is what `trace-cmd report` shows first;
+        // when it holds nothing (`trace-cmd record -B name`), the first
+        // instance that does.
+        let has_data = |b: &(String, Option<String>, Vec<CpuData>)| b.2.iter().any(|c| c.size > 0);
+        let pick = buffers
+            .iter()
+            .position(|b| b.0.is_empty() && has_data(b))
+            .or_else(|| buffers.iter().position(has_data))
+            .unwrap_or(0);
         let (cpus, buf_clock) = match buffers.into_iter().nth(pick) {
             Some((_, clk, cpus)) => (cpus, clk),
             None => (Vec::new(), None),
