@@ -288,6 +288,17 @@ impl FileCursor<'_> {
         let b = self.take(4, what)?;
         Ok(self.endian.u32([b[0], b[1], b[2], b[3]]))
     }
+    /// A u32 count of `what`, at most [`COUNT_CAP`].
+    fn count(&mut self, what: &str) -> Result<u32, DatError> {
+        let n = self.u32(&format!("the number of {what}"))?;
+        if n > COUNT_CAP {
+            return Err(DatError::bad(
+                self.off - 4,
+                format!("{n} {what} is over the limit"),
+            ));
+        }
+        Ok(n)
+    }
     fn u64(&mut self, what: &str) -> Result<u64, DatError> {
         let b = self.take(8, what)?;
         Ok(self.endian.u64(b.try_into().unwrap_or_default()))
@@ -388,13 +399,7 @@ impl DatInfo {
         cur.off += n;
         let n = cur.u64("the saved cmdlines size")?;
         let comms = parse_cmdlines(&cur.take(n, "the saved cmdlines")?);
-        let ncpu = cur.u32("the CPU count")?;
-        if ncpu > COUNT_CAP {
-            return Err(DatError::bad(
-                cur.off - 4,
-                format!("{ncpu} CPUs is over the limit"),
-            ));
-        }
+        let ncpu = cur.count("CPUs")?;
         let mut clock = None;
         let mut instances = 0;
         let mut kind = cur.take(10, "options/latency/flyrecord")?;
@@ -689,43 +694,23 @@ fn read_headers(cur: &mut FileCursor) -> Result<(PageHeader, String), DatError> 
 }
 
 fn read_ftrace_formats(cur: &mut FileCursor, out: &mut Vec<Format>) -> Result<(), DatError> {
-    let n = cur.u32("the ftrace format count")?;
-    if n > COUNT_CAP {
-        return Err(DatError::bad(
-            cur.off - 4,
-            format!("{n} ftrace formats is over the limit"),
-        ));
-    }
-    for _ in 0..n {
-        let size = cur.u64("an ftrace format size")?;
-        let text = cur.take(size, "an ftrace format")?;
-        out.extend(Format::parse("ftrace", &String::from_utf8_lossy(&text)));
+    read_formats(cur, "ftrace", out)
+}
+
+fn read_event_formats(cur: &mut FileCursor, out: &mut Vec<Format>) -> Result<(), DatError> {
+    for _ in 0..cur.count("event systems")? {
+        let system = cur.cstr("a system name")?;
+        read_formats(cur, &system, out)?;
     }
     Ok(())
 }
 
-fn read_event_formats(cur: &mut FileCursor, out: &mut Vec<Format>) -> Result<(), DatError> {
-    let systems = cur.u32("the event system count")?;
-    if systems > COUNT_CAP {
-        return Err(DatError::bad(
-            cur.off - 4,
-            format!("{systems} event systems is over the limit"),
-        ));
-    }
-    for _ in 0..systems {
-        let system = cur.cstr("a system name")?;
-        let n = cur.u32("an event count")?;
-        if n > COUNT_CAP {
-            return Err(DatError::bad(
-                cur.off - 4,
-                format!("{n} events is over the limit"),
-            ));
-        }
-        for _ in 0..n {
-            let size = cur.u64("an event format size")?;
-            let text = cur.take(size, "an event format")?;
-            out.extend(Format::parse(&system, &String::from_utf8_lossy(&text)));
-        }
+/// A count, then that many (u64 size, format text) of one system.
+fn read_formats(cur: &mut FileCursor, system: &str, out: &mut Vec<Format>) -> Result<(), DatError> {
+    for _ in 0..cur.count("event formats")? {
+        let size = cur.u64("a format size")?;
+        let text = cur.take(size, "a format")?;
+        out.extend(Format::parse(system, &String::from_utf8_lossy(&text)));
     }
     Ok(())
 }
