@@ -7,9 +7,13 @@ use crate::capture::CaptureError;
 use lever_kernel::KernelFs;
 use lever_trace_input::dat::write::{write_v6, DatMeta, Written};
 use std::fs;
-use std::io::{self, Read};
+use std::io::{self, Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
 
 /// The metadata of tracefs directory `dir` (an instance or the top
 /// level; `top` is the top level, which alone has `saved_cmdlines` and
@@ -92,16 +96,10 @@ impl Read for RawPipe {
     }
 }
 
-/// Write the pages of every CPU of tracefs directory `dir` (tracing
-/// stopped) with `meta` as a trace.dat at `out`. Reading consumes the
-/// buffer.
-pub fn save_dat(
-    fs: &KernelFs,
-    dir: &str,
-    meta: &DatMeta,
-    out: &Path,
-) -> Result<Written, CaptureError> {
-    let io_err = |path: PathBuf, op| move |source| CaptureError::Io { path, op, source };
+/// The CPUs of tracefs directory `dir` (0..n; the v6 file has no CPU
+/// numbers, so the list stops at the first gap) with their
+/// `trace_pipe_raw` opened without blocking.
+fn open_pipes(fs: &KernelFs, dir: &str) -> Result<Vec<RawPipe>, CaptureError> {
     let per_cpu = format!("{dir}/per_cpu");
     let mut cpus: Vec<u32> = fs
         .list_dir(&per_cpu)?
@@ -111,7 +109,6 @@ pub fn save_dat(
     cpus.sort_unstable();
     let mut pipes = Vec::new();
     for (i, cpu) in cpus.iter().enumerate() {
-        // The file format has no CPU numbers in v6: CPUs must be 0..n.
         if *cpu as usize != i {
             break;
         }
@@ -120,11 +117,143 @@ pub fn save_dat(
             .read(true)
             .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
             .open(&host)
-            .map_err(io_err(host.clone(), "open"))?;
-        pipes.push(io::BufReader::with_capacity(1 << 16, RawPipe(f)));
+            .map_err(|source| CaptureError::Io {
+                path: host.clone(),
+                op: "open",
+                source,
+            })?;
+        pipes.push(RawPipe(f));
     }
-    let mut file = fs::File::create(out).map_err(io_err(out.to_path_buf(), "create"))?;
-    write_v6(&mut file, meta, &mut pipes).map_err(io_err(out.to_path_buf(), "write trace.dat"))
+    Ok(pipes)
+}
+
+/// Write the pages of every CPU of tracefs directory `dir` (tracing
+/// stopped) with `meta` as a trace.dat at `out`. Reading consumes the
+/// buffer.
+pub fn save_dat(
+    fs: &KernelFs,
+    dir: &str,
+    meta: &DatMeta,
+    out: &Path,
+) -> Result<Written, CaptureError> {
+    let mut pipes: Vec<_> = open_pipes(fs, dir)?
+        .into_iter()
+        .map(|p| io::BufReader::with_capacity(1 << 16, p))
+        .collect();
+    write_dat(meta, &mut pipes, out)
+}
+
+fn write_dat<R: Read>(meta: &DatMeta, cpus: &mut [R], out: &Path) -> Result<Written, CaptureError> {
+    let err = |op| {
+        let path = out.to_path_buf();
+        move |source| CaptureError::Io { path, op, source }
+    };
+    let mut file = fs::File::create(out).map_err(err("create"))?;
+    write_v6(&mut file, meta, cpus).map_err(err("write trace.dat"))
+}
+
+/// Pages read while recording: one thread per CPU drains its
+/// `trace_pipe_raw` into a spool file next to the output, so a capture is
+/// not bounded by the kernel's buffer; [`RawRecorder::finish`] writes the
+/// trace.dat from the spools and removes them.
+pub struct RawRecorder {
+    stop: Arc<AtomicBool>,
+    threads: Vec<JoinHandle<io::Result<u64>>>,
+    spools: Vec<PathBuf>,
+}
+
+/// How long a reader sleeps when its CPU has no full page yet.
+const POLL: Duration = Duration::from_millis(50);
+
+impl RawRecorder {
+    /// Start one reader per CPU of tracefs directory `dir`, spooling to
+    /// `<out>.cpuN`.
+    pub fn start(fs: &KernelFs, dir: &str, out: &Path) -> Result<RawRecorder, CaptureError> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut rec = RawRecorder {
+            stop: stop.clone(),
+            threads: Vec::new(),
+            spools: Vec::new(),
+        };
+        for (cpu, mut pipe) in open_pipes(fs, dir)?.into_iter().enumerate() {
+            let mut spool_name = out.as_os_str().to_owned();
+            spool_name.push(format!(".cpu{cpu}"));
+            let spool = PathBuf::from(spool_name);
+            let mut file = fs::File::create(&spool).map_err(|source| CaptureError::Io {
+                path: spool.clone(),
+                op: "create",
+                source,
+            })?;
+            rec.spools.push(spool);
+            let stop = stop.clone();
+            rec.threads.push(std::thread::spawn(move || {
+                let mut buf = vec![0u8; 1 << 16];
+                let mut total = 0;
+                loop {
+                    let n = pipe.read(&mut buf)?;
+                    if n > 0 {
+                        file.write_all(&buf[..n])?;
+                        total += n as u64;
+                    } else if stop.load(Ordering::Acquire) {
+                        // Stopped and drained (tracing was off first).
+                        return Ok(total);
+                    } else {
+                        std::thread::sleep(POLL);
+                    }
+                }
+            }));
+        }
+        Ok(rec)
+    }
+
+    /// With tracing already stopped: let the readers drain what is left,
+    /// then write the trace.dat and remove the spools.
+    pub fn finish(mut self, meta: &DatMeta, out: &Path) -> Result<Written, CaptureError> {
+        let result = self.join().and_then(|()| {
+            let mut spools = Vec::new();
+            for p in &self.spools {
+                spools.push(fs::File::open(p).map_err(|source| CaptureError::Io {
+                    path: p.clone(),
+                    op: "open",
+                    source,
+                })?);
+            }
+            write_dat(meta, &mut spools, out)
+        });
+        self.remove_spools();
+        result
+    }
+
+    fn join(&mut self) -> Result<(), CaptureError> {
+        self.stop.store(true, Ordering::Release);
+        let mut first = Ok(());
+        for (t, spool) in self.threads.drain(..).zip(&self.spools) {
+            let r = t
+                .join()
+                .unwrap_or_else(|_| Err(io::Error::other("reader thread panicked")));
+            if let (Err(source), Ok(())) = (r, &first) {
+                first = Err(CaptureError::Io {
+                    path: spool.clone(),
+                    op: "read trace_pipe_raw into",
+                    source,
+                });
+            }
+        }
+        first
+    }
+
+    fn remove_spools(&mut self) {
+        for p in self.spools.drain(..) {
+            let _ = fs::remove_file(p);
+        }
+    }
+}
+
+impl Drop for RawRecorder {
+    fn drop(&mut self) {
+        let _ = self.join();
+        self.remove_spools();
+    }
 }
 
 #[cfg(test)]

@@ -117,6 +117,13 @@ pub fn run(global: &Global, a: RecordArgs) -> anyhow::Result<()> {
             Target::Instance(d) => format!("instance {d}"),
             Target::TopLevel(_) => "top-level buffer (state saved)".to_string(),
         };
+        let dat = a
+            .format
+            .unwrap_or(match a.output.extension().and_then(|e| e.to_str()) {
+                Some("dat") => OutputFormat::Dat,
+                _ => OutputFormat::Text,
+            })
+            == OutputFormat::Dat;
         let start = Instant::now();
         let mut status = None;
         if a.command.is_empty() {
@@ -139,13 +146,8 @@ pub fn run(global: &Global, a: RecordArgs) -> anyhow::Result<()> {
             }
         }
         let seconds = start.elapsed().as_secs_f64();
-        let dat = a
-            .format
-            .unwrap_or(match a.output.extension().and_then(|e| e.to_str()) {
-                Some("dat") => OutputFormat::Dat,
-                _ => OutputFormat::Text,
-            })
-            == OutputFormat::Dat;
+        // The pages are read after the run (as `trace-cmd extract` does):
+        // checked equal to the kernel's text of the same window.
         let bytes = if dat {
             cap.finish_dat(&a.output)?
         } else {
