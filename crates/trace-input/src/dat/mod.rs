@@ -583,14 +583,13 @@ impl DatInfo {
             }
             None => HashMap::new(),
         };
-        // The top instance ("") is what `trace-cmd report` shows first;
-        // when it holds nothing (`trace-cmd record -B name`), the first
-        // instance that does.
-        let has_data = |b: &(String, Option<String>, Vec<CpuData>)| b.2.iter().any(|c| c.size > 0);
-        let pick = buffers
-            .iter()
-            .position(|b| b.0.is_empty() && has_data(b))
-            .or_else(|| buffers.iter().position(has_data))
+        // One buffer is read: the one holding the most data (the top
+        // instance, or the instance of `trace-cmd extract -B name`, whose
+        // top buffer holds only stray events); the others are not merged.
+        let bytes =
+            |b: &(String, Option<String>, Vec<CpuData>)| b.2.iter().map(|c| c.size).sum::<u64>();
+        let pick = (0..buffers.len())
+            .max_by_key(|&i| (bytes(&buffers[i]), buffers[i].0.is_empty()))
             .unwrap_or(0);
         let (cpus, buf_clock) = match buffers.into_iter().nth(pick) {
             Some((_, clk, cpus)) => (cpus, clk),
