@@ -149,17 +149,19 @@ impl Decoder {
 }
 
 /// Replace bytes that are not UTF-8 in the string fields of `p` by `?`
-/// (as the text reader does), so [`Slot::str`] can borrow them.
+/// (as the text reader does), so [`Slot::str`] can borrow them. Only the
+/// string fields are looked at, and an ASCII field (the usual comm) costs
+/// one scan.
 pub fn sanitize(f: &Format, p: &mut [u8], e: Endian) {
-    if p.is_ascii() {
-        return;
-    }
     for fld in &f.fields {
-        if fld.layout == Layout::Int {
+        if fld.layout == Layout::Int || !fld.ctype.ends_with("char") {
             continue;
         }
         let slot = Slot::of(fld);
         let Some(b) = slot.bytes(p, e) else { continue };
+        if b.is_ascii() {
+            continue;
+        }
         let start = b.as_ptr() as usize - p.as_ptr() as usize;
         let end = start + memchr0(b);
         fix_utf8(&mut p[start..end]);

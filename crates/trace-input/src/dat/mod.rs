@@ -151,6 +151,18 @@ impl Codec {
     /// Decompress `src` into exactly `size` bytes (checked against the cap
     /// by the caller).
     fn decompress(self, src: &[u8], size: usize, offset: u64) -> Result<Vec<u8>, DatError> {
+        self.decompress_with(&mut None, src, size, offset)
+    }
+
+    /// [`Codec::decompress`] reusing a zstd context across calls (making
+    /// one costs as much as decompressing a small chunk).
+    fn decompress_with(
+        self,
+        zctx: &mut Option<zstd::bulk::Decompressor<'static>>,
+        src: &[u8],
+        size: usize,
+        offset: u64,
+    ) -> Result<Vec<u8>, DatError> {
         // An untrusted size is not allocated beyond what the input could
         // plausibly expand to (event formats compress about 10:1).
         if size > src.len().saturating_mul(1024).max(1 << 16) {
@@ -163,7 +175,18 @@ impl Codec {
             ));
         }
         let out = match self {
-            Codec::Zstd => zstd::bulk::decompress(src, size).map_err(|e| e.to_string()),
+            Codec::Zstd => {
+                if zctx.is_none() {
+                    *zctx =
+                        Some(zstd::bulk::Decompressor::new().map_err(|e| {
+                            DatError::bad(offset, format!("cannot set up zstd: {e}"))
+                        })?);
+                }
+                match zctx {
+                    Some(z) => z.decompress(src, size).map_err(|e| e.to_string()),
+                    None => Err("no zstd context".to_string()),
+                }
+            }
             Codec::Zlib => {
                 let mut out = Vec::with_capacity(size);
                 flate2::read::ZlibDecoder::new(src)
@@ -733,6 +756,7 @@ fn read_chunk(
     offset: u64,
     codec: Codec,
     endian: Endian,
+    zctx: &mut Option<zstd::bulk::Decompressor<'static>>,
 ) -> Result<(Vec<u8>, u64), DatError> {
     let mut c = FileCursor {
         data,
@@ -749,5 +773,8 @@ fn read_chunk(
     }
     let at = c.off;
     let src = c.take(csize, "a compressed chunk")?;
-    Ok((codec.decompress(&src, usize_ as usize, at)?, c.off))
+    Ok((
+        codec.decompress_with(zctx, &src, usize_ as usize, at)?,
+        c.off,
+    ))
 }

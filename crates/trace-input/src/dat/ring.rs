@@ -52,6 +52,8 @@ struct CpuStream {
     lost: Option<Option<u64>>,
     /// The next data event: its payload range in `buf`.
     payload: (usize, usize),
+    /// zstd context, reused for every chunk of this CPU.
+    zctx: Option<zstd::bulk::Decompressor<'static>>,
 }
 
 /// A problem in the trace data that skips a page, not the file.
@@ -69,7 +71,8 @@ impl CpuStream {
                 *n -= 1;
                 // The chunk count ends the data; the recorded size leaves
                 // out the chunk headers, so only the file bounds them.
-                let (bytes, after) = read_chunk(data, self.next_off, codec, info.endian)?;
+                let (bytes, after) =
+                    read_chunk(data, self.next_off, codec, info.endian, &mut self.zctx)?;
                 self.next_off = after;
                 self.buf = bytes;
                 Ok(true)
@@ -323,6 +326,7 @@ impl DatReader {
                 ts: 0,
                 lost: None,
                 payload: (0, 0),
+                zctx: None,
             };
             if info.codec.is_some() && c.size > 0 {
                 let mut cur = super::FileCursor {
