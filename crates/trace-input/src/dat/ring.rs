@@ -349,7 +349,8 @@ impl DatReader {
         let mut no = 0u64;
         let mut next_progress = 4u64 << 20;
         let mut done_bytes = 0u64;
-        while let Some(Reverse((ts, cpu, i))) = heap.pop() {
+        let mut next = heap.pop();
+        while let Some(Reverse((ts, cpu, i))) = next.take() {
             let s = &mut streams[i];
             if let Some(lost) = s.lost.take() {
                 no += 1;
@@ -405,7 +406,16 @@ impl DatReader {
             }
             let before = s.next_off;
             if s.advance(info, data, &mut sum, no)? {
-                heap.push(Reverse((s.ts, s.cpu, i)));
+                let key = Reverse((s.ts, s.cpu, i));
+                // Still the earliest: stay on this CPU without the heap.
+                if heap.peek().is_none_or(|top| key >= *top) {
+                    next = Some(key);
+                } else {
+                    next = Some(heap.pop().unwrap_or(key));
+                    heap.push(key);
+                }
+            } else {
+                next = heap.pop();
             }
             done_bytes += s.next_off - before;
             if done_bytes >= next_progress {
