@@ -77,10 +77,12 @@ impl std::fmt::Display for Kind {
 #[derive(Debug, thiserror::Error)]
 pub enum InputError {
     /// Opening or reading the first bytes failed.
-    #[error("cannot read {}", path.display())]
+    #[error("cannot {op} {}", path.display())]
     Io {
         /// The input.
         path: PathBuf,
+        /// `open` or `read`.
+        op: &'static str,
         /// Why.
         #[source]
         source: io::Error,
@@ -149,16 +151,19 @@ impl LineSource for Input {
 
 /// Open the trace file `path` (`-` for stdin) and tell what it is.
 pub fn open(path: &Path) -> Result<Input, InputError> {
-    let io_err = |source| InputError::Io {
-        path: path.to_path_buf(),
-        source,
+    let io_err = |op| {
+        move |source| InputError::Io {
+            path: path.to_path_buf(),
+            op,
+            source,
+        }
     };
     if path == Path::new("-") {
         return from_reader(io::stdin(), path);
     }
-    let mut file = File::open(path).map_err(io_err)?;
+    let mut file = File::open(path).map_err(io_err("open"))?;
     let mut head = [0u8; 10];
-    let n = read_full(&mut file, &mut head).map_err(io_err)?;
+    let n = read_full(&mut file, &mut head).map_err(io_err("read"))?;
     if n == head.len() && &head == dat::MAGIC {
         let reader =
             DatReader::new(Data::File(Arc::new(file))).map_err(|source| InputError::Dat {
@@ -183,6 +188,7 @@ pub fn from_reader<R: Read + Send + 'static>(
 fn detect(mut input: Box<dyn Read + Send>, path: &Path, depth: u32) -> Result<Input, InputError> {
     let io_err = |source| InputError::Io {
         path: path.to_path_buf(),
+        op: "read",
         source,
     };
     let mut head = vec![0u8; SNIFF];

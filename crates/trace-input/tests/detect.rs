@@ -70,5 +70,5 @@ fn a_missing_file_is_an_io_error_naming_it() {
         .err()
         .unwrap();
     assert!(matches!(e, InputError::Io { .. }));
-    assert_eq!(e.to_string(), "cannot read /nonexistent/x.dat");
+    assert_eq!(e.to_string(), "cannot open /nonexistent/x.dat");
 }
