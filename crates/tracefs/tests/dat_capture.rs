@@ -43,20 +43,8 @@ fn events(src: impl LineSource, round: bool) -> Vec<(u32, u64, i32, String, Stri
 
 #[test]
 fn dat_capture_matches_the_text_of_the_same_window() {
-    let fs = KernelFs::system();
-    let Some(tfs) = Tracefs::locate(&fs) else {
-        eprintln!("skipped: tracefs is not mounted at /sys/kernel/tracing");
-        return;
-    };
-    let marker = fs.resolve(&tfs.marker_path()).unwrap();
-    if std::fs::OpenOptions::new()
-        .write(true)
-        .open(marker)
-        .is_err()
-    {
-        eprintln!("skipped: tracefs is not writable here (need root)");
-        return;
-    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some((fs, tfs)) = tracefs() else { return };
     let cfg = CaptureConfig {
         events: [
             "sched:sched_switch",

@@ -297,7 +297,16 @@ struct FileCursor<'d> {
     endian: Endian,
 }
 
-impl FileCursor<'_> {
+impl<'d> FileCursor<'d> {
+    /// A cursor at the start of `data` (a section read into memory).
+    fn start(data: &'d Data, endian: Endian) -> Self {
+        FileCursor {
+            data,
+            off: 0,
+            endian,
+        }
+    }
+
     fn take(&mut self, n: u64, what: &str) -> Result<Vec<u8>, DatError> {
         let v = self.data.read(self.off, n, META_CAP, what)?;
         self.off += n;
@@ -564,43 +573,21 @@ impl DatInfo {
         };
         let sec = read_section(data, need(header, "HEADER_INFO")?, 16, codec, endian)?;
         let mem = Data::Mem(sec.into());
-        let mut c = FileCursor {
-            data: &mem,
-            off: 0,
-            endian,
-        };
+        let mut c = FileCursor::start(&mem, endian);
         let (page_header, _) = read_headers(&mut c)?;
         let mut formats = Vec::new();
         if let Some(off) = ftrace {
             let mem = Data::Mem(read_section(data, off, 17, codec, endian)?.into());
-            read_ftrace_formats(
-                &mut FileCursor {
-                    data: &mem,
-                    off: 0,
-                    endian,
-                },
-                &mut formats,
-            )?;
+            read_ftrace_formats(&mut FileCursor::start(&mem, endian), &mut formats)?;
         }
         let mem = Data::Mem(
             read_section(data, need(events, "EVENT_FORMATS")?, 18, codec, endian)?.into(),
         );
-        read_event_formats(
-            &mut FileCursor {
-                data: &mem,
-                off: 0,
-                endian,
-            },
-            &mut formats,
-        )?;
+        read_event_formats(&mut FileCursor::start(&mem, endian), &mut formats)?;
         let comms = match cmdlines {
             Some(off) => {
                 let mem = Data::Mem(read_section(data, off, 21, codec, endian)?.into());
-                let mut c = FileCursor {
-                    data: &mem,
-                    off: 0,
-                    endian,
-                };
+                let mut c = FileCursor::start(&mem, endian);
                 let n = c.u64("the saved cmdlines size")?;
                 parse_cmdlines(&c.take(n, "the saved cmdlines")?)
             }
