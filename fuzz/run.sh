@@ -12,13 +12,14 @@ cd "$(dirname "$0")/.."
 secs=${1:-300}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(protocol_decode journal_parse target_yaml trace_line)
+[ ${#targets[@]} -gt 0 ] || targets=(protocol_decode journal_parse target_yaml trace_line trace_dat)
 seeds() {
     case $1 in
         protocol_decode) echo fuzz/seeds/protocol_decode ;;
         journal_parse) echo fuzz/seeds/journal_parse ;;
         target_yaml) echo crates/targets/targets ;;
         trace_line) echo crates/trace/tests/fixtures ;;
+        trace_dat) echo fuzz/seeds/trace_dat ;;
         *) return 1 ;;
     esac
 }
@@ -38,10 +39,17 @@ for t in "${targets[@]}"; do
     cargo +nightly fuzz build "$t" >>fuzz/logs/build.log 2>&1 ||
         fail "$t: cargo fuzz build failed; see fuzz/logs/build.log"
 done
+# A trace.dat seed needs its formats and a few pages to reach the decoder.
+max_len() {
+    case $1 in
+        trace_dat) echo 131072 ;;
+        *) echo 4096 ;;
+    esac
+}
 run() {
     mkdir -p "fuzz/corpus/$1"
     if ! cargo +nightly fuzz run "$1" "fuzz/corpus/$1" "$(seeds "$1")" -- \
-        -max_total_time="$secs" -max_len=4096 -print_final_stats=1 >"fuzz/logs/$1.log" 2>&1; then
+        -max_total_time="$secs" -max_len="$(max_len "$1")" -print_final_stats=1 >"fuzz/logs/$1.log" 2>&1; then
         echo "$1: FAILED (crash or error; see fuzz/logs/$1.log and fuzz/artifacts/$1/)" >&2
         return 1
     fi

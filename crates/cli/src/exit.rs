@@ -167,6 +167,12 @@ pub fn classify(err: &anyhow::Error) -> Class {
             }
         } else if cause.is::<lever_trace::NoEventsError>() {
             Some(Class::BadInput)
+        } else if let Some(e) = cause.downcast_ref::<lever_trace_input::InputError>() {
+            use lever_trace_input::InputError as I;
+            Some(match e {
+                I::Io { source, .. } => io_error(source).unwrap_or(Class::Failed),
+                I::Empty { .. } | I::NotATrace { .. } | I::Dat { .. } => Class::BadInput,
+            })
         } else if let Some(e) = cause.downcast_ref::<lever_latency::LatencyError>() {
             use lever_latency::LatencyError as L;
             Some(match e {

@@ -3,13 +3,15 @@
 //! busy machine does not skew the figure) and on the wall clock.
 //!
 //! The file is read once before timing so the figures are the parser's,
-//! not the disk's. Peak memory is the caller's to add
+//! not the disk's. The input is any [`LineSource`]: for a trace.dat the
+//! "parse" figures are the binary decoder's. Peak memory is the caller's to add
 //! ([`BenchResult::peak_rss_kb`]): it is a fact about the process, read from
 //! `/proc/self/status` by `lever-measure`.
 
-use crate::{analyze, Options};
+use crate::{analyze_source, Options};
+use lever_trace::LineSource;
 use serde::Serialize;
-use std::io::{self, Read};
+use std::io;
 use std::time::{Duration, Instant};
 
 /// `trace bench` figures; seconds, bytes and events as named.
@@ -53,12 +55,12 @@ fn thread_cpu() -> Duration {
 /// Time one parse pass and one parse + sched analysis pass over the input
 /// that `open` yields (called three times: warm-up, parse, analysis).
 /// An input with no events is an error: its figures would mean nothing.
-pub fn bench<R: Read>(mut open: impl FnMut() -> io::Result<R>) -> io::Result<BenchResult> {
-    io::copy(&mut open()?, &mut io::sink())?;
+pub fn bench<S: LineSource>(mut open: impl FnMut() -> io::Result<S>) -> io::Result<BenchResult> {
+    open()?.for_each_line(|_, _| {}, |_| {})?;
 
     let c0 = thread_cpu();
     let t0 = Instant::now();
-    let summary = lever_trace::for_each_line(open()?, |_, _| {}, |_| {})?;
+    let summary = open()?.for_each_line(|_, _| {}, |_| {})?;
     let parse = t0.elapsed().as_secs_f64();
     let c1 = thread_cpu();
 
@@ -67,7 +69,7 @@ pub fn bench<R: Read>(mut open: impl FnMut() -> io::Result<R>) -> io::Result<Ben
         sched: true,
         ..Options::default()
     };
-    let report = analyze(open()?, &opts, |_| {})?;
+    let report = analyze_source(open()?, &opts, |_| {})?;
     let sched = t1.elapsed().as_secs_f64();
     let c2 = thread_cpu();
 
@@ -96,6 +98,7 @@ pub fn bench<R: Read>(mut open: impl FnMut() -> io::Result<R>) -> io::Result<Ben
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lever_trace::Text;
 
     const TRACE: &str = "\
   <idle>-0 [000] d..2. 1.000000: sched_waking: comm=a pid=7 prio=120 target_cpu=000
@@ -107,7 +110,7 @@ mod tests {
         let mut opened = 0;
         let r = bench(|| {
             opened += 1;
-            Ok(TRACE.as_bytes())
+            Ok(Text(TRACE.as_bytes()))
         })
         .unwrap();
         assert_eq!(opened, 3, "warm-up, parse, analysis");
@@ -122,7 +125,7 @@ mod tests {
 
     #[test]
     fn no_events_is_an_error() {
-        let e = bench(|| Ok(&b"# tracer: nop\n"[..])).unwrap_err();
+        let e = bench(|| Ok(Text(&b"# tracer: nop\n"[..]))).unwrap_err();
         assert_eq!(e.to_string(), "no events");
     }
 }

@@ -47,7 +47,7 @@ pub mod sched;
 pub mod stats;
 pub mod wakeups;
 
-use lever_trace::{for_each_line, for_each_line_parallel, Line, Summary};
+use lever_trace::{Line, LineSource, Summary, Text};
 use serde::Serialize;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
@@ -138,9 +138,19 @@ pub struct Report {
     pub ramp: Option<ramp::RampReport>,
 }
 
-/// Run the selected analyses over a trace in one streaming pass.
+/// Run the selected analyses over a trace text in one streaming pass.
 /// `progress(bytes_read)` is called every few MiB.
 pub fn analyze<R: Read>(input: R, opts: &Options, progress: impl FnMut(u64)) -> io::Result<Report> {
+    analyze_source(Text(input), opts, progress)
+}
+
+/// [`analyze`] over any [`LineSource`]: text, or a decoded trace.dat
+/// (`lever-trace-input`).
+pub fn analyze_source<S: LineSource>(
+    input: S,
+    opts: &Options,
+    progress: impl FnMut(u64),
+) -> io::Result<Report> {
     let mut sched = opts.sched.then(sched::SchedTracker::new);
     let mut freq = opts.freq.then(freq::FreqTracker::new);
     let mut idle = opts.idle.then(idle::IdleTracker::new);
@@ -154,8 +164,7 @@ pub fn analyze<R: Read>(input: R, opts: &Options, progress: impl FnMut(u64)) -> 
         locks: opts.locks.then(locks::LockTracker::new),
         ramp: opts.ramp.then(ramp::RampTracker::new),
     };
-    let summary = for_each_line_parallel(
-        input,
+    let summary = input.for_each_line_threaded(
         opts.threads,
         |no, line| {
             match line {
@@ -255,8 +264,8 @@ pub enum ExportError {
 }
 
 /// [`export_chrome`] into the file `output` (created or truncated).
-pub fn export_chrome_file<R: Read>(
-    input: R,
+pub fn export_chrome_file<S: LineSource>(
+    input: S,
     output: &Path,
     progress: impl FnMut(u64),
 ) -> Result<(u64, Summary), ExportError> {
@@ -272,16 +281,15 @@ pub fn export_chrome_file<R: Read>(
 
 /// Export a trace to Chrome JSON (see [`export`]); returns the number of
 /// trace events written and the reader's summary.
-pub fn export_chrome<R: Read, W: io::Write>(
-    input: R,
+pub fn export_chrome<S: LineSource, W: io::Write>(
+    input: S,
     out: W,
     progress: impl FnMut(u64),
 ) -> io::Result<(u64, Summary)> {
     let mut ex = export::ChromeExporter::new(out)?;
     let mut err = None;
     let mut end = 0;
-    let summary = for_each_line(
-        input,
+    let summary = input.for_each_line(
         |_, line| {
             if let (Line::Event(e), None) = (line, &err) {
                 end = end.max(e.ts_ns);

@@ -490,7 +490,7 @@ fn lost_switch_gap_is_unknown_not_charged() {
 
     let f = std::fs::File::open(fixture("lost_switch.txt")).unwrap();
     let mut json = Vec::new();
-    lever_trace_analysis::export_chrome(f, &mut json, |_| {}).unwrap();
+    lever_trace_analysis::export_chrome(lever_trace::Text(f), &mut json, |_| {}).unwrap();
     let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
     let slices: Vec<(i64, f64, f64)> = v["traceEvents"]
         .as_array()
@@ -652,7 +652,7 @@ fn ramp_after_idle_to_busy() {
 fn export_has_wakeup_flows() {
     let f = std::fs::File::open(fixture("pipe_pingpong.txt")).unwrap();
     let mut json = Vec::new();
-    lever_trace_analysis::export_chrome(f, &mut json, |_| {}).unwrap();
+    lever_trace_analysis::export_chrome(lever_trace::Text(f), &mut json, |_| {}).unwrap();
     let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
     let evs = v["traceEvents"].as_array().unwrap();
     let starts: Vec<_> = evs.iter().filter(|e| e["ph"] == "s").collect();

@@ -227,7 +227,7 @@ pub fn parse_line(line: &str) -> Line<'_> {
         }
         _ => {}
     }
-    match parse_event(t) {
+    match parse_event(t, true) {
         Some(Ok(ev)) => return Line::Event(ev),
         Some(Err(reason)) => return Line::Malformed(reason),
         None => {}
@@ -318,7 +318,23 @@ const CPU_RANGE: &str = "CPU number out of range (above the kernel's 8191)";
 
 /// Parse an event line in the default (non-latency) format: `None` when
 /// the line does not have its shape, `Err` when it does but is broken.
-fn parse_event(t: &str) -> Option<Result<Event<'_>, &'static str>> {
+/// [`parse_line`] without typing the payload: an event line whose body
+/// is not in the kernel's own format for its event (`trace-cmd report`'s
+/// plugin formats, `sched_switch: a:12 [120] S ==> b:13 [120]`) is an
+/// [`Event`] of kind [`EventKind::Other`] with its body, for an adapter to
+/// type, instead of a malformed line.
+pub fn parse_line_untyped(line: &str) -> Line<'_> {
+    match parse_line(line) {
+        Line::Malformed(_) => match parse_event(trim_start_ascii(line), false) {
+            Some(Ok(ev)) => Line::Event(ev),
+            Some(Err(reason)) => Line::Malformed(reason),
+            None => parse_line(line),
+        },
+        other => other,
+    }
+}
+
+fn parse_event(t: &str, typed: bool) -> Option<Result<Event<'_>, &'static str>> {
     let b = t.as_bytes();
     // Find the CPU column "[001]": a '[' followed by digits and ']' whose
     // left side (after optional "(tgid)") ends in "-pid". Comms may contain
@@ -350,7 +366,7 @@ fn parse_event(t: &str) -> Option<Result<Event<'_>, &'static str>> {
             continue;
         };
         let rest = trim_start_ascii(&t[j + 1..]);
-        let ev = finish_event(comm, pid, tgid, cpu, rest)?;
+        let ev = finish_event(comm, pid, tgid, cpu, rest, typed)?;
         return Some(if cpu_ok { ev } else { Err(CPU_RANGE) });
     }
 }
@@ -362,6 +378,7 @@ fn finish_event<'a>(
     tgid: Option<i32>,
     cpu: u32,
     rest: &'a str,
+    typed: bool,
 ) -> Option<Result<Event<'a>, &'static str>> {
     let sp = memchr::memchr(b' ', rest.as_bytes()).unwrap_or(rest.len());
     let first = &rest[..sp];
@@ -380,7 +397,12 @@ fn finish_event<'a>(
     if name.len() == trim_end_cr(payload).len() {
         return Some(Err("event line cut short (no ':' after the event name)"));
     }
-    Some(EventKind::try_parse(name, body).map(|kind| Event {
+    let kind = if typed {
+        EventKind::try_parse(name, body)
+    } else {
+        Ok(EventKind::Other)
+    };
+    Some(kind.map(|kind| Event {
         comm,
         pid,
         tgid,

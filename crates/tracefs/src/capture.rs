@@ -394,6 +394,54 @@ impl Capture {
         Ok(n)
     }
 
+    /// Stop recording (`tracing_on` 0), keeping the buffer and tracefs as
+    /// they are until [`Capture::finish`] or [`Capture::finish_dat`].
+    pub fn pause(&self) -> Result<(), CaptureError> {
+        Ok(self.tfs.fs.write_raw(&self.path("tracing_on"), "0")?)
+    }
+
+    /// Stop recording, save the ring-buffer pages with their formats as a
+    /// trace.dat (v6) at `out`, restore tracefs. Returns the bytes saved.
+    pub fn finish_dat(self, out: &Path) -> Result<u64, CaptureError> {
+        self.finish_raw(|fs, dir, meta| crate::raw::save_dat(fs, dir, meta, out))
+    }
+
+    /// Start reading the ring-buffer pages while recording (one thread
+    /// per CPU, spooled next to `out`), for [`Capture::finish_streamed`].
+    pub fn stream_raw(&self, out: &Path) -> Result<crate::raw::RawRecorder, CaptureError> {
+        crate::raw::RawRecorder::start(&self.tfs.fs, &self.base, out)
+    }
+
+    /// Stop recording, let `rec` drain the rest, save everything it read
+    /// as a trace.dat (v6) at `out`, restore tracefs. Returns the bytes.
+    pub fn finish_streamed(
+        self,
+        rec: crate::raw::RawRecorder,
+        out: &Path,
+    ) -> Result<u64, CaptureError> {
+        self.finish_raw(|_, _, meta| rec.finish(meta, out))
+    }
+
+    /// Pause, read the formats, `save`, restore (also when saving fails).
+    fn finish_raw(
+        mut self,
+        save: impl FnOnce(
+            &KernelFs,
+            &str,
+            &lever_trace_input::dat::write::DatMeta,
+        ) -> Result<lever_trace_input::dat::write::Written, CaptureError>,
+    ) -> Result<u64, CaptureError> {
+        let saved = (|| {
+            self.pause()?;
+            let meta = crate::raw::collect_meta(&self.tfs.fs, &self.base, &self.tfs.dir)?;
+            save(&self.tfs.fs, &self.base, &meta)
+        })();
+        let restored = self.restore();
+        let w = saved?;
+        restored?;
+        Ok(w.bytes)
+    }
+
     fn stop_and_save(&mut self, out: &Path) -> Result<u64, CaptureError> {
         self.tfs.fs.write_raw(&self.path("tracing_on"), "0")?;
         let src = self.tfs.host(&self.path("trace"))?;

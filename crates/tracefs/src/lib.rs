@@ -23,5 +23,6 @@
 #![warn(missing_docs)]
 
 pub mod capture;
+pub mod raw;
 
 pub use capture::{Capture, CaptureConfig, CaptureError, Target, Tracefs, TracefsState};

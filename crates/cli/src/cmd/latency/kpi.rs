@@ -34,8 +34,7 @@ pub fn run(global: &Global, a: KpiArgs, json_file: Option<PathBuf>) -> anyhow::R
     status.finish();
     let file = json_file.or(a.flags.json.clone().flatten());
     if let Some(path) = &file {
-        let text = serde_json::to_string_pretty(&report)? + "\n";
-        std::fs::write(path, text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        lever_latency::cyclictest::write_json(path, &serde_json::to_value(&report)?)?;
     }
     let stdout_json = global.json && file.is_none() || matches!(a.flags.json, Some(None));
     emit(stdout_json, &report, |k| {

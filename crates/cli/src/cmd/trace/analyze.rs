@@ -8,16 +8,15 @@ use clap::Args;
 use lever_kernel::KernelFs;
 use lever_measure::process::{self, Pid};
 use lever_trace_analysis::critical::CriticalPathSpec;
-use lever_trace_analysis::{
-    analyze as analyze_trace, export_chrome_file, FrameSpec, KpiSpec, Options,
-};
-use std::io::Read;
+use lever_trace_analysis::{analyze_source, export_chrome_file, FrameSpec, KpiSpec, Options};
+use lever_trace_input::Input;
 use std::path::{Path, PathBuf};
 
 /// `lever trace analyze`
 #[derive(Debug, Args)]
 pub struct AnalyzeArgs {
-    /// Trace text file (`-` for stdin).
+    /// Trace file (`-` for stdin): ftrace text, a trace-cmd trace.dat, or
+    /// either compressed with gzip/zstd (told apart by their first bytes).
     pub file: PathBuf,
     /// Scheduling per thread and per CPU.
     #[arg(long)]
@@ -89,13 +88,10 @@ fn trace_time(s: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("{s:?}: expected a trace time in seconds, e.g. 8808.445067"))
 }
 
-/// The trace file, or stdin for `-`; with its length when known.
-fn open_input(file: &Path) -> anyhow::Result<(Box<dyn Read>, Option<u64>)> {
-    if file == Path::new("-") {
-        return Ok((Box::new(std::io::stdin().lock()), None));
-    }
-    let (f, len) = lever_trace::open(file)?;
-    Ok((Box::new(f), len))
+/// The trace file, or stdin for `-`, detected by its first bytes; with
+/// its length when known.
+fn open_input(file: &Path) -> anyhow::Result<(Input, Option<u64>)> {
+    Ok(lever_trace_input::open_sized(file)?)
 }
 
 /// Every CPU for a file; stdin (often a live `trace_pipe`) is parsed on
@@ -174,7 +170,7 @@ pub fn analyze(global: &Global, a: AnalyzeArgs) -> anyhow::Result<()> {
     }
     let (input, len) = open_input(&a.file)?;
     let progress = Progress::new(format!("parsing {}", a.file.display()));
-    let report = analyze_trace(input, &opts, |b| {
+    let report = analyze_source(input, &opts, |b| {
         progress.update(b >> 20, len.map(|l| l >> 20), "MiB")
     })
     .with_context(|| format!("reading {}", a.file.display()))?;
@@ -206,11 +202,11 @@ pub fn export(global: &Global, file: &Path, output: &Path) -> anyhow::Result<()>
 /// this process's own, from the real `/proc/self` (not `--root`, which may
 /// be a simulated board).
 pub fn bench(global: &Global, file: &Path) -> anyhow::Result<()> {
-    // Open errors name the path already; "no events" needs it added.
+    // Open errors name the path already (checked once here so they keep
+    // their type for the exit code); "no events" needs it added.
+    lever_trace_input::open(file)?;
     let mut res = lever_trace_analysis::bench::bench(|| {
-        lever_trace::open(file)
-            .map(|(f, _)| f)
-            .map_err(std::io::Error::other)
+        lever_trace_input::open(file).map_err(std::io::Error::other)
     })
     .map_err(|e| match e.kind() {
         std::io::ErrorKind::InvalidData => anyhow::anyhow!("{}: {e}", file.display()),

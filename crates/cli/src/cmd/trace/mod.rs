@@ -20,11 +20,12 @@ pub enum TraceCommand {
     /// instance, leaving tracefs as found (also on Ctrl-C or a failing
     /// command).
     Record(RecordArgs),
-    /// Analyze a saved `trace`/`trace_pipe` text file.
+    /// Analyze a saved trace: `trace`/`trace_pipe` text, a trace-cmd
+    /// trace.dat (v6/v7), or either compressed with gzip/zstd.
     Analyze(AnalyzeArgs),
     /// Convert a trace to Chrome trace JSON (opens in Perfetto UI).
     Export {
-        /// Trace text file.
+        /// Trace file: text, trace.dat, or either gzip/zstd-compressed.
         file: PathBuf,
         /// Output JSON file.
         #[arg(short, long)]
@@ -37,7 +38,7 @@ pub enum TraceCommand {
     },
     /// Measure parser throughput and full analysis time on FILE.
     Bench {
-        /// Trace text file.
+        /// Trace file: text, trace.dat, or either gzip/zstd-compressed.
         file: PathBuf,
     },
 }

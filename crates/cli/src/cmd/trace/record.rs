@@ -37,12 +37,27 @@ pub struct RecordArgs {
     /// of a private instance.
     #[arg(long)]
     pub top_level: bool,
-    /// Output file (the `trace` text).
+    /// Output file.
     #[arg(short, long)]
     pub output: PathBuf,
+    /// Output format: `text` (the kernel's `trace`) or `dat` (the raw
+    /// ring-buffer pages as a trace-cmd trace.dat v6, which `trace-cmd
+    /// report` and KernelShark open). Default: `dat` when the output
+    /// ends in `.dat`, else `text`.
+    #[arg(long, value_enum)]
+    pub format: Option<OutputFormat>,
     /// Command to run while recording (after `--`).
     #[arg(last = true)]
     pub command: Vec<String>,
+}
+
+/// `--format`
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormat {
+    /// ftrace text.
+    Text,
+    /// trace-cmd trace.dat (v6).
+    Dat,
 }
 
 const DEFAULT_EVENTS: &[&str] = &[
@@ -102,6 +117,13 @@ pub fn run(global: &Global, a: RecordArgs) -> anyhow::Result<()> {
             Target::Instance(d) => format!("instance {d}"),
             Target::TopLevel(_) => "top-level buffer (state saved)".to_string(),
         };
+        let dat = a
+            .format
+            .unwrap_or(match a.output.extension().and_then(|e| e.to_str()) {
+                Some("dat") => OutputFormat::Dat,
+                _ => OutputFormat::Text,
+            })
+            == OutputFormat::Dat;
         let start = Instant::now();
         let mut status = None;
         if a.command.is_empty() {
@@ -124,7 +146,13 @@ pub fn run(global: &Global, a: RecordArgs) -> anyhow::Result<()> {
             }
         }
         let seconds = start.elapsed().as_secs_f64();
-        let bytes = cap.finish(&a.output)?;
+        // The pages are read after the run (as `trace-cmd extract` does):
+        // checked equal to the kernel's text of the same window.
+        let bytes = if dat {
+            cap.finish_dat(&a.output)?
+        } else {
+            cap.finish(&a.output)?
+        };
         Ok(RecordResult {
             output: a.output.clone(),
             bytes,

@@ -1,0 +1,448 @@
+//! The per-CPU ring-buffer pages of a trace.dat, streamed and merged in
+//! time order.
+//!
+//! A page is a header (u64 timestamp, `commit` = bytes used with flag
+//! bits 31 "events were lost before this page" and 30 "their count is
+//! stored after the data") and events, each a u32 word of `type_len`
+//! (5 bits) and `time_delta` (27 bits), then:
+//!
+//! | type_len | meaning | size |
+//! |---|---|---|
+//! | 0 | data, length in the next u32 (it counts itself) | 4 + length |
+//! | 1–28 | data of type_len × 4 bytes | 4 + type_len × 4 |
+//! | 29 | padding: delta 0 = rest of the page, else length in next u32 | 4 + length |
+//! | 30 | time extend: delta += next u32 << 27 | 8 |
+//! | 31 | absolute time stamp (low 59 bits) | 8 |
+//!
+//! Each CPU is one [`CpuStream`] reading a block of pages at a time
+//! (with `pread`, or a decompressed chunk in a compressed v7 file); a
+//! heap keyed by each stream's next timestamp merges them (ties go to the
+//! lower CPU, as the kernel's own text output does).
+
+use super::decode::{render_generic, sanitize, typed, typed_body, Decoder};
+use super::{read_chunk, DatError, DatInfo, Data};
+use lever_trace::{Event, EventKind, Line, LineSource, Summary, TimeBase};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::io;
+
+/// Pages read per block from an uncompressed file.
+const BLOCK_PAGES: u64 = 64;
+const MISSED_EVENTS: u64 = 1 << 31;
+const MISSED_STORED: u64 = 1 << 30;
+const TS_MSB: u64 = !((1u64 << 59) - 1);
+
+/// One CPU's pages.
+struct CpuStream {
+    cpu: u32,
+    /// Next unread file offset and end of this CPU's data.
+    next_off: u64,
+    end_off: u64,
+    /// Compressed chunks left (compressed files only).
+    chunks_left: Option<u32>,
+    buf: Vec<u8>,
+    /// Start of the current page in `buf`, of the next page.
+    page: usize,
+    next_page: usize,
+    /// Current event and end of the current page's data.
+    pos: usize,
+    end: usize,
+    ts: u64,
+    /// Events lost before the current page: `Some(None)` = count unknown.
+    lost: Option<Option<u64>>,
+    /// The next data event: its payload range in `buf`.
+    payload: (usize, usize),
+    /// zstd context, reused for every chunk of this CPU.
+    zctx: Option<zstd::bulk::Decompressor<'static>>,
+}
+
+/// A problem in the trace data that skips a page, not the file.
+struct Skip(&'static str);
+
+impl CpuStream {
+    /// Fill `buf` with the next block of pages; false at the end.
+    fn load_block(&mut self, info: &DatInfo, data: &Data) -> Result<bool, DatError> {
+        let ps = info.page_size as u64;
+        self.page = 0;
+        self.next_page = 0;
+        match (&mut self.chunks_left, info.codec) {
+            (Some(0), _) => Ok(false),
+            (Some(n), Some(codec)) => {
+                *n -= 1;
+                // The chunk count ends the data; the recorded size leaves
+                // out the chunk headers, so only the file bounds them.
+                let (bytes, after) =
+                    read_chunk(data, self.next_off, codec, info.endian, &mut self.zctx)?;
+                self.next_off = after;
+                self.buf = bytes;
+                Ok(true)
+            }
+            _ => {
+                let left = self.end_off.saturating_sub(self.next_off);
+                if left < ps {
+                    return Ok(false);
+                }
+                let n = (left / ps).min(BLOCK_PAGES) * ps;
+                data.read_into(self.next_off, n, &mut self.buf, "CPU data")?;
+                self.next_off += n;
+                Ok(true)
+            }
+        }
+    }
+
+    /// Move to the next page with data; false at the end.
+    fn next_page(&mut self, info: &DatInfo, data: &Data) -> Result<Result<bool, Skip>, DatError> {
+        let ps = info.page_size as usize;
+        if self.next_page + ps > self.buf.len() {
+            if !self.load_block(info, data)? {
+                return Ok(Ok(false));
+            }
+            if self.buf.len() < ps {
+                return Ok(Ok(false));
+            }
+        }
+        self.page = self.next_page;
+        self.next_page += ps;
+        let ph = &info.page_header;
+        let e = info.endian;
+        let p = &self.buf[self.page..self.page + ps];
+        let (Some(ts), Some(commit)) = (
+            e.uint(p, ph.ts_offset, 8),
+            e.uint(p, ph.commit_offset, ph.commit_size),
+        ) else {
+            return Ok(Err(Skip("page header out of the page")));
+        };
+        let size = (commit & (MISSED_STORED - 1)) as usize;
+        self.ts = ts;
+        self.pos = self.page + ph.data_offset;
+        self.end = self.pos;
+        if ph.data_offset + size > ps {
+            return Ok(Err(Skip("page commit larger than the page")));
+        }
+        self.end = self.pos + size;
+        if commit & MISSED_EVENTS != 0 {
+            let stored = (commit & MISSED_STORED != 0)
+                .then(|| e.uint(p, ph.data_offset + size, ph.commit_size))
+                .flatten();
+            self.lost = Some(stored);
+        }
+        Ok(Ok(true))
+    }
+
+    /// Advance to the next data event; its time is `self.ts`, its payload
+    /// `self.payload`. False at the end of this CPU.
+    fn advance(
+        &mut self,
+        info: &DatInfo,
+        data: &Data,
+        sum: &mut Summary,
+        no: u64,
+    ) -> Result<bool, DatError> {
+        let e = info.endian;
+        'page: loop {
+            if self.pos + 4 > self.end {
+                match self.next_page(info, data)? {
+                    Ok(true) => continue,
+                    Ok(false) => return Ok(false),
+                    Err(Skip(why)) => {
+                        malformed(sum, no, why, self.cpu);
+                        self.pos = self.end;
+                        continue;
+                    }
+                }
+            }
+            let w = e.u32(
+                self.buf[self.pos..self.pos + 4]
+                    .try_into()
+                    .unwrap_or_default(),
+            );
+            let (type_len, delta) = match e {
+                super::Endian::Little => (w & 0x1f, (w >> 5) as u64),
+                super::Endian::Big => (w >> 27, (w & 0x07ff_ffff) as u64),
+            };
+            let arg = || {
+                self.buf
+                    .get(self.pos + 4..self.pos + 8)
+                    .map(|b| e.u32(b.try_into().unwrap_or_default()) as u64)
+            };
+            let (len, data_at) = match type_len {
+                29 if delta == 0 => {
+                    self.pos = self.end;
+                    continue;
+                }
+                29 => (arg().map(|l| 4 + l as usize), None),
+                30 => {
+                    let Some(hi) = arg() else {
+                        self.bad_event(sum, no);
+                        continue 'page;
+                    };
+                    self.ts = self.ts.wrapping_add(hi << 27 | delta);
+                    (Some(8), None)
+                }
+                31 => {
+                    let Some(hi) = arg() else {
+                        self.bad_event(sum, no);
+                        continue 'page;
+                    };
+                    self.ts = (hi << 27 | delta) | (self.ts & TS_MSB);
+                    (Some(8), None)
+                }
+                0 => (arg().map(|l| 4 + l as usize), Some(8)),
+                n => (Some(4 + n as usize * 4), Some(4)),
+            };
+            let Some(len) = len.filter(|&l| l >= 4 && self.pos + l <= self.end) else {
+                self.bad_event(sum, no);
+                continue 'page;
+            };
+            let at = self.pos;
+            self.pos = at + ((len + 3) & !3);
+            if let Some(d) = data_at {
+                if len < d {
+                    self.bad_event(sum, no);
+                    continue 'page;
+                }
+                self.ts = self.ts.wrapping_add(delta);
+                self.payload = (at + d, at + len);
+                return Ok(true);
+            }
+        }
+    }
+
+    /// An event that does not fit its page: count it, skip the page.
+    fn bad_event(&mut self, sum: &mut Summary, no: u64) {
+        malformed(sum, no, "event header runs past the page's data", self.cpu);
+        self.pos = self.end;
+    }
+}
+
+/// What decoding one event type needs.
+struct Typed {
+    format: usize,
+    decoder: Decoder,
+    /// Offset and size of `common_pid`.
+    pid: Option<(usize, usize)>,
+}
+
+/// A multiplicative hash for pids: SipHash's DoS resistance buys nothing
+/// against a trace file, and one multiply is cheaper per event.
+#[derive(Default, Clone, Copy)]
+struct PidHash;
+
+impl std::hash::BuildHasher for PidHash {
+    type Hasher = PidHasher;
+    fn build_hasher(&self) -> PidHasher {
+        PidHasher(0)
+    }
+}
+
+struct PidHasher(u64);
+
+impl std::hash::Hasher for PidHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(5) ^ b as u64).wrapping_mul(0x517c_c1b7_2722_0a95);
+        }
+    }
+    fn write_i32(&mut self, v: i32) {
+        self.0 = (v as u32 as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+fn malformed(sum: &mut Summary, no: u64, why: &'static str, cpu: u32) {
+    sum.note(no, &format!("cpu {cpu}"), &Line::Malformed(why));
+}
+
+/// A trace.dat as a [`LineSource`]: its events, merged across CPUs in
+/// time order, as typed [`Line::Event`]s (and [`Line::Lost`] where the
+/// kernel flagged lost events).
+pub struct DatReader {
+    info: DatInfo,
+    data: Data,
+}
+
+impl DatReader {
+    /// Read the metadata of `data`.
+    pub fn new(data: Data) -> Result<DatReader, DatError> {
+        Ok(DatReader {
+            info: DatInfo::read(&data)?,
+            data,
+        })
+    }
+
+    /// The metadata.
+    pub fn info(&self) -> &DatInfo {
+        &self.info
+    }
+
+    /// Walk every event; metadata or I/O errors in the trace data stop it
+    /// (damaged pages are counted as malformed and skipped).
+    pub fn walk<F, P>(self, mut f: F, mut progress: P) -> Result<Summary, DatError>
+    where
+        F: FnMut(u64, &Line<'_>),
+        P: FnMut(u64),
+    {
+        let info = &self.info;
+        let data = &self.data;
+        let mut sum = Summary {
+            bytes: data.len(),
+            ..Summary::default()
+        };
+        // Formats by common_type (a table: one index per event, no hash),
+        // each with its decoder and where common_pid is.
+        let max_id = info
+            .formats
+            .iter()
+            .map(|f| f.id as usize)
+            .max()
+            .unwrap_or(0);
+        let mut index = vec![u32::MAX; max_id + 1];
+        let mut typed_by: Vec<Typed> = Vec::with_capacity(info.formats.len());
+        for (i, fmt) in info.formats.iter().enumerate() {
+            index[fmt.id as usize] = typed_by.len() as u32;
+            typed_by.push(Typed {
+                format: i,
+                decoder: Decoder::for_format(fmt),
+                pid: fmt.field("common_pid").map(|f| (f.offset, f.size)),
+            });
+        }
+        // pid → comm with a cheap hash (pids are small integers).
+        let comms: HashMap<i32, &str, PidHash> =
+            info.comms.iter().map(|(p, c)| (*p, c.as_str())).collect();
+        let mut streams = Vec::new();
+        for c in &info.cpus {
+            let mut s = CpuStream {
+                cpu: c.cpu,
+                next_off: c.offset,
+                end_off: c.offset + c.size,
+                chunks_left: None,
+                buf: Vec::new(),
+                page: 0,
+                next_page: 0,
+                pos: 0,
+                end: 0,
+                ts: 0,
+                lost: None,
+                payload: (0, 0),
+                zctx: None,
+            };
+            if info.codec.is_some() && c.size > 0 {
+                let mut cur = super::FileCursor {
+                    data,
+                    off: c.offset,
+                    endian: info.endian,
+                };
+                s.chunks_left = Some(cur.u32("the chunk count")?);
+                s.next_off = cur.off;
+            }
+            streams.push(s);
+        }
+        let mut heap = BinaryHeap::new();
+        for (i, s) in streams.iter_mut().enumerate() {
+            if s.advance(info, data, &mut sum, 0)? {
+                heap.push(Reverse((s.ts, s.cpu, i)));
+            }
+        }
+        let mut body = String::new();
+        let mut no = 0u64;
+        let mut next_progress = 4u64 << 20;
+        let mut done_bytes = 0u64;
+        let mut next = heap.pop();
+        while let Some(Reverse((ts, cpu, i))) = next.take() {
+            let s = &mut streams[i];
+            if let Some(lost) = s.lost.take() {
+                no += 1;
+                let line = Line::Lost { cpu, events: lost };
+                sum.note(no, "", &line);
+                f(no, &line);
+            }
+            no += 1;
+            let (a, b) = s.payload;
+            let payload = &mut s.buf[a..b];
+            let e = info.endian;
+            let ty = e.uint(payload, 0, 2).unwrap_or(u64::MAX) as u16;
+            match index
+                .get(ty as usize)
+                .and_then(|&i| typed_by.get(i as usize))
+            {
+                None => malformed(&mut sum, no, "event type not in the file's formats", cpu),
+                Some(t) => {
+                    let (fmt, dec) = (&info.formats[t.format], &t.decoder);
+                    sanitize(fmt, payload, e);
+                    let p: &[u8] = payload;
+                    let pid = t
+                        .pid
+                        .and_then(|(off, size)| e.uint(p, off, size))
+                        .map_or(-1, |v| v as i32);
+                    let comm = match pid {
+                        0 => "<idle>",
+                        _ => comms.get(&pid).copied().unwrap_or("<...>"),
+                    };
+                    let kind = typed(dec, p, e);
+                    let (kind, body) = match kind {
+                        Some(EventKind::Other) | None => {
+                            render_generic(fmt, p, e, &mut body);
+                            // Events the text parser types from their
+                            // `field=value` body (sched_stat_runtime,
+                            // raw_syscalls) get the same kind here.
+                            let name = dec.text_name(fmt);
+                            (EventKind::parse(name, body.as_str()), body.as_str())
+                        }
+                        Some(k) => (k, typed_body(dec, p, e)),
+                    };
+                    let line = Line::Event(Event {
+                        comm,
+                        pid,
+                        tgid: None,
+                        cpu,
+                        flags: None,
+                        ts_ns: ts,
+                        time_base: TimeBase::Clock,
+                        name: dec.text_name(fmt),
+                        body,
+                        kind,
+                    });
+                    sum.note(no, "", &line);
+                    f(no, &line);
+                }
+            }
+            let before = s.next_off;
+            if s.advance(info, data, &mut sum, no)? {
+                let key = Reverse((s.ts, s.cpu, i));
+                // Still the earliest: stay on this CPU without the heap.
+                if heap.peek().is_none_or(|top| key >= *top) {
+                    next = Some(key);
+                } else {
+                    next = Some(heap.pop().unwrap_or(key));
+                    heap.push(key);
+                }
+            } else {
+                next = heap.pop();
+            }
+            done_bytes += s.next_off - before;
+            if done_bytes >= next_progress {
+                progress(done_bytes);
+                next_progress = done_bytes + (4 << 20);
+            }
+        }
+        Ok(sum)
+    }
+}
+
+impl LineSource for DatReader {
+    fn for_each_line<F, P>(self, f: F, progress: P) -> io::Result<Summary>
+    where
+        F: FnMut(u64, &Line<'_>),
+        P: FnMut(u64),
+    {
+        self.walk(f, progress).map_err(|e| {
+            let kind = match &e {
+                DatError::Io { source, .. } => source.kind(),
+                DatError::Bad { .. } => io::ErrorKind::InvalidData,
+            };
+            io::Error::new(kind, e)
+        })
+    }
+}

@@ -1,0 +1,297 @@
+//! Trace inputs, told apart by their first bytes in one place for every
+//! `lever trace` command:
+//!
+//! | first bytes | input | read as |
+//! |---|---|---|
+//! | `\x17\x08\x44tracing` | trace-cmd `trace.dat` v6/v7 | [`dat::ring::DatReader`]: decoded events |
+//! | `1f 8b` / `28 b5 2f fd` | gzip / zstd | decompressed on the fly, then detected again |
+//! | `cpus=N` line | `trace-cmd report` text | [`report::Report`]: the text parser, plugin formats typed |
+//! | text | ftrace `trace`/`trace_pipe` text | `lever-trace`'s text parser |
+//! | anything else (NUL or control bytes) | not a trace | [`InputError::NotATrace`] |
+//!
+//! Every kind becomes a [`lever_trace::LineSource`], so the analyses
+//! (`lever_trace_analysis::analyze_source`) run on any of them unchanged.
+//!
+//! ```
+//! use lever_trace::LineSource;
+//! use lever_trace_input::{from_reader, Kind};
+//! let text = "  <idle>-0 [000] d..2. 1.000050: sched_switch: prev_comm=swapper/0 prev_pid=0 \
+//!     prev_prio=120 prev_state=R ==> next_comm=a next_pid=7 next_prio=120\n";
+//! let input = from_reader(text.as_bytes(), "example").unwrap();
+//! assert_eq!(input.kind(), Kind::Text);
+//! let summary = input.for_each_line(|_, _| {}, |_| {}).unwrap();
+//! assert_eq!(summary.events, 1);
+//! assert!(from_reader(&b"\x00\x01\x02garbage"[..], "junk").is_err());
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod dat;
+pub mod report;
+
+use dat::ring::DatReader;
+use dat::{DatError, Data};
+use lever_trace::{Line, LineSource, Summary, Text};
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Bytes looked at to tell the kind of input.
+const SNIFF: usize = 4096;
+/// Largest decompressed or piped trace.dat held in memory.
+const MEM_CAP: u64 = 4 << 30;
+
+/// What an input turned out to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// ftrace text.
+    Text,
+    /// gzip-compressed ftrace text.
+    GzipText,
+    /// zstd-compressed ftrace text.
+    ZstdText,
+    /// `trace-cmd report` output (maybe compressed).
+    TraceCmdReport,
+    /// trace-cmd trace.dat (version; compressed inside, or the whole file
+    /// compressed with gzip/zstd).
+    Dat {
+        /// File version.
+        version: u32,
+    },
+}
+
+impl std::fmt::Display for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Kind::Text => write!(f, "ftrace text"),
+            Kind::GzipText => write!(f, "gzip-compressed ftrace text"),
+            Kind::ZstdText => write!(f, "zstd-compressed ftrace text"),
+            Kind::TraceCmdReport => write!(f, "trace-cmd report text"),
+            Kind::Dat { version } => write!(f, "trace.dat v{version}"),
+        }
+    }
+}
+
+/// An input that could not be opened or is not a trace.
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    /// Opening or reading the first bytes failed.
+    #[error("cannot {op} {}", path.display())]
+    Io {
+        /// The input.
+        path: PathBuf,
+        /// `open` or `read`.
+        op: &'static str,
+        /// Why.
+        #[source]
+        source: io::Error,
+    },
+    /// Zero bytes.
+    #[error("{}: empty file, not a trace", path.display())]
+    Empty {
+        /// The input.
+        path: PathBuf,
+    },
+    /// Binary bytes that are no trace format Lever knows.
+    #[error("{}: not a trace: {why} (expected ftrace text, a trace-cmd trace.dat, or either gzip/zstd-compressed)", path.display())]
+    NotATrace {
+        /// The input.
+        path: PathBuf,
+        /// What the first bytes look like.
+        why: String,
+    },
+    /// A trace.dat whose metadata does not read.
+    #[error("{}: bad trace.dat", path.display())]
+    Dat {
+        /// The input.
+        path: PathBuf,
+        /// Where and what.
+        #[source]
+        source: DatError,
+    },
+}
+
+/// An opened trace, ready to walk once.
+pub enum Input {
+    /// Text (maybe decompressed on the fly).
+    Text(Kind, Text<Box<dyn Read + Send>>),
+    /// `trace-cmd report` text (maybe decompressed on the fly).
+    Report(report::Report<Box<dyn Read + Send>>),
+    /// A decoded trace.dat.
+    Dat(Box<DatReader>),
+}
+
+impl Input {
+    /// What the input is.
+    pub fn kind(&self) -> Kind {
+        match self {
+            Input::Text(k, _) => *k,
+            Input::Report(_) => Kind::TraceCmdReport,
+            Input::Dat(d) => Kind::Dat {
+                version: d.info().version,
+            },
+        }
+    }
+}
+
+impl LineSource for Input {
+    fn for_each_line<F, P>(self, f: F, progress: P) -> io::Result<Summary>
+    where
+        F: FnMut(u64, &Line<'_>),
+        P: FnMut(u64),
+    {
+        match self {
+            Input::Text(_, t) => t.for_each_line(f, progress),
+            Input::Report(r) => r.for_each_line(f, progress),
+            Input::Dat(d) => d.for_each_line(f, progress),
+        }
+    }
+
+    fn for_each_line_threaded<F, P>(self, threads: usize, f: F, progress: P) -> io::Result<Summary>
+    where
+        F: FnMut(u64, &Line<'_>),
+        P: FnMut(u64),
+    {
+        match self {
+            Input::Text(_, t) => t.for_each_line_threaded(threads, f, progress),
+            other => other.for_each_line(f, progress),
+        }
+    }
+}
+
+/// [`open`], with the file's length in bytes for a progress bar (`None`
+/// for stdin and what cannot say).
+pub fn open_sized(path: &Path) -> Result<(Input, Option<u64>), InputError> {
+    let input = open(path)?;
+    let len = match path == Path::new("-") {
+        true => None,
+        false => std::fs::metadata(path).ok().map(|m| m.len()),
+    };
+    Ok((input, len))
+}
+
+/// Open the trace file `path` (`-` for stdin) and tell what it is.
+pub fn open(path: &Path) -> Result<Input, InputError> {
+    let io_err = |op| {
+        move |source| InputError::Io {
+            path: path.to_path_buf(),
+            op,
+            source,
+        }
+    };
+    if path == Path::new("-") {
+        return from_reader(io::stdin(), path);
+    }
+    let mut file = File::open(path).map_err(io_err("open"))?;
+    let mut head = [0u8; 10];
+    let n = read_full(&mut file, &mut head).map_err(io_err("read"))?;
+    if n == head.len() && &head == dat::MAGIC {
+        let reader =
+            DatReader::new(Data::File(Arc::new(file))).map_err(|source| InputError::Dat {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        return Ok(Input::Dat(Box::new(reader)));
+    }
+    // Not seekable back cheaply in general: put the bytes read in front.
+    from_reader(io::Cursor::new(head[..n].to_vec()).chain(file), path)
+}
+
+/// Tell what `input` holds and wrap it; `name` is for messages. A
+/// trace.dat is read into memory here (it needs random access).
+pub fn from_reader<R: Read + Send + 'static>(
+    input: R,
+    name: impl AsRef<Path>,
+) -> Result<Input, InputError> {
+    detect(Box::new(input), name.as_ref(), 0)
+}
+
+fn detect(mut input: Box<dyn Read + Send>, path: &Path, depth: u32) -> Result<Input, InputError> {
+    let io_err = |source| InputError::Io {
+        path: path.to_path_buf(),
+        op: "read",
+        source,
+    };
+    let mut head = vec![0u8; SNIFF];
+    let n = read_full(&mut input, &mut head).map_err(io_err)?;
+    head.truncate(n);
+    if n == 0 {
+        return Err(InputError::Empty {
+            path: path.to_path_buf(),
+        });
+    }
+    let whole: Box<dyn Read + Send> = Box::new(io::Cursor::new(head.clone()).chain(input));
+    if head.starts_with(dat::MAGIC) {
+        let mut bytes = Vec::new();
+        whole
+            .take(MEM_CAP + 1)
+            .read_to_end(&mut bytes)
+            .map_err(io_err)?;
+        if bytes.len() as u64 > MEM_CAP {
+            return Err(InputError::NotATrace {
+                path: path.to_path_buf(),
+                why: format!(
+                    "a piped or compressed trace.dat over {MEM_CAP} bytes; decompress it to a file"
+                ),
+            });
+        }
+        let reader = DatReader::new(Data::Mem(bytes.into())).map_err(|source| InputError::Dat {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        return Ok(Input::Dat(Box::new(reader)));
+    }
+    let gzip = head.starts_with(&[0x1f, 0x8b]);
+    let zstd = head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]);
+    if (gzip || zstd) && depth == 0 {
+        let inner: Box<dyn Read + Send> = if gzip {
+            Box::new(flate2::read::MultiGzDecoder::new(whole))
+        } else {
+            Box::new(zstd::stream::read::Decoder::new(whole).map_err(io_err)?)
+        };
+        return match detect(inner, path, 1)? {
+            Input::Text(_, t) => Ok(Input::Text(
+                if gzip { Kind::GzipText } else { Kind::ZstdText },
+                t,
+            )),
+            dat => Ok(dat),
+        };
+    }
+    if let Some(why) = binary(&head) {
+        return Err(InputError::NotATrace {
+            path: path.to_path_buf(),
+            why,
+        });
+    }
+    if report::looks_like(&head) {
+        return Ok(Input::Report(report::Report(whole)));
+    }
+    Ok(Input::Text(Kind::Text, Text(whole)))
+}
+
+/// Why `head` is not text: ftrace text has no NUL bytes and few control
+/// characters (a comm may hold odd bytes, so not all must be UTF-8).
+fn binary(head: &[u8]) -> Option<String> {
+    if let Some(i) = head.iter().position(|&b| b == 0) {
+        return Some(format!("a NUL byte at offset {i}"));
+    }
+    let ctrl = head
+        .iter()
+        .filter(|&&b| b < 0x20 && !matches!(b, b'\n' | b'\r' | b'\t'))
+        .count();
+    (ctrl * 20 > head.len()).then(|| format!("{ctrl} control bytes in the first {}", head.len()))
+}
+
+fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}

@@ -1,0 +1,64 @@
+//! No input panics the trace.dat reader or the detection: damaged copies
+//! of a real capture (bytes changed, cut short) and random bytes behind
+//! the magic either decode (damaged pages counted as malformed) or give
+//! an error. The cargo-fuzz target `trace_dat` runs the same property
+//! for millions of inputs.
+
+use lever_trace::LineSource;
+use lever_trace_input::from_reader;
+use proptest::prelude::*;
+use std::sync::OnceLock;
+
+fn real() -> &'static [u8] {
+    static DAT: OnceLock<Vec<u8>> = OnceLock::new();
+    DAT.get_or_init(|| {
+        std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/v7z.dat"
+        ))
+        .unwrap()
+    })
+}
+
+fn walk(bytes: Vec<u8>) {
+    if let Ok(input) = from_reader(std::io::Cursor::new(bytes), "fuzz") {
+        let _ = input.for_each_line(|_, _| {}, |_| {});
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn damaged_real_dat_never_panics(
+        edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..16),
+        cut in any::<prop::sample::Index>(),
+    ) {
+        let mut b = real().to_vec();
+        for (i, v) in edits {
+            let i = i.index(b.len());
+            b[i] = v;
+        }
+        let keep = cut.index(b.len()).max(b.len() / 2);
+        b.truncate(keep);
+        walk(b);
+    }
+
+    #[test]
+    fn random_bytes_behind_the_magic_never_panic(
+        version in prop::sample::select(vec![&b"6\0"[..], &b"7\0"[..]]),
+        tail in prop::collection::vec(any::<u8>(), 0..2048),
+    ) {
+        let mut b = b"\x17\x08\x44tracing".to_vec();
+        b.extend_from_slice(version);
+        b.extend_from_slice(&tail);
+        walk(b);
+    }
+}
+
+#[test]
+fn a_cut_real_dat_is_an_error_or_fewer_events_not_a_panic() {
+    for keep in [11, 20, 100, 4096, 40_000, 135_200, real().len() - 1] {
+        walk(real()[..keep].to_vec());
+    }
+}
