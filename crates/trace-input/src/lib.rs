@@ -88,7 +88,7 @@ pub enum InputError {
         source: io::Error,
     },
     /// Zero bytes.
-    #[error("{}: empty file, not a trace", path.display())]
+    #[error("{} is empty (0 bytes), not a trace", path.display())]
     Empty {
         /// The input.
         path: PathBuf,
