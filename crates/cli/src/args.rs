@@ -84,6 +84,10 @@ pub enum Command {
     /// Real-time readiness: seed 000 §3.6 / seed 001's tuning as checks.
     #[command(subcommand)]
     Rt(crate::cmd::rt::RtCommand),
+    /// Shell completion script (bash, zsh, fish): `source <(lever completions bash)`.
+    Completions(crate::cmd::completions::CompletionsArgs),
+    /// Man pages: lever(1) on stdout, or every page into -o DIR.
+    Man(crate::cmd::man::ManArgs),
 }
 
 #[derive(Debug, Subcommand)]
