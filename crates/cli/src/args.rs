@@ -10,7 +10,7 @@ use std::path::PathBuf;
 /// measurement toolkit. Every kernel path goes through --root, so Lever runs
 /// the same against a device, this machine, or a simulated board.
 #[derive(Debug, Parser)]
-#[command(name = "lever", version, propagate_version = true)]
+#[command(name = "lever", version = env!("LEVER_VERSION"), propagate_version = true)]
 #[command(after_help = "Examples:\n  \
     lever sim create qcs6490 /tmp/board     write a simulated QCS6490 /sys + /proc tree\n  \
     lever --root /tmp/board resources       list its tunables with their current values\n  \
