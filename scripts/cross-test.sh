@@ -32,6 +32,6 @@ export LEVER_TEST_TARGET=$target LEVER_TEST_CC=$cc
 t0=$(date +%s)
 cargo test --target "$target" --workspace --no-run "$@"
 t1=$(date +%s)
-cargo test --target "$target" --workspace "$@"
+cargo test --target "$target" --workspace --no-fail-fast "$@"
 t2=$(date +%s)
 echo "cross-test.sh $target: build $((t1 - t0)) s, run under qemu $((t2 - t1)) s (load: $(cut -d' ' -f1-3 /proc/loadavg))"

@@ -119,13 +119,26 @@ impl SchedPolicy {
 /// `RLIMIT_RTPRIO` does not allow the priority), `EINVAL` a priority out of
 /// the policy's range.
 pub fn set_scheduler(policy: SchedPolicy, priority: u32) -> io::Result<()> {
-    let param = libc::sched_param {
-        sched_priority: libc::c_int::try_from(priority)
-            .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?,
-    };
+    let priority =
+        libc::c_int::try_from(priority).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    // musl's sched_param has reserved fields besides the priority
+    // (sched_ss_*), so it is built from zeroes rather than a literal.
+    // SAFETY: sched_param holds only integers and timespecs, for which
+    // all-zero bytes are a valid value.
+    let mut param: libc::sched_param = unsafe { std::mem::zeroed() };
+    param.sched_priority = priority;
+    // The raw system call, as glibc's wrapper makes it: musl's
+    // sched_setscheduler() is a stub that always fails with ENOSYS.
     // SAFETY: `param` is a valid, initialised sched_param that lives across
-    // the call; pid 0 names the calling thread; the call only reads it.
-    let rc = unsafe { libc::sched_setscheduler(0, policy.raw(), &param) };
+    // the call; pid 0 names the calling thread; the kernel only reads it.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_sched_setscheduler,
+            0 as libc::pid_t,
+            policy.raw(),
+            &param as *const libc::sched_param,
+        )
+    };
     if rc == 0 {
         Ok(())
     } else {
