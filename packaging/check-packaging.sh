@@ -26,10 +26,10 @@ echo "== meta-lever crates"
 meta-lever/update-crates.sh --check
 
 echo "== oelint-adv"
-if command -v oelint-adv >/dev/null; then
+if python3 -c 'import oelint_adv' 2>/dev/null; then
     # Errors only: the warnings left are the placeholder homepage and
     # the license text not being in the repository.
-    out=$(oelint-adv --quiet --hide info --hide warning \
+    out=$(python3 -m oelint_adv --quiet --hide info --hide warning \
         meta-lever/recipes-*/*/*.bb 2>&1 | grep -v 'lever-crates.inc' || true)
     [ -z "$out" ] || { echo "$out"; exit 1; }
 else
