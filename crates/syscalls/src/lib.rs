@@ -150,6 +150,8 @@ pub fn set_scheduler(policy: SchedPolicy, priority: u32) -> io::Result<()> {
 mod tests {
     use super::*;
 
+    // A 64-bit process's addresses; a 32-bit one's are below.
+    #[cfg(target_pointer_width = "64")]
     #[test]
     fn parses_maps_lines() {
         let m = parse_maps(
@@ -161,6 +163,18 @@ mod tests {
         assert_eq!((m[0].start, m[0].end), (0x55ac9ced3000, 0x55ac9cf8e000));
         assert_eq!(m[0].path, "/usr/bin/lever");
         assert_eq!(m[2].path, "");
+    }
+
+    #[test]
+    fn parses_32_bit_maps_lines() {
+        // /proc/self/maps of a 32-bit ARM process (AM437x).
+        let m = parse_maps(
+            "00400000-00d1c000 r-xp 00000000 b3:02 131212     /usr/bin/lever\n\
+             bef5e000-bef7f000 rw-p 00000000 00:00 0          [stack]\n",
+        );
+        assert_eq!(m.len(), 2);
+        assert_eq!((m[1].start, m[1].end), (0xbef5e000, 0xbef7f000));
+        assert_eq!(m[0].path, "/usr/bin/lever");
     }
 
     #[test]
