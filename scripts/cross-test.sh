@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The workspace's tests for an ARM target, run under qemu-user:
 #   scripts/cross-test.sh aarch64-unknown-linux-gnu [cargo test args...]
-#   scripts/cross-test.sh armv7-unknown-linux-gnueabihf
+#   scripts/cross-test.sh armv7-unknown-linux-gnueabihf -p lever-protocol   # some crates
 # Cross-builds every test (`cargo test --no-run`), then runs them through
 # the runner of .cargo/config.toml (scripts/qemu-run.sh). ARM programs the
 # tests start themselves (the `lever` binary, the C samples built with the
@@ -53,11 +53,14 @@ for s in "${skips[@]}"; do skip_args+=(--skip "${s%%|*}"); done
 # The capi tests build lever + liblever.so for this target and compile the
 # C samples with its gcc (crates/capi/tests/common, c_sample.rs).
 export LEVER_TEST_TARGET=$target LEVER_TEST_CC=$cc
+# The whole workspace, unless packages are named (-p CRATE ...).
+scope=(--workspace)
+for a in "$@"; do case $a in -p | --package) scope=() ;; esac; done
 t0=$(date +%s)
-cargo test --target "$target" --workspace --no-run "$@"
+cargo test --target "$target" "${scope[@]}" --no-run "$@"
 t1=$(date +%s)
 status=0
-cargo test --target "$target" --workspace --no-fail-fast "$@" -- "${skip_args[@]}" || status=$?
+cargo test --target "$target" "${scope[@]}" --no-fail-fast "$@" -- "${skip_args[@]}" || status=$?
 t2=$(date +%s)
 echo "skipped under qemu-user (docs/install.md):"
 for s in "${skips[@]}"; do echo "  ${s%%|*}: ${s#*|}"; done
