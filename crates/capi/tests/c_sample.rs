@@ -51,6 +51,10 @@ static void *lever_test_dlsym(void *h, const char *name) {
 "#;
 
 fn cc() -> Option<String> {
+    // A cross run (scripts/cross-test.sh) names the target's gcc.
+    if let Ok(cc) = std::env::var("LEVER_TEST_CC") {
+        return Some(cc);
+    }
     for cc in ["gcc", "cc"] {
         if Command::new(cc)
             .arg("--version")

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 /// measurement toolkit. Every kernel path goes through --root, so Lever runs
 /// the same against a device, this machine, or a simulated board.
 #[derive(Debug, Parser)]
-#[command(name = "lever", version, propagate_version = true)]
+#[command(name = "lever", version = env!("LEVER_VERSION"), propagate_version = true)]
 #[command(after_help = "Examples:\n  \
     lever sim create qcs6490 /tmp/board     write a simulated QCS6490 /sys + /proc tree\n  \
     lever --root /tmp/board resources       list its tunables with their current values\n  \
@@ -91,6 +91,10 @@ pub enum Command {
     /// rt, ...): list, show, diff, verify, apply --direct, off, import-tuned.
     #[command(subcommand)]
     Profile(crate::cmd::profile::ProfileCommand),
+    /// Shell completion script (bash, zsh, fish): `source <(lever completions bash)`.
+    Completions(crate::cmd::completions::CompletionsArgs),
+    /// Man pages: lever(1) on stdout, or every page into -o DIR.
+    Man(crate::cmd::man::ManArgs),
 }
 
 #[derive(Debug, Subcommand)]

@@ -9,6 +9,7 @@
 mod args;
 mod cmd;
 mod exit;
+mod manual;
 mod render;
 
 use clap::Parser;

@@ -84,6 +84,7 @@ fn no_subcommand_panics_on_a_closed_stdout() {
     let export = dir.path().join("out.json");
     let svg = dir.path().join("out.svg");
     let other_board = dir.path().join("board2");
+    let man_dir = dir.path().join("man1");
     let state_dir = state.to_str().unwrap();
 
     let commands: Vec<Vec<&str>> = vec![
@@ -146,6 +147,9 @@ fn no_subcommand_panics_on_a_closed_stdout() {
         vec!["bench", "--list"],
         vec!["--help"],
         vec!["--version"],
+        vec!["completions", "bash"],
+        vec!["man"],
+        vec!["man", "-o", man_dir.to_str().unwrap()],
     ];
     let mut ran = Vec::new();
     for args in &commands {

@@ -29,8 +29,30 @@
 
 use std::io;
 
+#[cfg(not(any(
+    target_arch = "x86_64",
+    target_arch = "x86",
+    target_arch = "aarch64",
+    target_arch = "riscv64"
+)))]
+use crate::no_perf::{
+    events::{Dynamic, Hardware, Software},
+    Builder, Counter,
+};
 use lever_kernel::{paths, KernelFs};
+#[cfg(any(
+    target_arch = "x86_64",
+    target_arch = "x86",
+    target_arch = "aarch64",
+    target_arch = "riscv64"
+))]
 use perf_event::events::{Dynamic, Hardware, Software};
+#[cfg(any(
+    target_arch = "x86_64",
+    target_arch = "x86",
+    target_arch = "aarch64",
+    target_arch = "riscv64"
+))]
 use perf_event::{Builder, Counter};
 
 use crate::ipc::{self, ChainEvent, EventCount, IpcReport, CACHE_CHAIN};

@@ -50,6 +50,13 @@ pub mod cpufreq;
 pub mod cpuidle;
 pub mod gpu;
 pub mod ipc;
+#[cfg(not(any(
+    target_arch = "x86_64",
+    target_arch = "x86",
+    target_arch = "aarch64",
+    target_arch = "riscv64"
+)))]
+mod no_perf;
 pub mod topology;
 
 use lever_kernel::KernelError;

@@ -119,13 +119,26 @@ impl SchedPolicy {
 /// `RLIMIT_RTPRIO` does not allow the priority), `EINVAL` a priority out of
 /// the policy's range.
 pub fn set_scheduler(policy: SchedPolicy, priority: u32) -> io::Result<()> {
-    let param = libc::sched_param {
-        sched_priority: libc::c_int::try_from(priority)
-            .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?,
-    };
+    let priority =
+        libc::c_int::try_from(priority).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    // musl's sched_param has reserved fields besides the priority
+    // (sched_ss_*), so it is built from zeroes rather than a literal.
+    // SAFETY: sched_param holds only integers and timespecs, for which
+    // all-zero bytes are a valid value.
+    let mut param: libc::sched_param = unsafe { std::mem::zeroed() };
+    param.sched_priority = priority;
+    // The raw system call, as glibc's wrapper makes it: musl's
+    // sched_setscheduler() is a stub that always fails with ENOSYS.
     // SAFETY: `param` is a valid, initialised sched_param that lives across
-    // the call; pid 0 names the calling thread; the call only reads it.
-    let rc = unsafe { libc::sched_setscheduler(0, policy.raw(), &param) };
+    // the call; pid 0 names the calling thread; the kernel only reads it.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_sched_setscheduler,
+            0 as libc::pid_t,
+            policy.raw(),
+            &param as *const libc::sched_param,
+        )
+    };
     if rc == 0 {
         Ok(())
     } else {
@@ -137,6 +150,8 @@ pub fn set_scheduler(policy: SchedPolicy, priority: u32) -> io::Result<()> {
 mod tests {
     use super::*;
 
+    // A 64-bit process's addresses; a 32-bit one's are below.
+    #[cfg(target_pointer_width = "64")]
     #[test]
     fn parses_maps_lines() {
         let m = parse_maps(
@@ -148,6 +163,18 @@ mod tests {
         assert_eq!((m[0].start, m[0].end), (0x55ac9ced3000, 0x55ac9cf8e000));
         assert_eq!(m[0].path, "/usr/bin/lever");
         assert_eq!(m[2].path, "");
+    }
+
+    #[test]
+    fn parses_32_bit_maps_lines() {
+        // /proc/self/maps of a 32-bit ARM process (AM437x).
+        let m = parse_maps(
+            "00400000-00d1c000 r-xp 00000000 b3:02 131212     /usr/bin/lever\n\
+             bef5e000-bef7f000 rw-p 00000000 00:00 0          [stack]\n",
+        );
+        assert_eq!(m.len(), 2);
+        assert_eq!((m[1].start, m[1].end), (0xbef5e000, 0xbef7f000));
+        assert_eq!(m[0].path, "/usr/bin/lever");
     }
 
     #[test]

@@ -58,16 +58,32 @@ fn build() -> Result<Built, String> {
     // its profile (release, or a custom one).
     let profile = if profile == "debug" { "dev" } else { profile };
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| env!("CARGO").into());
-    let out = Command::new(&cargo)
-        .args([
-            "build",
-            "-p",
-            "lever",
-            "-p",
-            "lever-capi",
-            "--profile",
-            profile,
-        ])
+    // A cross run (scripts/cross-test.sh) names its target: the tests are in
+    // target/<triple>/debug, and the binaries must be built for <triple>
+    // too, into the same place, not for the build machine.
+    let cross = std::env::var("LEVER_TEST_TARGET")
+        .ok()
+        .filter(|t| !t.is_empty());
+    let target_dir = match &cross {
+        Some(_) => target_dir
+            .parent()
+            .ok_or("the target directory has no parent")?,
+        None => target_dir,
+    };
+    let mut command = Command::new(&cargo);
+    command.args([
+        "build",
+        "-p",
+        "lever",
+        "-p",
+        "lever-capi",
+        "--profile",
+        profile,
+    ]);
+    if let Some(triple) = &cross {
+        command.args(["--target", triple]);
+    }
+    let out = command
         .arg("--target-dir")
         .arg(target_dir)
         .current_dir(repo_root())

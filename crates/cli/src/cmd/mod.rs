@@ -4,11 +4,13 @@ pub mod bench;
 pub mod bench_daemon;
 pub mod boot;
 pub mod client;
+pub mod completions;
 pub mod cpu;
 pub mod daemon;
 pub mod flamegraph;
 pub mod io;
 pub mod latency;
+pub mod man;
 pub mod mem;
 pub mod profile;
 mod resources;
@@ -50,5 +52,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Latency(args) => latency::run(&cli.global, args),
         Command::Rt(cmd) => rt::run_rt(&cli.global, cmd),
         Command::Profile(cmd) => profile::run(&cli.global, cmd),
+        Command::Completions(args) => completions::run(&cli.global, args),
+        Command::Man(args) => man::run(&cli.global, args),
     }
 }

@@ -11,6 +11,7 @@ pub mod daemon;
 pub mod flamegraph;
 pub mod io;
 pub mod latency;
+pub mod man;
 pub mod mem;
 pub mod num;
 pub mod profile;
