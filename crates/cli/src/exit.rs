@@ -114,7 +114,9 @@ fn client(e: &ClientError) -> Class {
 
 fn target(e: &lever_targets::TargetError) -> Option<Class> {
     match e {
-        lever_targets::TargetError::Read { source, .. } => io_error(source),
+        lever_targets::TargetError::Load(lever_targets::LoadError::Read { source, .. }) => {
+            io_error(source)
+        }
         _ => Some(Class::BadInput),
     }
 }
@@ -124,7 +126,7 @@ fn target(e: &lever_targets::TargetError) -> Option<Class> {
 fn profile(e: &lever_profiles::ProfileError) -> Option<Class> {
     use lever_profiles::{DirectError as D, ProfileError as P, StateError as S};
     match e {
-        P::Read { source, .. } => io_error(source),
+        P::Load(lever_profiles::LoadError::Read { source, .. }) => io_error(source),
         P::Kernel(k) | P::Cpu(lever_cpu::CpuError::Kernel(k)) => Some(kernel(k)),
         P::Target(t) => target(t),
         P::State(S::Io { source, .. }) => io_error(source),

@@ -52,6 +52,51 @@ fn json(args: &[&str]) -> serde_json::Value {
     serde_json::from_str(&ok(args)).expect("JSON on stdout")
 }
 
+/// A scratch directory and the path `NAME` in it (a `--trace-out` file);
+/// the directory lives as long as the returned guard.
+fn scratch(name: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    (dir, path)
+}
+
+/// `lever ARGS --json --trace-out TRACE`, its report.
+fn json_traced(args: &[&str], trace: &std::path::Path) -> serde_json::Value {
+    let mut all = args.to_vec();
+    all.extend(["--json", "--trace-out", trace.to_str().unwrap()]);
+    json(&all)
+}
+
+/// `lever ARGS [--trace-out TRACE]` started in the background, its
+/// output piped for `wait_with_output`.
+fn start(args: &[&str], trace: Option<&std::path::Path>) -> std::process::Child {
+    let mut cmd = std::process::Command::new(common::LEVER);
+    cmd.args(args);
+    if let Some(trace) = trace {
+        cmd.arg("--trace-out").arg(trace);
+    }
+    cmd.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Ctrl-C: SIGINT to a started `lever`, then its report (it must succeed).
+fn interrupt(child: std::process::Child) -> serde_json::Value {
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::Signal::INT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 #[test]
 fn seed_command_lines_run_on_this_vm_with_its_cpus() {
     if !need_root("seed_command_lines_run_on_this_vm_with_its_cpus") {
@@ -196,22 +241,14 @@ fn policy_other_runs_and_ctrl_c_ends_with_a_report() {
     if !need_root("policy_other_runs_and_ctrl_c_ends_with_a_report") {
         return;
     }
-    let child = std::process::Command::new(common::LEVER)
-        .args([
+    let child = start(
+        &[
             "latency", "--policy", "other", "-i", "1000", "-q", "--laptop", "--json",
-        ])
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+        ],
+        None,
+    );
     std::thread::sleep(std::time::Duration::from_millis(700));
-    rustix::process::kill_process(
-        rustix::process::Pid::from_child(&child),
-        rustix::process::Signal::INT,
-    )
-    .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success());
-    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = interrupt(child);
     assert_eq!(r["ended"]["reason"], "interrupted");
     assert_eq!(r["policy"], "other");
     assert!(r["threads"][0]["cycles"].as_u64().unwrap() > 100);
@@ -223,21 +260,11 @@ fn breaktrace_stops_at_the_first_sample_over_the_threshold() {
         return;
     }
     // -b 0: the first wake-up is already later than 0 µs.
-    let dir = tempfile::tempdir().unwrap();
-    let trace = dir.path().join("b0.trace");
-    let r = json(&[
-        "latency",
-        "-p",
-        "90",
-        "-b",
-        "0",
-        "-D",
-        "5s",
-        "-q",
-        "--json",
-        "--trace-out",
-        trace.to_str().unwrap(),
-    ]);
+    let (_dir, trace) = scratch("b0.trace");
+    let r = json_traced(
+        &["latency", "-p", "90", "-b", "0", "-D", "5s", "-q"],
+        &trace,
+    );
     assert_eq!(r["ended"]["reason"], "breach");
     assert_eq!(r["threads"][0]["cycles"], 1);
 }
@@ -327,20 +354,15 @@ fn breach_with_a_fifo_hog_names_the_hog() {
         return;
     }
     let cpu = online().last().copied().unwrap().to_string();
-    let dir = tempfile::tempdir().unwrap();
-    let trace = dir.path().join("breach.trace");
-    let child = std::process::Command::new(common::LEVER)
-        .args([
+    let (_dir, trace) = scratch("breach.trace");
+    let child = start(
+        &[
             "latency", "-a", &cpu, "-p", "50", "-b", "30000", "-D", "20", "-q", "--json",
             // Other tests check cpu_dma_latency is released: do not race them.
             "--laptop",
-        ])
-        .arg("--trace-out")
-        .arg(&trace)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+        ],
+        Some(&trace),
+    );
     // A SCHED_FIFO 60 busy loop of ~0.1 s pinned to the measured CPU, above
     // the measuring thread's FIFO 50: it wakes the thread ~0.1 s late. It
     // repeats every 0.5 s until Lever ends, so a slow start of Lever (a
@@ -753,26 +775,25 @@ fn analyze_explains_every_spike_in_one_trace() {
     if !tracefs_ready("analyze_explains_every_spike_in_one_trace") {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let trace = dir.path().join("all.trace");
+    let (_dir, trace) = scratch("all.trace");
     // --spike 0: every wake-up is a spike; the last 32 are explained.
-    let r = json(&[
-        "latency",
-        "-a",
-        "0",
-        "-p",
-        "60",
-        "-l",
-        "100",
-        "--spike",
-        "0",
-        "--analyze",
-        "-q",
-        "--laptop",
-        "--json",
-        "--trace-out",
-        trace.to_str().unwrap(),
-    ]);
+    let r = json_traced(
+        &[
+            "latency",
+            "-a",
+            "0",
+            "-p",
+            "60",
+            "-l",
+            "100",
+            "--spike",
+            "0",
+            "--analyze",
+            "-q",
+            "--laptop",
+        ],
+        &trace,
+    );
     assert_eq!(r["ended"]["reason"], "loops");
     let analyses = r["analyses"].as_array().unwrap();
     assert_eq!(analyses.len(), 32);
@@ -811,28 +832,17 @@ fn ctrl_c_while_tracing_saves_the_trace_and_removes_the_instance() {
     if !tracefs_ready("ctrl_c_while_tracing_saves_the_trace_and_removes_the_instance") {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let trace = dir.path().join("int.trace");
-    let child = std::process::Command::new(common::LEVER)
-        .args([
+    let (_dir, trace) = scratch("int.trace");
+    let child = start(
+        &[
             "latency", "-p", "50", "-b", "10s", "-D", "30", "-q", "--json", "--laptop",
-        ])
-        .arg("--trace-out")
-        .arg(&trace)
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+        ],
+        Some(&trace),
+    );
     let pid = child.id();
     std::thread::sleep(std::time::Duration::from_millis(700));
     assert!(instance_left(pid), "the instance exists while measuring");
-    rustix::process::kill_process(
-        rustix::process::Pid::from_child(&child),
-        rustix::process::Signal::INT,
-    )
-    .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success());
-    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = interrupt(child);
     assert_eq!(r["ended"]["reason"], "interrupted");
     assert!(r["analyses"].as_array().unwrap().is_empty());
     assert!(std::fs::read_to_string(&trace)

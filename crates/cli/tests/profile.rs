@@ -47,7 +47,7 @@ fn show_prints_writes_in_order_and_the_command_line_to_add() {
     let root = board(dir.path());
     let out = ok(&["--root", &root, "profile", "show", "rt", "--rt-cpus", "1-3"]);
     assert!(
-        out.starts_with("profile rt on target qcs6490, RT CPUs 1-3: 14 writes"),
+        out.starts_with("profile rt on target qcs6490, RT CPUs 1-3: 23 writes"),
         "{out}"
     );
     assert!(
@@ -55,7 +55,18 @@ fn show_prints_writes_in_order_and_the_command_line_to_add() {
         "{out}"
     );
     assert!(out.contains("kernel command line to add (boot time only, not written): isolcpus=1-3 nohz_full=1-3 rcu_nocbs=1-3 irqaffinity=0,4-7"), "{out}");
-    assert!(out.contains("skipped irq_affinity"), "{out}");
+    // The simulated board has IRQs and workqueue masks; it has no tracefs.
+    assert!(
+        out.lines().any(|l| l
+            .split_whitespace()
+            .take(2)
+            .eq(["/proc/irq/27/smp_affinity_list", "0,4-7"])),
+        "{out}"
+    );
+    assert!(
+        out.contains("skipped /sys/kernel/tracing/tracing_on"),
+        "{out}"
+    );
     let r = json(&["--root", &root, "profile", "show", "rt", "--rt-cpus", "7"]);
     assert_eq!(r["rt_cpus"], "7");
     assert_eq!(r["cmdline"][3]["value"], "0-6");
@@ -212,4 +223,77 @@ fn import_tuned_writes_a_profile_that_resolves() {
     assert_eq!(r["rt_cpus"], "2-3");
     let yaml = ok(&["profile", "import-tuned", tuned.to_str().unwrap()]);
     assert!(yaml.contains("profile: rt-lab\n"), "{yaml}");
+}
+
+/// The verdict of one `lever rt check` check.
+fn rt_verdict(root: &str, check: &str) -> (String, String) {
+    let r = json(&["--root", root, "rt", "check", "--rt-cpus", "6-7"]);
+    let c = r["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == check)
+        .unwrap_or_else(|| panic!("no check {check}: {r}"))
+        .clone();
+    (
+        c["verdict"].as_str().unwrap().to_string(),
+        c["current"].as_str().unwrap().to_string(),
+    )
+}
+
+#[test]
+fn rt_on_a_simulated_board_moves_irqs_and_workqueues_and_off_restores_every_byte() {
+    // The state file inside the root, as `--state D/p.json` in docs/cli.md.
+    let dir = tempfile::tempdir().unwrap();
+    let root = board(dir.path());
+    let state = format!("{root}/p.json");
+    let before = snapshot(Path::new(&root));
+    // Fresh from `sim create`: every IRQ may run anywhere.
+    let (verdict, current) = rt_verdict(&root, "irq_affinity");
+    assert_eq!(verdict, "warn", "{current}");
+    assert!(
+        current.starts_with("6 of 6 IRQs may run on CPU 6-7"),
+        "{current}"
+    );
+
+    let out = ok(&[
+        "--root",
+        &root,
+        "profile",
+        "apply",
+        "rt",
+        "--rt-cpus",
+        "6-7",
+        "--direct",
+        "--state",
+        &state,
+    ]);
+    assert!(out.contains("node(s) written"), "{out}");
+    assert!(!out.contains("skipped /proc/irq"), "{out}");
+    assert!(!out.contains("workqueue"), "{out}");
+    let read = |p: &str| {
+        std::fs::read_to_string(Path::new(&root).join(p))
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    assert_eq!(read("proc/irq/27/smp_affinity_list"), "0-5");
+    assert_eq!(read("sys/devices/virtual/workqueue/cpumask"), "3f");
+    assert_eq!(
+        read("sys/devices/virtual/workqueue/writeback/cpumask"),
+        "3f"
+    );
+    assert_eq!(
+        rt_verdict(&root, "irq_affinity"),
+        ("pass".to_string(), "all 6 IRQs off CPU 6-7".to_string())
+    );
+    assert_eq!(rt_verdict(&root, "workqueue_cpumask").0, "pass");
+
+    ok(&[
+        "--root", &root, "profile", "off", "--direct", "--state", &state,
+    ]);
+    assert_eq!(
+        changed(&before, &snapshot(Path::new(&root))),
+        Vec::<String>::new()
+    );
 }

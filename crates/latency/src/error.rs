@@ -23,6 +23,15 @@ impl LatencyError {
     }
 }
 
+impl From<lever_cpu::CpuError> for LatencyError {
+    fn from(e: lever_cpu::CpuError) -> Self {
+        match e {
+            lever_cpu::CpuError::Kernel(k) => LatencyError::Kernel(k),
+            lever_cpu::CpuError::Parse(p) => LatencyError::Parse(p),
+        }
+    }
+}
+
 /// Why a measurement, an import or a check could not be done.
 #[derive(Debug, thiserror::Error)]
 pub enum LatencyError {

@@ -82,18 +82,9 @@ struct Outcome {
     tid: u32,
 }
 
-/// The online CPUs under `fs`'s root (`/sys/devices/system/cpu/online`).
-pub fn online_cpus(fs: &KernelFs) -> Result<Vec<u32>, LatencyError> {
-    let path = format!("{}/online", paths::CPU);
-    let text = fs.read(&path)?;
-    lever_kernel::parse_cpu_list(text.trim()).ok_or_else(|| {
-        LatencyError::Parse(lever_text::ParseError::new(
-            &path,
-            1,
-            &text,
-            "a CPU list such as 0-7",
-        ))
-    })
+/// The online CPUs under `fs`'s root; `lever-cpu` owns how they are read.
+pub(crate) fn online_cpus(fs: &KernelFs) -> Result<Vec<u32>, LatencyError> {
+    Ok(lever_cpu::topology::online_cpus(fs)?)
 }
 
 /// `/dev/cpu_dma_latency` held at 0 µs for as long as this lives (PM QoS:

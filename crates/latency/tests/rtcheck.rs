@@ -20,16 +20,23 @@ fn qcs6490_set_up_like_seed_000_passes_everything() {
         "/proc/cmdline",
         "pcie_pme=nomsi net.ifnames=0 rcu_nocbs=1-3 isolcpus=1-3 irqaffinity=4-7 nohz_full=1-3\n",
     );
-    for irq in ["1", "17", "200"] {
+    // Every IRQ of the simulator's, and two more, on the housekeeping CPUs.
+    let mut irqs: Vec<String> = fs.list_dir("/proc/irq").unwrap();
+    irqs.retain(|n| n.parse::<u32>().is_ok());
+    assert!(irqs.len() >= 4, "{irqs:?}");
+    irqs.extend(["1".to_string(), "17".to_string()]);
+    for irq in irqs {
         tree.node(&format!("/proc/irq/{irq}/smp_affinity_list"), "4-7\n");
     }
     // Presetting: workqueues on E0 (CPUs 5-7) and housekeeping, governors,
     // cpuidle off, seed 001's sysctls.
-    for wq in ["kgsl-workqueue", "scsi_tmf_0", "writeback"] {
-        tree.node(
-            &format!("/sys/devices/virtual/workqueue/{wq}/cpumask"),
-            "E0\n",
-        );
+    let wq = "/sys/devices/virtual/workqueue";
+    let mut queues: Vec<String> = fs.list_dir(wq).unwrap();
+    queues.retain(|q| fs.exists(&format!("{wq}/{q}/cpumask")));
+    assert!(queues.contains(&"writeback".to_string()), "{queues:?}");
+    queues.extend(["kgsl-workqueue".to_string(), "scsi_tmf_0".to_string()]);
+    for q in queues {
+        tree.node(&format!("{wq}/{q}/cpumask"), "E0\n");
     }
     tree.node("/sys/devices/virtual/workqueue/cpumask", "f1\n");
     for p in fs.list_dir("/sys/devices/system/cpu/cpufreq").unwrap() {
@@ -70,6 +77,15 @@ fn default_qcs6490_explains_each_fail() {
     assert_eq!(get("governor").verdict, Verdict::Warn);
     assert!(get("governor").current.contains("cpu1="));
     assert_eq!(get("cpuidle").verdict, Verdict::Warn);
+    // The simulator's IRQs and unbound workqueues start on every CPU.
+    let irq = get("irq_affinity");
+    assert_eq!(irq.verdict, Verdict::Warn);
+    assert!(
+        irq.current.starts_with("6 of 6 IRQs may run on CPU 1-3"),
+        "{}",
+        irq.current
+    );
+    assert_eq!(get("workqueue_cpumask").verdict, Verdict::Warn);
     assert!(r
         .checks
         .iter()

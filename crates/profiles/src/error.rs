@@ -2,6 +2,7 @@
 //! line, column and field, as target files do.
 
 use lever_kernel::KernelError;
+use lever_yaml::{FieldError, LoadError, SyntaxError};
 
 /// Everything that can go wrong loading, parsing or resolving a profile.
 ///
@@ -14,51 +15,24 @@ use lever_kernel::KernelError;
 #[derive(Debug, thiserror::Error)]
 pub enum ProfileError {
     /// A problem with one field of a profile file, found while parsing or
-    /// while resolving it against a target and kernel tree.
-    #[error("{file}:{line}:{col}: field `{field}`: {message}")]
+    /// while resolving it against a target and kernel tree (the file is
+    /// `builtin:NAME.yaml` for built-in profiles; the field e.g.
+    /// `resources.cpu_governor`).
+    #[error("{error}")]
     Field {
-        /// The file (`builtin:NAME.yaml` for built-in profiles).
-        file: String,
-        /// 1-based line.
-        line: usize,
-        /// 1-based column.
-        col: usize,
-        /// Path of the field, e.g. `resources.cpu_governor`.
-        field: String,
-        /// What is wrong and, where it helps, what is allowed.
-        message: String,
+        /// File, line, column, field and message.
+        error: FieldError,
         /// The kernel error behind a resolve-time failure, if any (its text
-        /// is already part of `message`).
+        /// is already part of the message).
         kernel: Option<Box<KernelError>>,
     },
     /// The file is not valid YAML (or uses a construct profiles forbid).
-    #[error("{file}:{line}:{col}: YAML syntax error: {message}")]
-    Syntax {
-        /// The file.
-        file: String,
-        /// 1-based line.
-        line: usize,
-        /// 1-based column.
-        col: usize,
-        /// The scanner's explanation.
-        message: String,
-    },
-    /// A profile file could not be read.
-    #[error("{path}: cannot read profile file: {source}")]
-    Read {
-        /// The path as given.
-        path: String,
-        /// The underlying error.
-        source: std::io::Error,
-    },
-    /// A name that is neither a built-in profile nor a file.
-    #[error("unknown profile `{name}` (built-in profiles: {}; or give the path of a .yaml profile file)", known.join(", "))]
-    Unknown {
-        /// What was asked for.
-        name: String,
-        /// The built-in names.
-        known: Vec<String>,
-    },
+    #[error(transparent)]
+    Syntax(#[from] SyntaxError),
+    /// A profile file could not be read, or a name is neither a built-in
+    /// profile nor a file.
+    #[error(transparent)]
+    Load(#[from] LoadError),
     /// `include:` leads back to a profile already being loaded.
     #[error("{file}:{line}:{col}: field `include`: include cycle: {}", chain.join(" -> "))]
     IncludeCycle {

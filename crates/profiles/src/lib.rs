@@ -65,6 +65,7 @@ pub use apply::{
 };
 pub use direct::{apply_direct, off_direct, DirectError, Off};
 pub use error::ProfileError;
+pub use lever_yaml::{FieldError, LoadError, SyntaxError};
 pub use load::{builtin_names, builtin_text, load, load_builtin, load_path, parse, Chain};
 pub use model::Profile;
 pub use ops::{

@@ -3,37 +3,40 @@
 
 use crate::error::ProfileError;
 use crate::model::{self, Profile};
-use lever_yaml::ErrorKind;
-use std::path::{Path, PathBuf};
+use lever_yaml::{Builtins, ErrorKind, Found};
+use std::path::Path;
 
 /// The built-in profiles, embedded at build time.
-const BUILTINS: &[(&str, &str)] = &[
-    ("performance", include_str!("../profiles/performance.yaml")),
-    ("balanced", include_str!("../profiles/balanced.yaml")),
-    ("powersave", include_str!("../profiles/powersave.yaml")),
-    ("rt", include_str!("../profiles/rt.yaml")),
-    (
-        "memory-low-latency",
-        include_str!("../profiles/memory-low-latency.yaml"),
-    ),
-    (
-        "memory-defaults",
-        include_str!("../profiles/memory-defaults.yaml"),
-    ),
-    (
-        "memory-conserve",
-        include_str!("../profiles/memory-conserve.yaml"),
-    ),
-];
+const BUILTINS: Builtins = Builtins {
+    kind: "profile",
+    files: &[
+        ("performance", include_str!("../profiles/performance.yaml")),
+        ("balanced", include_str!("../profiles/balanced.yaml")),
+        ("powersave", include_str!("../profiles/powersave.yaml")),
+        ("rt", include_str!("../profiles/rt.yaml")),
+        (
+            "memory-low-latency",
+            include_str!("../profiles/memory-low-latency.yaml"),
+        ),
+        (
+            "memory-defaults",
+            include_str!("../profiles/memory-defaults.yaml"),
+        ),
+        (
+            "memory-conserve",
+            include_str!("../profiles/memory-conserve.yaml"),
+        ),
+    ],
+};
 
 /// Names of the built-in profiles, in the order `lever profile list` shows.
 pub fn builtin_names() -> Vec<&'static str> {
-    BUILTINS.iter().map(|(n, _)| *n).collect()
+    BUILTINS.names()
 }
 
 /// The YAML text of a built-in profile.
 pub fn builtin_text(name: &str) -> Option<&'static str> {
-    BUILTINS.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
+    BUILTINS.text(name)
 }
 
 /// Parse and check a profile file. `source` names it in errors.
@@ -42,43 +45,33 @@ pub fn parse(source: &str, text: &str) -> Result<Profile, ProfileError> {
 }
 
 fn parse_labeled(source: &str, file: &str, text: &str) -> Result<Profile, ProfileError> {
-    let doc = lever_yaml::parse(text).map_err(|e| ProfileError::Syntax {
-        file: file.to_string(),
-        line: e.pos.line,
-        col: e.pos.col,
-        message: match e.kind {
-            ErrorKind::Alias => {
-                "YAML aliases (`*name`) are not supported in profiles; write the value out"
-                    .to_string()
+    let doc = lever_yaml::parse_file(file, text, |kind| {
+        Some(
+            match kind {
+                ErrorKind::Alias => {
+                    "YAML aliases (`*name`) are not supported in profiles; write the value out"
+                }
+                ErrorKind::Empty => "the file is empty: expected a mapping with `profile:`",
+                _ => return None,
             }
-            ErrorKind::Empty => "the file is empty: expected a mapping with `profile:`".to_string(),
-            other => other.to_string(),
-        },
+            .to_string(),
+        )
     })?;
     model::decode(file, source, &doc)
 }
 
+fn parse_found(found: Found) -> Result<Profile, ProfileError> {
+    parse_labeled(&found.source, &found.file, &found.text)
+}
+
 /// A built-in profile by name; its source is `builtin:NAME`.
 pub fn load_builtin(name: &str) -> Result<Profile, ProfileError> {
-    let text = builtin_text(name).ok_or_else(|| ProfileError::Unknown {
-        name: name.to_string(),
-        known: builtin_names().iter().map(|s| s.to_string()).collect(),
-    })?;
-    parse_labeled(
-        &format!("builtin:{name}"),
-        &format!("builtin:{name}.yaml"),
-        text,
-    )
+    parse_found(BUILTINS.builtin(name)?)
 }
 
 /// A profile file on disk.
 pub fn load_path(path: &Path) -> Result<Profile, ProfileError> {
-    let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| ProfileError::Read {
-        path: shown.clone(),
-        source,
-    })?;
-    parse(&shown, &text)
+    parse_found(BUILTINS.path(path)?)
 }
 
 /// A profile and everything it includes, the deepest include first and
@@ -132,23 +125,9 @@ pub fn load(name_or_path: &str) -> Result<Chain, ProfileError> {
 }
 
 fn load_one(name: &str, included_from: Option<&str>) -> Result<Profile, ProfileError> {
-    if builtin_text(name).is_some() {
-        return load_builtin(name);
-    }
     // A file included from a file is relative to that file's directory.
-    let path = match included_from.filter(|s| !s.starts_with("builtin:")) {
-        Some(parent) if Path::new(name).is_relative() => Path::new(parent)
-            .parent()
-            .unwrap_or(Path::new(""))
-            .join(name),
-        _ => PathBuf::from(name),
-    };
-    let looks_like_path = name.contains('/') || name.ends_with(".yaml") || name.ends_with(".yml");
-    if looks_like_path || path.exists() {
-        return load_path(&path);
-    }
-    Err(ProfileError::Unknown {
-        name: name.to_string(),
-        known: builtin_names().iter().map(|s| s.to_string()).collect(),
-    })
+    let dir = included_from
+        .filter(|s| !s.starts_with("builtin:"))
+        .map(|parent| Path::new(parent).parent().unwrap_or(Path::new("")));
+    parse_found(BUILTINS.find(name, dir)?)
 }

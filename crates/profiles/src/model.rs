@@ -124,11 +124,7 @@ pub(crate) struct At<'a> {
 impl At<'_> {
     pub(crate) fn err(&self, pos: Pos, field: &str, message: impl Into<String>) -> ProfileError {
         ProfileError::Field {
-            file: self.file.to_string(),
-            line: pos.line,
-            col: pos.col,
-            field: field.to_string(),
-            message: message.into(),
+            error: lever_yaml::FieldError::new(self.file, pos, field, message),
             kernel: None,
         }
     }

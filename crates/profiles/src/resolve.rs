@@ -608,12 +608,17 @@ impl Resolver<'_> {
             if let (Some(lo), Some(hi)) = (new_min, new_max) {
                 if lo > hi {
                     let w = &self.writes[i];
-                    return Err(ProfileError::Field {
-                        file: w.from.file.clone(),
+                    let pos = lever_yaml::Pos {
                         line: w.from.line,
                         col: 1,
-                        field: w.from.field.clone(),
-                        message: format!("{} = {lo} is above {} = {hi}", spec.name, max_spec.name),
+                    };
+                    return Err(ProfileError::Field {
+                        error: lever_yaml::FieldError::new(
+                            &w.from.file,
+                            pos,
+                            &w.from.field,
+                            format!("{} = {lo} is above {} = {hi}", spec.name, max_spec.name),
+                        ),
                         kernel: None,
                     });
                 }

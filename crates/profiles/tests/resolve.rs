@@ -57,7 +57,13 @@ fn mistakes_point_at_file_line_col_and_field() {
         "{e}"
     );
     let e = parse("p.yaml", "profile: [x\n").unwrap_err();
-    assert!(matches!(e, ProfileError::Syntax { line: 2, .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            ProfileError::Syntax(lever_profiles::SyntaxError { line: 2, .. })
+        ),
+        "{e}"
+    );
 }
 
 #[test]
@@ -199,7 +205,9 @@ fn includes_override_and_cycles_are_named() {
     assert_eq!(chain.names(), ["performance", "d"]);
     assert!(matches!(
         load("nonesuch"),
-        Err(ProfileError::Unknown { .. })
+        Err(ProfileError::Load(
+            lever_profiles::LoadError::Unknown { .. }
+        ))
     ));
 }
 

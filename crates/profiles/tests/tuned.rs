@@ -145,7 +145,7 @@ fn imported_profiles_include_each_other_and_resolve_on_a_simulated_board() {
         Some("0")
     );
     assert_eq!(
-        value("/proc/irq/0/smp_affinity_list").as_deref(),
+        value("/proc/irq/9/smp_affinity_list").as_deref(),
         Some("0-1,4-7")
     );
     assert_eq!(

@@ -251,6 +251,58 @@ const SC7280_MMIO: &[Mmio] = &[
     },
 ];
 
+/// Device interrupts of an SC7280 board, named as their drivers request
+/// them, for the devices of [`SC7280_MMIO`] and a few more; GIC SPI
+/// numbers (hwirq = 32 + SPI) after upstream `sc7280.dtsi`, Linux numbers
+/// plausible, not measured.
+const SC7280_IRQS: &[Irq] = &[
+    Irq {
+        number: 9,
+        chip: "GICv3",
+        hwirq: 40,
+        level: true,
+        name: "arch_mem_timer",
+    },
+    Irq {
+        number: 27,
+        chip: "GICv3",
+        hwirq: 297,
+        level: true,
+        name: "ufshcd",
+    },
+    Irq {
+        number: 45,
+        chip: "GICv3",
+        hwirq: 165,
+        level: true,
+        name: "dwc3",
+    },
+    Irq {
+        number: 56,
+        chip: "GICv3",
+        hwirq: 332,
+        level: true,
+        name: "kgsl_3d0_irq",
+    },
+    Irq {
+        number: 120,
+        chip: "GICv3",
+        hwirq: 633,
+        level: true,
+        name: "qcom_geni_serial",
+    },
+    Irq {
+        number: 200,
+        chip: "pdc",
+        hwirq: 101,
+        level: true,
+        name: "spmi-pmic-arb",
+    },
+];
+
+/// The unbound workqueues with a sysfs directory on Qualcomm Linux 6.6.
+const QCOM_WORKQUEUES: &[&str] = &["blkcg_punt_bio", "writeback"];
+
 /// hwcaps common to Cortex-A55 and A78 (ARMv8.2 + dotprod + RCpc);
 /// plausible, not measured.
 const SC7280_FEATURES: &str =
@@ -533,6 +585,8 @@ pub(crate) static QCS6490: Board = Board {
     zram: Some(QCOM_ZRAM),
     disks: QCOM_DISKS,
     mmio: SC7280_MMIO,
+    irqs: SC7280_IRQS,
+    workqueues: QCOM_WORKQUEUES,
     config: QCOM_CONFIG,
     vm: QCOM_VM,
     uptime_s: 3600,
@@ -594,6 +648,8 @@ pub(crate) static QCS5430_FP1: Board = Board {
     zram: Some(QCOM_ZRAM),
     disks: QCOM_DISKS,
     mmio: SC7280_MMIO,
+    irqs: SC7280_IRQS,
+    workqueues: QCOM_WORKQUEUES,
     config: QCOM_CONFIG,
     vm: QCOM_VM,
     uptime_s: 3600,
@@ -722,6 +778,14 @@ pub(crate) static AM437X: Board = Board {
         Mmio { start: 0x4806_0000, end: 0x4806_03ff, name: "48060000.mmc" },
         Mmio { start: 0x4a10_0000, end: 0x4a10_07ff, name: "4a100000.switch" },
     ],
+    // GIC SPIs after upstream am4372.dtsi; Linux numbers plausible
+    irqs: &[
+        Irq { number: 18, chip: "GIC-0", hwirq: 100, level: true, name: "gp_timer" },
+        Irq { number: 30, chip: "GIC-0", hwirq: 104, level: true, name: "44e09000.serial" },
+        Irq { number: 33, chip: "GIC-0", hwirq: 96, level: true, name: "mmc0" },
+        Irq { number: 41, chip: "GIC-0", hwirq: 73, level: true, name: "4a100000.switch" },
+    ],
+    workqueues: &["writeback"],
     config: KernelConfig { uclamp: false, psi: false, shadow_call_stack: false, version: (6, 1) },
     vm: VmTunables { swappiness: 60, page_cluster: 3 },
     uptime_s: 1800,

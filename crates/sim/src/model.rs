@@ -39,6 +39,11 @@ pub(crate) struct Board {
     pub disks: &'static [Disk],
     /// A few MMIO regions listed in `/proc/iomem` before RAM.
     pub mmio: &'static [Mmio],
+    /// Device interrupts (`/proc/irq/N`, `/proc/interrupts`).
+    pub irqs: &'static [Irq],
+    /// Unbound workqueues that export their own `cpumask`
+    /// (`/sys/devices/virtual/workqueue/NAME`, `WQ_SYSFS`).
+    pub workqueues: &'static [&'static str],
     /// Kernel configuration switches that decide which nodes exist.
     pub config: KernelConfig,
     /// VM sysctls that differ between boards.
@@ -268,6 +273,22 @@ pub(crate) struct Disk {
     pub sectors_read: u64,
     pub writes: u64,
     pub sectors_written: u64,
+}
+
+/// A device interrupt: a `/proc/irq/N` directory and a `/proc/interrupts`
+/// row (`` 27:  4120  0 ...  GICv3 297 Level     ufshcd ``).
+#[derive(Debug)]
+pub(crate) struct Irq {
+    /// Linux IRQ number.
+    pub number: u32,
+    /// The interrupt controller's name (`GICv3`, `GIC-0`, `pdc`).
+    pub chip: &'static str,
+    /// The controller's own number for it.
+    pub hwirq: u32,
+    /// Level-triggered (else edge).
+    pub level: bool,
+    /// The handler's name (usually the driver's or the device's).
+    pub name: &'static str,
 }
 
 /// An MMIO region in `/proc/iomem`.

@@ -646,3 +646,48 @@ fn creates_a_missing_directory_and_reports_unknown_boards() {
         "nothing created for an unknown board"
     );
 }
+
+#[test]
+fn every_irq_has_a_row_and_masks_span_the_online_cpus() {
+    for (name, tree) in all_boards() {
+        let fs = tree.fs();
+        let online =
+            lever_kernel::parse_cpu_list(&fs.read("/sys/devices/system/cpu/online").unwrap())
+                .unwrap();
+        let all_mask = lever_kernel::format_cpu_mask(&online, online.len() as u32);
+        let interrupts = fs.read("/proc/interrupts").unwrap();
+        let mut lines = interrupts.lines();
+        // `           CPU0       CPU1 ...`: one column per online CPU.
+        assert_eq!(
+            lines.next().unwrap().split_whitespace().count(),
+            online.len(),
+            "{name}"
+        );
+        let rows: Vec<u32> = lines
+            .filter_map(|l| l.split_once(':')?.0.trim().parse().ok())
+            .collect();
+        let mut dirs: Vec<u32> = fs
+            .list_dir("/proc/irq")
+            .unwrap()
+            .iter()
+            .filter_map(|d| d.parse().ok())
+            .collect();
+        dirs.sort_unstable();
+        assert!(!dirs.is_empty(), "{name}");
+        assert_eq!(rows, dirs, "{name}: /proc/interrupts rows vs /proc/irq");
+        for irq in dirs {
+            let dir = format!("/proc/irq/{irq}");
+            assert_eq!(fs.read(&format!("{dir}/smp_affinity")).unwrap(), all_mask);
+            let list = fs.read(&format!("{dir}/smp_affinity_list")).unwrap();
+            assert_eq!(lever_kernel::parse_cpu_list(&list).unwrap(), online);
+            let eff = fs.read(&format!("{dir}/effective_affinity_list")).unwrap();
+            assert!(online.contains(&eff.parse().unwrap()), "{name} {irq}");
+        }
+        let wq = "/sys/devices/virtual/workqueue";
+        assert_eq!(fs.read(&format!("{wq}/cpumask")).unwrap(), all_mask);
+        assert_eq!(
+            fs.read(&format!("{wq}/writeback/cpumask")).unwrap(),
+            all_mask
+        );
+    }
+}

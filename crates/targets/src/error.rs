@@ -1,7 +1,7 @@
 //! Errors, each pointing at a file, line, column and field.
 
 use lever_kernel::KernelError;
-use lever_yaml::Pos;
+use lever_yaml::{FieldError, LoadError, Pos, SyntaxError};
 
 /// Everything that can go wrong loading, parsing or binding a target.
 ///
@@ -14,53 +14,24 @@ use lever_yaml::Pos;
 #[derive(Debug, thiserror::Error)]
 pub enum TargetError {
     /// A problem with one field of a target file (also at bind time: a node
-    /// that is missing or unreadable on this kernel).
-    #[error("{file}:{line}:{col}: field `{field}`: {message}")]
+    /// that is missing or unreadable on this kernel). The file is as given
+    /// to [`crate::parse`] (`builtin:NAME.yaml` for built-in targets).
+    #[error("{error}")]
     Field {
-        /// The file as given to [`crate::parse`] (`builtin:NAME.yaml` for
-        /// built-in targets).
-        file: String,
-        /// 1-based line.
-        line: usize,
-        /// 1-based column.
-        col: usize,
-        /// Path of the field, e.g. `resources[2].low`.
-        field: String,
-        /// What is wrong and, where it helps, what is allowed.
-        message: String,
+        /// File, line, column, field and message.
+        error: FieldError,
         /// The kernel error behind a bind-time failure, if any (its text is
-        /// already part of `message`).
+        /// already part of the message).
         kernel: Option<Box<KernelError>>,
     },
     /// The file is not valid YAML (or uses a construct target files forbid,
     /// such as aliases). Line and column come from the YAML scanner.
-    #[error("{file}:{line}:{col}: YAML syntax error: {message}")]
-    Syntax {
-        /// The file.
-        file: String,
-        /// 1-based line.
-        line: usize,
-        /// 1-based column.
-        col: usize,
-        /// The scanner's explanation.
-        message: String,
-    },
-    /// A target file could not be read.
-    #[error("{path}: cannot read target file: {source}")]
-    Read {
-        /// The path as given.
-        path: String,
-        /// The underlying error.
-        source: std::io::Error,
-    },
-    /// A name that is neither a built-in target nor a file.
-    #[error("unknown target `{name}` (built-in targets: {}; or give the path of a .yaml target file)", known.join(", "))]
-    Unknown {
-        /// What was asked for.
-        name: String,
-        /// The built-in target names.
-        known: Vec<String>,
-    },
+    #[error(transparent)]
+    Syntax(#[from] SyntaxError),
+    /// A target file could not be read, or a name is neither a built-in
+    /// target nor a file.
+    #[error(transparent)]
+    Load(#[from] LoadError),
     /// The device's compatible strings could not be read for detection.
     #[error("cannot detect the target: {source}")]
     Detect {
@@ -74,12 +45,8 @@ impl TargetError {
     /// `(file, line, col)` for errors located in a target file.
     pub fn location(&self) -> Option<(&str, usize, usize)> {
         match self {
-            TargetError::Field {
-                file, line, col, ..
-            }
-            | TargetError::Syntax {
-                file, line, col, ..
-            } => Some((file, *line, *col)),
+            TargetError::Field { error: e, .. } => Some((&e.file, e.line, e.col)),
+            TargetError::Syntax(e) => Some((&e.file, e.line, e.col)),
             _ => None,
         }
     }
@@ -87,7 +54,7 @@ impl TargetError {
     /// The field path for [`TargetError::Field`].
     pub fn field(&self) -> Option<&str> {
         match self {
-            TargetError::Field { field, .. } => Some(field),
+            TargetError::Field { error, .. } => Some(&error.field),
             _ => None,
         }
     }
@@ -109,11 +76,7 @@ impl InFile<'_> {
         message: impl Into<String>,
     ) -> TargetError {
         TargetError::Field {
-            file: self.file.to_string(),
-            line: pos.line,
-            col: pos.col,
-            field: field.into(),
-            message: message.into(),
+            error: FieldError::new(self.file, pos, field, message),
             kernel: None,
         }
     }

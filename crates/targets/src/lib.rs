@@ -71,22 +71,26 @@ pub mod usecase;
 
 pub use bind::{Origin, Target};
 pub use error::TargetError;
-pub use lever_yaml::Pos;
+pub use lever_yaml::{FieldError, LoadError, Pos, SyntaxError};
 pub use model::{Bound, Cluster, Clusters, Per, Steps, TargetFile, Template, TemplateKind};
 pub use usecase::{App, Attr, Resolved, UseCase};
 
 use error::InFile;
 use lever_engine::resource::ResourceSpec;
 use lever_kernel::{paths, KernelFs};
-use lever_yaml::ErrorKind;
+use lever_yaml::{Builtins, ErrorKind, Found};
 use std::path::Path;
 
-/// The built-in target files, embedded at build time.
-const BUILTINS: &[(&str, &str)] = &[
-    ("qcs6490", include_str!("../targets/qcs6490.yaml")),
-    ("qcs5430-fp1", include_str!("../targets/qcs5430-fp1.yaml")),
-    ("generic", include_str!("../targets/generic.yaml")),
-];
+/// The built-in target files, embedded at build time, in detection order
+/// (`generic` last).
+const BUILTINS: Builtins = Builtins {
+    kind: "target",
+    files: &[
+        ("qcs6490", include_str!("../targets/qcs6490.yaml")),
+        ("qcs5430-fp1", include_str!("../targets/qcs5430-fp1.yaml")),
+        ("generic", include_str!("../targets/generic.yaml")),
+    ],
+};
 
 /// Names of the built-in targets, in detection order (`generic` last).
 pub fn builtin_names() -> &'static [&'static str] {
@@ -95,7 +99,7 @@ pub fn builtin_names() -> &'static [&'static str] {
 
 /// The YAML text of a built-in target (for `lever targets show`).
 pub fn builtin_text(name: &str) -> Option<&'static str> {
-    BUILTINS.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
+    BUILTINS.text(name)
 }
 
 /// Parse and check a target file. `source` names it in errors (`FILE` of
@@ -105,23 +109,22 @@ pub fn parse(source: &str, text: &str) -> Result<TargetFile, TargetError> {
 }
 
 fn parse_labeled(source: &str, file: &str, text: &str) -> Result<TargetFile, TargetError> {
-    let doc = lever_yaml::parse(text).map_err(|e| TargetError::Syntax {
-        file: file.to_string(),
-        line: e.pos.line,
-        col: e.pos.col,
-        message: match e.kind {
-            ErrorKind::Alias => {
-                "YAML aliases (`*name`) are not supported in target files; write the value out"
-                    .to_string()
+    let doc = lever_yaml::parse_file(file, text, |kind| {
+        Some(
+            match kind {
+                ErrorKind::Alias => {
+                    "YAML aliases (`*name`) are not supported in target files; write the value out"
+                }
+                ErrorKind::Empty => {
+                    "the file is empty: expected a mapping with `target:` and `resources:`"
+                }
+                ErrorKind::SecondDocument => {
+                    "a target file holds one YAML document; found a second one"
+                }
+                _ => return None,
             }
-            ErrorKind::Empty => {
-                "the file is empty: expected a mapping with `target:` and `resources:`".to_string()
-            }
-            ErrorKind::SecondDocument => {
-                "a target file holds one YAML document; found a second one".to_string()
-            }
-            other => other.to_string(),
-        },
+            .to_string(),
+        )
     })?;
     decode::decode(&InFile { file }, source, &doc)
 }
@@ -134,12 +137,7 @@ impl TargetFile {
     /// Returns how many use cases and apps were added. `source` names the
     /// file in errors.
     pub fn add_usecases(&mut self, source: &str, text: &str) -> Result<usize, TargetError> {
-        let doc = lever_yaml::parse(text).map_err(|e| TargetError::Syntax {
-            file: source.to_string(),
-            line: e.pos.line,
-            col: e.pos.col,
-            message: e.kind.to_string(),
-        })?;
+        let doc = lever_yaml::parse_file(source, text, |_| None)?;
         let added = decode::decode_usecases(&InFile { file: source }, &doc, self)?;
         let n = added.usecases.len() + added.apps.len();
         self.usecases.extend(added.usecases);
@@ -152,37 +150,24 @@ impl TargetFile {
 
     /// [`TargetFile::add_usecases`] for a file on disk.
     pub fn add_usecases_from(&mut self, path: &Path) -> Result<usize, TargetError> {
-        let shown = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| TargetError::Read {
-            path: shown.clone(),
-            source,
-        })?;
-        self.add_usecases(&shown, &text)
+        let found = BUILTINS.path(path)?;
+        self.add_usecases(&found.file, &found.text)
     }
 }
 
 /// Load a built-in target by name; its source is `builtin:NAME` and errors
 /// name the file `builtin:NAME.yaml`.
 pub fn load_builtin(name: &str) -> Result<TargetFile, TargetError> {
-    let text = builtin_text(name).ok_or_else(|| TargetError::Unknown {
-        name: name.to_string(),
-        known: builtin_names().iter().map(|s| s.to_string()).collect(),
-    })?;
-    parse_labeled(
-        &format!("builtin:{name}"),
-        &format!("builtin:{name}.yaml"),
-        text,
-    )
+    parse_found(BUILTINS.builtin(name)?)
 }
 
 /// Load a target file from disk.
 pub fn load_path(path: &Path) -> Result<TargetFile, TargetError> {
-    let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| TargetError::Read {
-        path: shown.clone(),
-        source,
-    })?;
-    parse(&shown, &text)
+    parse_found(BUILTINS.path(path)?)
+}
+
+fn parse_found(found: Found) -> Result<TargetFile, TargetError> {
+    parse_labeled(&found.source, &found.file, &found.text)
 }
 
 /// The built-in target for a device whose device-tree `compatible` list is
@@ -214,19 +199,7 @@ pub fn detect(fs: &KernelFs) -> Result<Target, TargetError> {
 /// such as `lever usecases`.
 pub fn resolve_file(name_or_path: Option<&str>, fs: &KernelFs) -> Result<TargetFile, TargetError> {
     match name_or_path {
-        Some(arg) if builtin_names().contains(&arg) => load_builtin(arg),
-        Some(arg) => {
-            let path = Path::new(arg);
-            let looks_like_path =
-                arg.contains('/') || arg.ends_with(".yaml") || arg.ends_with(".yml");
-            if looks_like_path || path.exists() {
-                return load_path(path);
-            }
-            Err(TargetError::Unknown {
-                name: arg.to_string(),
-                known: builtin_names().iter().map(|s| s.to_string()).collect(),
-            })
-        }
+        Some(arg) => parse_found(BUILTINS.find(arg, None)?),
         None => {
             let path = format!("{}/compatible", paths::DEVICE_TREE);
             let text = fs

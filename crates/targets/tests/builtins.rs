@@ -23,7 +23,10 @@ fn every_builtin_parses_and_is_named_like_its_file() {
 #[test]
 fn unknown_builtin_lists_the_known_ones() {
     let err = load_builtin("qcs9999").unwrap_err();
-    assert!(matches!(err, TargetError::Unknown { .. }));
+    assert!(matches!(
+        err,
+        TargetError::Load(lever_yaml::LoadError::Unknown { .. })
+    ));
     assert_eq!(
         err.to_string(),
         "unknown target `qcs9999` (built-in targets: qcs6490, qcs5430-fp1, generic; \

@@ -67,7 +67,13 @@ fn resolve_by_name_path_or_detection() {
     assert_eq!(t.origins[0].to_string(), format!("{}:3", path.display()));
 
     let err = resolve(Some("qcs9999"), fs).unwrap_err();
-    assert!(matches!(err, TargetError::Unknown { .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            TargetError::Load(lever_yaml::LoadError::Unknown { .. })
+        ),
+        "{err}"
+    );
     let err = resolve(Some("/nonexistent/t.yaml"), fs).unwrap_err();
     assert!(
         err.to_string()

@@ -219,7 +219,16 @@ fn a_file_of_their_own_adds_to_the_target() {
     let e = f
         .add_usecases("other.yaml", "target: u\nusecases: []\n")
         .unwrap_err();
-    assert!(matches!(e, TargetError::Field { line: 1, .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            TargetError::Field {
+                error: lever_yaml::FieldError { line: 1, .. },
+                ..
+            }
+        ),
+        "{e}"
+    );
     assert!(e.to_string().contains("for target `u`, not `t`"), "{e}");
 }
 

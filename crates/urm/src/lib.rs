@@ -56,6 +56,7 @@ mod read;
 mod write;
 
 use lever_targets::{Cluster, TargetFile};
+pub use lever_yaml::{FieldError, SyntaxError};
 use std::fmt;
 use std::path::Path;
 
@@ -113,31 +114,11 @@ impl fmt::Display for Warning {
 #[derive(Debug, thiserror::Error)]
 pub enum UrmError {
     /// A field of a URM file is wrong (an unknown key, a bad value).
-    #[error("{file}:{line}:{col}: field `{field}`: {message}")]
-    Field {
-        /// The file.
-        file: String,
-        /// 1-based line.
-        line: usize,
-        /// 1-based column.
-        col: usize,
-        /// The field's path.
-        field: String,
-        /// What is wrong.
-        message: String,
-    },
+    #[error(transparent)]
+    Field(#[from] lever_yaml::FieldError),
     /// A URM file is not YAML.
-    #[error("{file}:{line}:{col}: YAML syntax error: {message}")]
-    Syntax {
-        /// The file.
-        file: String,
-        /// 1-based line.
-        line: usize,
-        /// 1-based column.
-        col: usize,
-        /// The scanner's explanation.
-        message: String,
-    },
+    #[error(transparent)]
+    Syntax(#[from] lever_yaml::SyntaxError),
     /// A file or the directory could not be read (or the output written).
     #[error("{path}: {source}")]
     Read {
@@ -183,12 +164,7 @@ fn load(path: &Path) -> Result<Option<(String, lever_yaml::Node)>, UrmError> {
     if text.trim().is_empty() {
         return Ok(None);
     }
-    let doc = lever_yaml::parse(&text).map_err(|e| UrmError::Syntax {
-        file: shown.clone(),
-        line: e.pos.line,
-        col: e.pos.col,
-        message: e.kind.to_string(),
-    })?;
+    let doc = lever_yaml::parse_file(&shown, &text, |_| None)?;
     Ok(Some((shown, doc)))
 }
 

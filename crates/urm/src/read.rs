@@ -144,13 +144,7 @@ pub(crate) struct File<'a> {
 
 impl File<'_> {
     fn err(&self, pos: Pos, field: &str, message: impl Into<String>) -> UrmError {
-        UrmError::Field {
-            file: self.name.to_string(),
-            line: pos.line,
-            col: pos.col,
-            field: field.to_string(),
-            message: message.into(),
-        }
+        UrmError::Field(lever_yaml::FieldError::new(self.name, pos, field, message))
     }
 
     fn map<'n>(

@@ -168,11 +168,11 @@ fn a_typo_is_an_error_at_its_line() {
     assert!(
         matches!(
             e,
-            UrmError::Field {
+            UrmError::Field(lever_urm::FieldError {
                 line: 4,
                 col: 5,
                 ..
-            }
+            })
         ),
         "{e:?}"
     );

@@ -38,9 +38,11 @@
 #![warn(missing_docs)]
 
 mod build;
+mod file;
 mod mapping;
 
 pub use build::{parse, MAX_DEPTH};
+pub use file::{parse_file, Builtins, FieldError, Found, LoadError, SyntaxError};
 pub use mapping::{Entry, MapError, Mapping};
 
 use std::fmt;

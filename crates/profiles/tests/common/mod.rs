@@ -1,5 +1,6 @@
-//! A simulated QCS6490 with the nodes the simulator does not write yet:
-//! `/proc/irq/N/smp_affinity_list` and the workqueue cpumasks.
+//! A simulated QCS6490 and its bound target. The simulator writes the
+//! IRQ affinities (`/proc/irq/{9,27,45,56,120,200}`, all on CPUs 0-7) and
+//! the workqueue masks (global, `blkcg_punt_bio`, `writeback`: `ff`).
 
 #![allow(dead_code)]
 
@@ -18,22 +19,11 @@ impl Board {
     }
 }
 
-/// qcs6490 from lever-sim, plus IRQs 0, 9, 27 and 200 (all on CPUs 0-7,
-/// as the kernel shows them: `0-7\n`) and the workqueue masks (`ff\n`).
+/// qcs6490 from lever-sim, bound to the built-in qcs6490 target.
 pub fn qcs6490() -> Board {
     let dir = tempfile::tempdir().unwrap();
     let made = lever_sim::create("qcs6490", &dir.path().join("board")).unwrap();
     let fs = KernelFs::new(&made.root);
-    for irq in [0, 9, 27, 200] {
-        fs.create_node(&format!("/proc/irq/{irq}/smp_affinity_list"), "0-7\n")
-            .unwrap();
-        fs.create_node(&format!("/proc/irq/{irq}/smp_affinity"), "ff\n")
-            .unwrap();
-    }
-    fs.create_node("/sys/devices/virtual/workqueue/cpumask", "ff\n")
-        .unwrap();
-    fs.create_node("/sys/devices/virtual/workqueue/writeback/cpumask", "ff\n")
-        .unwrap();
     let target = lever_targets::load_builtin("qcs6490")
         .unwrap()
         .bind(&fs)

@@ -9,6 +9,7 @@
 mod cgroup;
 mod cpu;
 mod gpu;
+mod irq;
 mod mem;
 mod procfs;
 
@@ -23,6 +24,7 @@ pub(crate) fn write_board(board: &Board, tree: &mut Tree) -> Result<(), SimError
     procfs::write(board, &mem, tree)?;
     gpu::write(board, tree)?;
     cgroup::write(board, tree)?;
+    irq::write(board, tree)?;
     Ok(())
 }
 
@@ -40,24 +42,7 @@ pub(crate) use lever_kernel::format_cpu_list as cpu_list;
 
 /// Format CPUs as the kernel's `%*pb` over `nr_cpu_ids` bits: hex, one
 /// digit per four CPUs, 32-bit groups separated by commas (`0f`, `ff`).
-pub(crate) fn cpu_mask(cpus: &[u32], nr_cpu_ids: u32) -> String {
-    let digits = nr_cpu_ids.div_ceil(4).max(1) as usize;
-    let mut nibbles = vec![0u8; digits];
-    for &cpu in cpus {
-        let idx = (cpu / 4) as usize;
-        if idx < digits {
-            nibbles[idx] |= 1 << (cpu % 4);
-        }
-    }
-    let mut out = String::new();
-    for (pos, n) in nibbles.iter().enumerate().rev() {
-        out.push(char::from_digit(u32::from(*n), 16).unwrap_or('0'));
-        if pos % 8 == 0 && pos != 0 {
-            out.push(',');
-        }
-    }
-    out
-}
+pub(crate) use lever_kernel::format_cpu_mask as cpu_mask;
 
 /// A deterministic pseudo-random number from a few integers (splitmix64),
 /// used to make counters look uneven without any real randomness.

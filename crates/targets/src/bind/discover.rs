@@ -17,11 +17,12 @@ pub(super) fn discover(
     fs: &KernelFs,
 ) -> Result<(Vec<Cluster>, Vec<u32>), TargetError> {
     let kernel_err = |e: KernelError, what: &str| TargetError::Field {
-        file: d.file.to_string(),
-        line: pos.line,
-        col: pos.col,
-        field: "clusters".to_string(),
-        message: format!("cannot discover clusters: {what}: {e}"),
+        error: lever_yaml::FieldError::new(
+            d.file,
+            pos,
+            "clusters".to_string(),
+            format!("cannot discover clusters: {what}: {e}"),
+        ),
         kernel: Some(Box::new(e)),
     };
     let mut policies: Vec<u32> = match fs.list_dir(paths::CPUFREQ) {

@@ -70,11 +70,7 @@ fn node_error(
         format!("{what} {path} (for `{}`): {e}", inst.name)
     };
     TargetError::Field {
-        file: d.file.to_string(),
-        line: pos.line,
-        col: pos.col,
-        field: t.field(key),
-        message,
+        error: lever_yaml::FieldError::new(d.file, pos, t.field(key), message),
         kernel: Some(Box::new(e)),
     }
 }
