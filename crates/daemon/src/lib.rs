@@ -29,6 +29,7 @@ pub mod identity;
 pub mod journal;
 pub mod log;
 pub mod server;
+pub mod tasks;
 pub mod writer;
 
 use crate::core::{Core, Limits};
@@ -226,6 +227,26 @@ pub fn run(config: Config) -> Result<(), DaemonError> {
             )),
         }
     }
+    let tpath = tasks::TaskJournal::path_in(&config.state_dir);
+    let (task_journal, task_recovered) =
+        tasks::TaskJournal::recover_and_open(&config.state_dir, &fs).map_err(|source| {
+            DaemonError::Journal {
+                path: tpath.clone(),
+                source,
+            }
+        })?;
+    for r in &task_recovered {
+        match &r.result {
+            Ok(done) => log.info(&format!(
+                "recovered request {}: {:?} ({done:?})",
+                r.request, r.original
+            )),
+            Err(e) => log.warn(&format!(
+                "could not restore {:?} of request {}: {e}",
+                r.original, r.request
+            )),
+        }
+    }
     let system_gid = identity::group_id(&config.system_group);
     let listener = bind(&config.socket, system_gid)?;
     log.info(&format!(
@@ -236,13 +257,14 @@ pub fn run(config: Config) -> Result<(), DaemonError> {
         root.display(),
         config.state_dir.display()
     ));
-    let core = Core::new(
+    let mut core = Core::new(
         fs.clone(),
         target,
         journal,
         config.limits.clone(),
         log.clone(),
     )?;
+    core.set_task_journal(task_journal);
     let target_arg = config.target.clone();
     let reload_fs = fs.clone();
     let reload = Box::new(move || {
@@ -288,5 +310,17 @@ pub fn restore(state_dir: &Path, root: &Path) -> Result<journal::Recovery, Daemo
     }
     let path = journal::Journal::path_in(state_dir);
     let fs = KernelFs::new(root);
-    journal::recover(&path, &fs).map_err(|source| DaemonError::Journal { path, source })
+    let recovery =
+        journal::recover(&path, &fs).map_err(|source| DaemonError::Journal { path, source })?;
+    // Task settings of use cases (cgroup files, thread affinity, ...).
+    let tpath = tasks::TaskJournal::path_in(state_dir);
+    if tpath.exists() {
+        tasks::TaskJournal::recover_and_open(state_dir, &fs).map_err(|source| {
+            DaemonError::Journal {
+                path: tpath,
+                source,
+            }
+        })?;
+    }
+    Ok(recovery)
 }

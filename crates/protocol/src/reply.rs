@@ -104,6 +104,11 @@ pub struct RequestInfo {
     pub expires_in_ms: Option<u64>,
     /// Opcode/value pairs as asked for.
     pub pairs: Vec<PairInfo>,
+    /// The use case this request triggered (a SIGNAL), with its variant
+    /// as `name/variant`; absent for a plain ACQUIRE (and from older
+    /// daemons).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usecase: Option<String>,
 }
 
 /// One opcode/value pair of a request.
@@ -229,6 +234,10 @@ pub struct VoteInfo {
     pub value: i64,
     /// As the node shows it.
     pub shown: String,
+    /// The use case the vote's request triggered, if it is one the client
+    /// may see (`name` or `name/variant`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usecase: Option<String>,
 }
 
 /// Which rule of a min/max pair moved a node away from its own winner.
@@ -276,6 +285,9 @@ pub struct Acquired {
     pub handle: Handle,
     /// One entry per pair, in the request's order.
     pub resources: Vec<Applied>,
+    /// For a SIGNAL: the use case triggered (`name` or `name/variant`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usecase: Option<String>,
 }
 
 /// What one pair of an acquire asked for, holds and got.
@@ -479,6 +491,7 @@ mod tests {
                     shown: "1958400".into(),
                     unit: "kHz".into(),
                 }],
+                usecase: None,
             }],
             resources: vec![resource()],
             unrestored: vec![],
@@ -579,6 +592,7 @@ mod tests {
             priority: Priority::ThirdPartyLow,
             value,
             shown: value.to_string(),
+            usecase: None,
         };
         let mine = Holder::Handle(Handle::new(1234).unwrap());
         let doc = Acquired {
@@ -603,6 +617,7 @@ mod tests {
                     overridden: Some(vote(mine, 1958400)),
                 },
             }],
+            usecase: None,
         };
         let value = serde_json::to_value(&doc).unwrap();
         let r = &value["resources"][0];
