@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 pub use lever_protocol::ErrorCode as Code;
 pub use lever_protocol::{
     Acquire, Acquired, Applied, Bound, Cause, Explain, Handle, Holder, Lease, PairRule, Priority,
-    SnapDirection, Status, VoteInfo,
+    Signal, SignalLease, SnapDirection, Status, VoteInfo,
 };
 
 /// Where the daemon listens unless `LEVER_SOCKET` says otherwise.
@@ -190,6 +190,30 @@ impl Client {
         }))?;
         serde_json::from_str(&text).map_err(|source| ClientError::Document {
             what: "acquire report",
+            source,
+        })
+    }
+
+    /// Trigger a use case of the daemon's target (`signal.report` must be
+    /// false, see [`Client::signal_report`]); release it with
+    /// [`Client::release`] of the handle.
+    pub fn signal(&mut self, signal: Signal) -> Result<Handle, ClientError> {
+        match self.call(&Request::Signal(signal))? {
+            Reply::Handle(h) => Handle::new(h).ok_or(ClientError::Unexpected(Reply::Handle(h))),
+            other => Err(ClientError::Unexpected(other)),
+        }
+    }
+
+    /// Trigger a use case and get the daemon's report (as
+    /// [`Client::acquire_report`], with `usecase` naming the use case and
+    /// the variant chosen).
+    pub fn signal_report(&mut self, signal: Signal) -> Result<Acquired, ClientError> {
+        let text = self.json(Request::Signal(Signal {
+            report: true,
+            ..signal
+        }))?;
+        serde_json::from_str(&text).map_err(|source| ClientError::Document {
+            what: "signal report",
             source,
         })
     }

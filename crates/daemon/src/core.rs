@@ -480,6 +480,7 @@ impl Core {
         json_reply(&Acquired {
             handle,
             resources,
+            lease: usecase.is_some().then_some(a.lease),
             usecase,
         })
     }
@@ -577,11 +578,7 @@ impl Core {
             priority: self.meta.get(&vote.id)?.priority,
             value: vote.value,
             shown: self.engine.spec(idx)?.render(vote.value),
-            usecase: self
-                .meta
-                .get(&vote.id)
-                .filter(|_| self.owns(client, vote.id))
-                .and_then(|m| m.usecase.clone()),
+            usecase: self.usecase_of(client, vote.id),
         })
     }
 
@@ -958,6 +955,14 @@ impl Core {
         }
     }
 
+    /// The use case request `id` triggered, if `client` may see the request.
+    fn usecase_of(&self, client: &Client, id: RequestId) -> Option<String> {
+        self.meta
+            .get(&id)
+            .filter(|_| self.owns(client, id))
+            .and_then(|m| m.usecase.clone())
+    }
+
     /// A request as `client` may see it: its handle, or "another client".
     fn holder(&self, client: &Client, id: RequestId) -> Holder {
         match self.meta.get(&id) {
@@ -1058,6 +1063,7 @@ impl Core {
                     shown: spec.render(value),
                     priority: self.meta.get(&id)?.priority,
                     expires_in_ms: expires_in_ms(self.engine.request(id)?.deadline, now),
+                    usecase: self.usecase_of(client, id),
                 })
             })
             .collect();

@@ -288,6 +288,14 @@ pub struct Acquired {
     /// For a SIGNAL: the use case triggered (`name` or `name/variant`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usecase: Option<String>,
+    /// For a SIGNAL: how long the daemon holds it (the use case's own
+    /// duration unless the trigger gave one; 0 = until released).
+    #[serde(
+        default,
+        rename = "duration_ms",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub lease: Option<Lease>,
 }
 
 /// What one pair of an acquire asked for, holds and got.
@@ -442,6 +450,10 @@ pub struct Vote {
     pub priority: Priority,
     /// Time left, ms; `None` until released.
     pub expires_in_ms: Option<u64>,
+    /// The use case the vote's request triggered, if the client may see
+    /// it (`name` or `name/variant`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usecase: Option<String>,
 }
 
 #[cfg(test)]
@@ -561,6 +573,7 @@ mod tests {
                 shown: "performance".into(),
                 priority: Priority::ThirdPartyLow,
                 expires_in_ms: Some(250),
+                usecase: None,
             }],
         };
         let value = serde_json::to_value(&explain).unwrap();
@@ -618,6 +631,7 @@ mod tests {
                 },
             }],
             usecase: None,
+            lease: None,
         };
         let value = serde_json::to_value(&doc).unwrap();
         let r = &value["resources"][0];

@@ -1,0 +1,252 @@
+//! `lever signal`: use cases triggered against a real daemon on a
+//! simulated qcs6490 — nodes and cgroup files set and put back, aggregation
+//! with perflocks, third-party refusal, and a crash mid use case.
+
+mod common;
+
+use common::daemon::{is_root, state_dir, wait_until, Daemon};
+use common::LEVER;
+use lever_client::{Client, ClientError, Code, Lease, Priority, Signal, SignalLease};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+const GOLD_MIN: &str = "sys/devices/system/cpu/cpufreq/policy4/scaling_min_freq";
+const GPU_MIN: &str = "sys/class/kgsl/kgsl-3d0/devfreq/min_freq";
+const UCLAMP: &str = "proc/sys/kernel/sched_util_clamp_min";
+const CAM_WEIGHT: &str = "sys/fs/cgroup/lever/camera/cpu.weight";
+const CAM_UCLAMP: &str = "sys/fs/cgroup/lever/camera/cpu.uclamp.min";
+
+fn camera() -> Signal {
+    Signal {
+        usecase: "camera-preview".into(),
+        lease: SignalLease::UseCaseDefault,
+        priority: Priority::ThirdPartyLow,
+        detach: false,
+        report: false,
+        fps: None,
+        width: None,
+        height: None,
+    }
+}
+
+/// The nodes camera-preview sets, as they are now.
+fn camera_nodes(d: &Daemon) -> [String; 3] {
+    [d.node(GOLD_MIN), d.node(GPU_MIN), d.node(UCLAMP)]
+}
+
+fn cgroup_file(d: &Daemon, rel: &str) -> Option<String> {
+    std::fs::read_to_string(d.dir.join("sim").join(rel))
+        .ok()
+        .map(|s| s.trim().to_string())
+}
+
+#[test]
+fn lever_signal_camera_preview_sets_its_nodes_and_restores_them_when_it_ends() {
+    let dir = state_dir();
+    let d = Daemon::start(dir.path(), &[]);
+    let before = camera_nodes(&d);
+    let mut held = Command::new(LEVER)
+        .args(["signal", "camera-preview"])
+        .env("LEVER_SOCKET", &d.socket)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let set = wait_until(Duration::from_secs(10), || {
+        d.node(GOLD_MIN) == "1228800" && cgroup_file(&d, CAM_WEIGHT).as_deref() == Some("400")
+    });
+    assert!(set.is_some(), "{}", d.log());
+    assert_eq!(camera_nodes(&d), ["1228800", "315000000", "512"]);
+    assert_eq!(cgroup_file(&d, CAM_UCLAMP).as_deref(), Some("25.00"));
+    // Status names the use case on its request.
+    let out = Command::new(LEVER)
+        .args(["status", "--json"])
+        .env("LEVER_SOCKET", &d.socket)
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let reqs = doc["requests"].as_array().unwrap();
+    assert_eq!(reqs.len(), 1, "{doc}");
+    assert_eq!(reqs[0]["usecase"], "camera-preview");
+    // Ctrl-C (here SIGKILL of the client) ends it: its connection closes.
+    held.kill().unwrap();
+    held.wait().unwrap();
+    let back = wait_until(Duration::from_secs(5), || camera_nodes(&d) == before);
+    assert!(back.is_some(), "{:?} vs {before:?}", camera_nodes(&d));
+    let weight = wait_until(Duration::from_secs(5), || {
+        cgroup_file(&d, CAM_WEIGHT).as_deref() == Some("100")
+    });
+    assert!(weight.is_some(), "{:?}", cgroup_file(&d, CAM_WEIGHT));
+    // A timed trigger ends by itself; the CLI says what it holds.
+    let out = Command::new(LEVER)
+        .args([
+            "signal",
+            "video-decode",
+            "--attr",
+            "fps=30,width=3840",
+            "-d",
+            "200ms",
+        ])
+        .env("LEVER_SOCKET", &d.socket)
+        .output()
+        .unwrap();
+    common::assert_success(&out);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("use case video-decode/4k30: handle") && text.contains("200 ms"),
+        "{text}"
+    );
+    assert!(text.contains("gpu_min_freq"), "{text}");
+    let back = wait_until(Duration::from_secs(5), || camera_nodes(&d) == before);
+    assert!(back.is_some());
+    // Unknown names are refused with the daemon's message and exit 8.
+    let out = Command::new(LEVER)
+        .args(["signal", "no-such-case", "-d", "10"])
+        .env("LEVER_SOCKET", &d.socket)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(8));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("lever usecases"));
+}
+
+#[test]
+fn a_perflock_and_a_use_case_on_the_same_resource_aggregate_by_policy() {
+    let dir = state_dir();
+    let d = Daemon::start(dir.path(), &[]);
+    let original = d.node(GOLD_MIN);
+    let mut a = d.client();
+    let mut b = d.client();
+    // cpu_min_freq.gold is a floor (max wins): the perflock's higher floor
+    // holds while both live, the use case's when the perflock ends.
+    // The gold cluster's opcode is target-specific: ask the daemon.
+    let doc = a.explain("cpu_min_freq.gold").unwrap();
+    let op = u32::from_str_radix(doc.resource.opcode.trim_start_matches("0x"), 16).unwrap();
+    let lock = a
+        .acquire(
+            None,
+            Lease::UntilReleased,
+            Priority::ThirdPartyLow,
+            &[(op, 1516800)],
+        )
+        .unwrap();
+    assert_eq!(d.node(GOLD_MIN), "1516800");
+    let report = b.signal_report(camera()).unwrap();
+    assert_eq!(report.usecase.as_deref(), Some("camera-preview"));
+    assert_eq!(report.lease, Some(Lease::UntilReleased));
+    assert_eq!(d.node(GOLD_MIN), "1516800");
+    // EXPLAIN names the use case on its vote.
+    let ex = b.explain("cpu_min_freq.gold").unwrap();
+    assert!(
+        ex.votes
+            .iter()
+            .any(|v| v.usecase.as_deref() == Some("camera-preview")),
+        "{ex:?}"
+    );
+    a.release(lock).unwrap();
+    assert_eq!(d.node(GOLD_MIN), "1228800");
+    b.release(report.handle).unwrap();
+    assert_eq!(d.node(GOLD_MIN), original);
+}
+
+#[test]
+fn a_third_party_client_cannot_trigger_a_system_only_use_case() {
+    if !is_root() {
+        eprintln!("skipped: needs root to run a client as `nobody`");
+        return;
+    }
+    let dir = state_dir();
+    // The built-in qcs6490 target plus one system-only use case.
+    let builtin = include_str!("../../targets/targets/qcs6490.yaml");
+    let extra = "  - name: thermal-override\n    id: 0x00030100\n    permission: system\n    duration: 1s\n    resources:\n      sched_util_clamp_min: 1024\n";
+    let target = builtin.replacen("\n# --- apps", &format!("{extra}\n# --- apps"), 1);
+    assert_ne!(target, builtin, "the built-in target's layout changed");
+    let file = dir.path().join("board.yaml");
+    std::fs::write(&file, target).unwrap();
+    let sim = dir.path().join("sim");
+    common::assert_success(
+        &Command::new(LEVER)
+            .args(["sim", "create", "qcs6490", sim.to_str().unwrap()])
+            .output()
+            .unwrap(),
+    );
+    let d = Daemon::start(
+        dir.path(),
+        &[
+            "--root",
+            sim.to_str().unwrap(),
+            "--target",
+            file.to_str().unwrap(),
+            "--system-group",
+            "lever-test-no-such-group",
+        ],
+    );
+    let before = d.node(UCLAMP);
+    let as_nobody = |args: &[&str]| {
+        use std::os::unix::process::CommandExt;
+        Command::new(LEVER)
+            .args(args)
+            .env("LEVER_SOCKET", &d.socket)
+            .uid(65534)
+            .gid(65534)
+            .output()
+            .unwrap()
+    };
+    let out = as_nobody(&["signal", "thermal-override"]);
+    assert_eq!(out.status.code(), Some(8));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("thermal-override is system-only") && err.contains("uid 65534"),
+        "{err}"
+    );
+    assert_eq!(d.node(UCLAMP), before);
+    // The same by id, and the protocol code.
+    let mut root = d.client();
+    let h = root
+        .signal(Signal {
+            usecase: "0x00030100".into(),
+            ..camera()
+        })
+        .unwrap();
+    assert_eq!(d.node(UCLAMP), "1024");
+    root.release(h).unwrap();
+    // A third-party use case works for nobody.
+    let out = as_nobody(&["signal", "app-launch", "-d", "50"]);
+    common::assert_success(&out);
+    // Through the Rust client, the refusal's code is NotPermitted.
+    match Client::connect(&d.socket).unwrap().signal(Signal {
+        usecase: "nothing-like-it".into(),
+        ..camera()
+    }) {
+        Err(ClientError::Refused { code, .. }) => assert_eq!(code, Code::UnknownUseCase),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn kill_9_with_a_live_use_case_then_restart_puts_nodes_and_cgroup_files_back() {
+    let dir = state_dir();
+    let d = Daemon::start(dir.path(), &[]);
+    let before = camera_nodes(&d);
+    let mut c = d.client();
+    c.signal(camera()).unwrap();
+    assert_eq!(camera_nodes(&d), ["1228800", "315000000", "512"]);
+    assert_eq!(cgroup_file(&d, CAM_WEIGHT).as_deref(), Some("400"));
+    d.signal(9);
+    let d = {
+        let _ = d.wait();
+        drop(c);
+        Daemon::start(dir.path(), &[])
+    };
+    // The sim tree is not recreated over an existing one: what the killed
+    // daemon left is what the new one finds, and puts back.
+    assert_eq!(camera_nodes(&d), before);
+    assert_eq!(cgroup_file(&d, CAM_WEIGHT).as_deref(), Some("100"));
+    assert!(
+        d.log().contains("recovered request")
+            || wait_until(Duration::from_secs(5), || d
+                .log()
+                .contains("recovered request"))
+            .is_some(),
+        "{}",
+        d.log()
+    );
+}
