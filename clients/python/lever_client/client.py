@@ -28,6 +28,7 @@ from .protocol import (
     Ping,
     Pong,
     Release,
+    Signal,
     Reply,
     Request,
     Status,
@@ -139,6 +140,42 @@ class Client:
                 detach=detach,
                 pairs=_pairs(pairs),
                 report=report,
+            )
+        )
+        if not report and isinstance(reply, Handle):
+            return reply.handle
+        if report and isinstance(reply, Json):
+            return json.loads(reply.text)
+        raise self._unexpected(reply)
+
+    def signal(
+        self,
+        usecase: str,
+        duration_ms: int = 0,
+        priority: int = 0,
+        detach: bool = False,
+        report: bool = False,
+        fps: int = 0,
+        width: int = 0,
+        height: int = 0,
+    ) -> Any:
+        """Trigger the use case ``usecase`` (name or id text, as ``lever
+        usecases`` lists them; URM's ``tuneSignal``). ``duration_ms``: 0 =
+        the use case's own, ``SIGNAL_UNTIL_RELEASED`` = until released;
+        ``fps``/``width``/``height`` choose the variant (0 = not given).
+        Returns the handle (end it with :meth:`release`); with
+        ``report=True`` the daemon's report (as :meth:`acquire`'s, plus
+        ``usecase`` and ``duration_ms``)."""
+        reply = self.call(
+            Signal(
+                usecase=usecase,
+                duration_ms=duration_ms,
+                priority=priority,
+                detach=detach,
+                report=report,
+                fps=fps,
+                width=width,
+                height=height,
             )
         )
         if not report and isinstance(reply, Handle):
