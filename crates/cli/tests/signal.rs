@@ -155,12 +155,10 @@ fn a_third_party_client_cannot_trigger_a_system_only_use_case() {
     }
     let dir = state_dir();
     // The built-in qcs6490 target plus one system-only use case.
-    let builtin = include_str!("../../targets/targets/qcs6490.yaml");
-    let extra = "  - name: thermal-override\n    id: 0x00030100\n    permission: system\n    duration: 1s\n    resources:\n      sched_util_clamp_min: 1024\n";
-    let target = builtin.replacen("\n# --- apps", &format!("{extra}\n# --- apps"), 1);
-    assert_ne!(target, builtin, "the built-in target's layout changed");
-    let file = dir.path().join("board.yaml");
-    std::fs::write(&file, target).unwrap();
+    let file = qcs6490_with(
+        dir.path(),
+        "  - name: thermal-override\n    id: 0x00030100\n    permission: system\n    duration: 1s\n    resources:\n      sched_util_clamp_min: 1024\n",
+    );
     let sim = dir.path().join("sim");
     common::assert_success(
         &Command::new(LEVER)
@@ -249,4 +247,92 @@ fn kill_9_with_a_live_use_case_then_restart_puts_nodes_and_cgroup_files_back() {
         "{}",
         d.log()
     );
+}
+
+/// A target file: the built-in qcs6490 plus `extra` use case entries.
+fn qcs6490_with(dir: &std::path::Path, extra: &str) -> std::path::PathBuf {
+    let builtin = include_str!("../../targets/targets/qcs6490.yaml");
+    let target = builtin.replacen("\n# --- apps", &format!("{extra}\n# --- apps"), 1);
+    assert_ne!(target, builtin, "the built-in target's layout changed");
+    let file = dir.join("board.yaml");
+    std::fs::write(&file, target).unwrap();
+    file
+}
+
+#[test]
+fn kill_9_with_a_use_case_that_moved_a_real_process_then_restart_moves_it_back() {
+    let dir = state_dir();
+    let file = qcs6490_with(
+        dir.path(),
+        "  - name: focus\n    id: 0x00030101\n    resources:\n      sched_util_clamp_min: 300\n    threads:\n      - comm: lever\n        cgroup: lever/focus\n",
+    );
+    let sim = dir.path().join("sim");
+    common::assert_success(
+        &Command::new(LEVER)
+            .args(["sim", "create", "qcs6490", sim.to_str().unwrap()])
+            .output()
+            .unwrap(),
+    );
+    let args = [
+        "--root",
+        sim.to_str().unwrap(),
+        "--target",
+        file.to_str().unwrap(),
+    ];
+    let d = Daemon::start(dir.path(), &args);
+    let before = d.node(UCLAMP);
+    // A real process, paused until its /proc entries exist in the board's
+    // tree (the daemon reads /proc under --root): then it becomes
+    // `lever signal focus` (exec keeps the pid), whose one thread, `lever`,
+    // the use case moves to lever/focus.
+    let mut child = Command::new("sh")
+        .args(["-c", &format!("read x; exec {LEVER} signal focus")])
+        .env("LEVER_SOCKET", &d.socket)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let task = sim.join(format!("proc/{pid}/task/{pid}"));
+    std::fs::create_dir_all(&task).unwrap();
+    std::fs::write(task.join("comm"), "lever\n").unwrap();
+    std::fs::write(task.join("cgroup"), "0::/user.slice\n").unwrap();
+    std::fs::write(sim.join(format!("proc/{pid}/cgroup")), "0::/user.slice\n").unwrap();
+    let threads = |cg: &str| {
+        std::fs::read_to_string(sim.join(format!("sys/fs/cgroup/{cg}/cgroup.threads")))
+            .unwrap_or_default()
+    };
+    std::fs::write(
+        sim.join("sys/fs/cgroup/user.slice/cgroup.threads"),
+        format!("{pid}\n"),
+    )
+    .unwrap();
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), b"\n").unwrap();
+    let moved = wait_until(Duration::from_secs(10), || {
+        std::fs::read_to_string(task.join("cgroup")).unwrap() == "0::/lever/focus\n"
+    });
+    assert!(moved.is_some(), "{}", d.log());
+    // The client has its reply (so the kill below cannot race it).
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert!(line.starts_with("use case focus: handle"), "{line}");
+    assert_eq!(d.node(UCLAMP), "300");
+    assert!(threads("lever/focus").contains(&pid.to_string()));
+    assert!(!threads("user.slice").contains(&pid.to_string()));
+    d.signal(9);
+    let _ = d.wait();
+    let d = Daemon::start(dir.path(), &args);
+    assert_eq!(
+        std::fs::read_to_string(task.join("cgroup")).unwrap(),
+        "0::/user.slice\n"
+    );
+    assert!(threads("user.slice").contains(&pid.to_string()));
+    assert!(!threads("lever/focus").contains(&pid.to_string()));
+    assert_eq!(d.node(UCLAMP), before);
+    child.kill().unwrap();
+    child.wait().unwrap();
 }
