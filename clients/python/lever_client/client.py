@@ -111,6 +111,15 @@ class Client:
             raise LeverError(reply.message, reply.code)
         return reply
 
+    @classmethod
+    def _handle_or_report(cls, reply: Reply, report: bool) -> Any:
+        """HANDLE's number, or with ``report`` the JSON report as a dict."""
+        if not report and isinstance(reply, Handle):
+            return reply.handle
+        if report and isinstance(reply, Json):
+            return json.loads(reply.text)
+        raise cls._unexpected(reply)
+
     @staticmethod
     def _unexpected(reply: Reply) -> LeverError:
         return LeverError(f"unexpected reply from lever daemon: {reply!r}")
@@ -142,11 +151,7 @@ class Client:
                 report=report,
             )
         )
-        if not report and isinstance(reply, Handle):
-            return reply.handle
-        if report and isinstance(reply, Json):
-            return json.loads(reply.text)
-        raise self._unexpected(reply)
+        return self._handle_or_report(reply, report)
 
     def signal(
         self,
@@ -178,11 +183,7 @@ class Client:
                 height=height,
             )
         )
-        if not report and isinstance(reply, Handle):
-            return reply.handle
-        if report and isinstance(reply, Json):
-            return json.loads(reply.text)
-        raise self._unexpected(reply)
+        return self._handle_or_report(reply, report)
 
     def release(self, handle: int) -> None:
         """Release a request."""

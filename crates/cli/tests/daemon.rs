@@ -137,16 +137,7 @@ fn unprivileged_client_is_refused_system_resources_and_others_handles() {
             &[(0x44008100, 1958400)],
         )
         .unwrap();
-    let as_nobody = |args: &[&str]| {
-        use std::os::unix::process::CommandExt;
-        Command::new(LEVER)
-            .args(args)
-            .env("LEVER_SOCKET", &d.socket)
-            .uid(65534)
-            .gid(65534)
-            .output()
-            .unwrap()
-    };
+    let as_nobody = |args: &[&str]| d.as_nobody(args);
     // A system-only resource (PM QoS) is refused.
     let out = as_nobody(&["acquire", "-d", "100", "0x49800000=0"]);
     assert!(!out.status.success());

@@ -155,16 +155,9 @@ fn a_third_party_client_cannot_trigger_a_system_only_use_case() {
     }
     let dir = state_dir();
     // The built-in qcs6490 target plus one system-only use case.
-    let file = qcs6490_with(
+    let (sim, file) = qcs6490_with(
         dir.path(),
         "  - name: thermal-override\n    id: 0x00030100\n    permission: system\n    duration: 1s\n    resources:\n      sched_util_clamp_min: 1024\n",
-    );
-    let sim = dir.path().join("sim");
-    common::assert_success(
-        &Command::new(LEVER)
-            .args(["sim", "create", "qcs6490", sim.to_str().unwrap()])
-            .output()
-            .unwrap(),
     );
     let d = Daemon::start(
         dir.path(),
@@ -178,16 +171,7 @@ fn a_third_party_client_cannot_trigger_a_system_only_use_case() {
         ],
     );
     let before = d.node(UCLAMP);
-    let as_nobody = |args: &[&str]| {
-        use std::os::unix::process::CommandExt;
-        Command::new(LEVER)
-            .args(args)
-            .env("LEVER_SOCKET", &d.socket)
-            .uid(65534)
-            .gid(65534)
-            .output()
-            .unwrap()
-    };
+    let as_nobody = |args: &[&str]| d.as_nobody(args);
     let out = as_nobody(&["signal", "thermal-override"]);
     assert_eq!(out.status.code(), Some(8));
     let err = String::from_utf8_lossy(&out.stderr);
@@ -249,29 +233,30 @@ fn kill_9_with_a_live_use_case_then_restart_puts_nodes_and_cgroup_files_back() {
     );
 }
 
-/// A target file: the built-in qcs6490 plus `extra` use case entries.
-fn qcs6490_with(dir: &std::path::Path, extra: &str) -> std::path::PathBuf {
+/// A simulated qcs6490 in `dir/sim` and a target file: the built-in
+/// qcs6490 plus `extra` use case entries. Returns (sim, file).
+fn qcs6490_with(dir: &std::path::Path, extra: &str) -> (std::path::PathBuf, std::path::PathBuf) {
     let builtin = include_str!("../../targets/targets/qcs6490.yaml");
     let target = builtin.replacen("\n# --- apps", &format!("{extra}\n# --- apps"), 1);
     assert_ne!(target, builtin, "the built-in target's layout changed");
     let file = dir.join("board.yaml");
     std::fs::write(&file, target).unwrap();
-    file
-}
-
-#[test]
-fn kill_9_with_a_use_case_that_moved_a_real_process_then_restart_moves_it_back() {
-    let dir = state_dir();
-    let file = qcs6490_with(
-        dir.path(),
-        "  - name: focus\n    id: 0x00030101\n    resources:\n      sched_util_clamp_min: 300\n    threads:\n      - comm: lever\n        cgroup: lever/focus\n",
-    );
-    let sim = dir.path().join("sim");
+    let sim = dir.join("sim");
     common::assert_success(
         &Command::new(LEVER)
             .args(["sim", "create", "qcs6490", sim.to_str().unwrap()])
             .output()
             .unwrap(),
+    );
+    (sim, file)
+}
+
+#[test]
+fn kill_9_with_a_use_case_that_moved_a_real_process_then_restart_moves_it_back() {
+    let dir = state_dir();
+    let (sim, file) = qcs6490_with(
+        dir.path(),
+        "  - name: focus\n    id: 0x00030101\n    resources:\n      sched_util_clamp_min: 300\n    threads:\n      - comm: lever\n        cgroup: lever/focus\n",
     );
     let args = [
         "--root",

@@ -41,6 +41,19 @@ impl Daemon {
         }
     }
 
+    /// Run `lever ARGS` as `nobody` (uid/gid 65534) against this daemon:
+    /// a third-party client (needs root to switch).
+    pub fn as_nobody(&self, args: &[&str]) -> std::process::Output {
+        use std::os::unix::process::CommandExt;
+        Command::new(LEVER)
+            .args(args)
+            .env("LEVER_SOCKET", &self.socket)
+            .uid(65534)
+            .gid(65534)
+            .output()
+            .unwrap()
+    }
+
     pub fn client(&self) -> Client {
         Client::connect(&self.socket).expect("connect")
     }
