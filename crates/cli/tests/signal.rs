@@ -321,3 +321,36 @@ fn kill_9_with_a_use_case_that_moved_a_real_process_then_restart_moves_it_back()
     child.kill().unwrap();
     child.wait().unwrap();
 }
+
+#[test]
+fn every_use_case_lever_usecases_lists_can_be_signalled_by_name_and_id() {
+    let dir = state_dir();
+    let d = Daemon::start(dir.path(), &[]);
+    let out = Command::new(LEVER)
+        .args(["usecases", "-t", "qcs6490", "--json"])
+        .output()
+        .unwrap();
+    common::assert_success(&out);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let listed = doc["usecases"].as_array().unwrap();
+    assert!(listed.len() >= 3, "{doc}");
+    let mut c = d.client();
+    for uc in listed {
+        let name = uc["name"].as_str().unwrap();
+        let id = format!("0x{:08x}", uc["id"].as_u64().unwrap());
+        for key in [name.to_string(), id] {
+            let r = c
+                .signal_report(Signal {
+                    usecase: key.clone(),
+                    lease: SignalLease::Given(Lease::from_ms(5000)),
+                    ..camera()
+                })
+                .unwrap_or_else(|e| panic!("{key}: {e}"));
+            assert!(
+                r.usecase.as_deref().unwrap().starts_with(name),
+                "{key}: {r:?}"
+            );
+            c.release(r.handle).unwrap();
+        }
+    }
+}
