@@ -67,6 +67,16 @@ fn lever_signal_camera_preview_sets_its_nodes_and_restores_them_when_it_ends() {
     let reqs = doc["requests"].as_array().unwrap();
     assert_eq!(reqs.len(), 1, "{doc}");
     assert_eq!(reqs[0]["usecase"], "camera-preview");
+    let out = Command::new(LEVER)
+        .args(["status"])
+        .env("LEVER_SOCKET", &d.socket)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("USECASE") && text.contains("camera-preview"),
+        "{text}"
+    );
     // Ctrl-C (here SIGKILL of the client) ends it: its connection closes.
     held.kill().unwrap();
     held.wait().unwrap();
