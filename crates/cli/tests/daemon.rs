@@ -517,7 +517,9 @@ fn cpu_ticks(pid: u32) -> u64 {
 #[test]
 fn busy_poll_serves_bursts_and_still_sleeps_when_idle() {
     let dir = state_dir();
-    let d = Daemon::start(dir.path(), &["--busy-poll-us", "2000"]);
+    // Without app detection: with it, every exec on this machine (other
+    // jobs' compilers) wakes the daemon to read a comm, by design.
+    let d = Daemon::start(dir.path(), &["--busy-poll-us", "2000", "--no-apps"]);
     let mut c = d.client();
     for _ in 0..200 {
         let h = c

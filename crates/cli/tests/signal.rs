@@ -364,3 +364,91 @@ fn every_use_case_lever_usecases_lists_can_be_signalled_by_name_and_id() {
         }
     }
 }
+
+#[test]
+fn a_detected_app_gets_its_configuration_within_50ms_of_exec_and_loses_it_at_exit() {
+    if !is_root() {
+        eprintln!("skipped: the netlink process connector needs CAP_NET_ADMIN (root)");
+        return;
+    }
+    let dir = state_dir();
+    let extra =
+        "  - name: tester\n    id: 0x00030102\n    resources:\n      sched_util_clamp_min: 300\n";
+    let (sim, file) = qcs6490_with(dir.path(), extra);
+    // The board's apps: replaced by one that matches `sleep` anywhere.
+    let text = std::fs::read_to_string(&file).unwrap();
+    let at = text.find("\napp_filter:").unwrap();
+    let text = format!(
+        "{}\napp_filter:\n  require_tty_or_display: false\napps:\n  - name: sleeper\n    exec: sleep\n    usecases: [tester]\n    move_to: lever/focused\n",
+        &text[..at]
+    );
+    std::fs::write(&file, text).unwrap();
+    let args = [
+        "--root",
+        sim.to_str().unwrap(),
+        "--target",
+        file.to_str().unwrap(),
+    ];
+    let d = Daemon::start(dir.path(), &args);
+    if d.log().contains("app detection is not available") {
+        eprintln!("skipped: {}", d.log());
+        return;
+    }
+    let before = d.node(UCLAMP);
+    let mut child = Command::new("sh")
+        .args(["-c", "read x; exec sleep 30"])
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    // Its /proc entries in the board's tree (the daemon reads /proc under
+    // --root), as the kernel will show them after the exec.
+    let proc_dir = sim.join(format!("proc/{pid}"));
+    std::fs::create_dir_all(proc_dir.join(format!("task/{pid}"))).unwrap();
+    for (f, v) in [
+        ("comm", "sleep\n".to_string()),
+        ("cmdline", "sleep\u{0}30\u{0}".to_string()),
+        ("stat", format!("{pid} (sleep) S 1 {pid} {pid} 0 -1 0")),
+        ("status", "Name:\tsleep\nUid:\t0\t0\t0\t0\n".to_string()),
+        ("cgroup", "0::/user.slice\n".to_string()),
+    ] {
+        std::fs::write(proc_dir.join(f), v).unwrap();
+    }
+    std::fs::write(
+        sim.join("sys/fs/cgroup/user.slice/cgroup.procs"),
+        format!("{pid}\n"),
+    )
+    .unwrap();
+    let exec = std::time::Instant::now();
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), b"\n").unwrap();
+    let applied = wait_until(Duration::from_secs(5), || {
+        d.node(UCLAMP) == "300"
+            && std::fs::read_to_string(proc_dir.join("cgroup")).unwrap() == "0::/lever/focused\n"
+    });
+    let applied = applied.map(|_| exec.elapsed());
+    println!("exec -> configured: {applied:?}");
+    assert!(applied.is_some(), "{}", d.log());
+    assert!(applied.unwrap() < Duration::from_millis(50), "{applied:?}");
+    child.kill().unwrap();
+    let exited = std::time::Instant::now();
+    child.wait().unwrap();
+    let back = wait_until(Duration::from_secs(5), || {
+        d.node(UCLAMP) == before
+            && std::fs::read_to_string(proc_dir.join("cgroup")).unwrap() == "0::/user.slice\n"
+    })
+    .map(|_| exited.elapsed());
+    println!("exit -> restored: {back:?}");
+    assert!(back.is_some(), "{}", d.log());
+    assert!(back.unwrap() < Duration::from_millis(50), "{back:?}");
+    // STATUS says detection is on.
+    let doc: serde_json::Value = serde_json::from_slice(
+        &Command::new(LEVER)
+            .args(["status", "--json"])
+            .env("LEVER_SOCKET", &d.socket)
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    assert_eq!(doc["app_detection"], "on");
+}

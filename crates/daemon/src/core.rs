@@ -2,6 +2,7 @@
 //! do what, request bookkeeping, applying plans with the journal, logging
 //! every change, status and explain documents. Time is an argument.
 
+mod apps;
 mod signal;
 
 use crate::identity::Identity;
@@ -1041,6 +1042,7 @@ impl Core {
                     error: u.error,
                 })
                 .collect(),
+            app_detection: self.tasks_app_detection(),
         }
     }
 

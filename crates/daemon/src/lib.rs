@@ -24,6 +24,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod apps;
 pub mod core;
 pub mod identity;
 pub mod journal;
@@ -64,6 +65,8 @@ pub struct Config {
     /// Busy-poll window after each burst of events (see
     /// [`server::Server::set_busy_poll`]); zero always sleeps.
     pub busy_poll: std::time::Duration,
+    /// Detect the target's `apps:` with the process connector.
+    pub apps: bool,
 }
 
 impl Default for Config {
@@ -77,6 +80,7 @@ impl Default for Config {
             limits: Limits::default(),
             quiet: false,
             busy_poll: std::time::Duration::ZERO,
+            apps: true,
         }
     }
 }
@@ -275,6 +279,9 @@ pub fn run(config: Config) -> Result<(), DaemonError> {
     server::raise_nofile();
     let mut server = server::Server::new(core, listener, system_gid, log.clone(), reload)?;
     server.set_busy_poll(config.busy_poll);
+    if config.apps {
+        server.watch_apps(fs.clone())?;
+    }
     // Start-up code (argument parsing, target loading, journal recovery)
     // will not run again: let the kernel take its pages back now.
     if let Err(e) = lever_syscalls::page_out_own_code() {

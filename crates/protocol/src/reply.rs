@@ -69,6 +69,10 @@ pub struct Status {
     /// when there are none (and from older daemons).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unrestored: Vec<Unrestored>,
+    /// App detection: `on`, or `unavailable: WHY`; absent when the target
+    /// has no `apps:` or detection is off (and from older daemons).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_detection: Option<String>,
 }
 
 /// An original the daemon could not write back yet.
@@ -507,6 +511,7 @@ mod tests {
             }],
             resources: vec![resource()],
             unrestored: vec![],
+            app_detection: None,
         };
         let value = serde_json::to_value(&status).unwrap();
         // Owed originals appear only when there are some (older clients

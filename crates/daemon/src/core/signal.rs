@@ -26,12 +26,23 @@ pub(super) struct TaskState {
     cgroups: Option<Cgroups>,
     /// Originals per request, in the order the changes were made.
     held: HashMap<RequestId, Vec<Original>>,
+    /// What STATUS says about app detection.
+    app_detection: Option<String>,
 }
 
 impl Core {
     /// Use `journal` for task originals (the daemon recovered it at start).
     pub fn set_task_journal(&mut self, journal: TaskJournal) {
         self.tasks.journal = Some(journal);
+    }
+
+    /// What STATUS says about app detection (`on`, `unavailable: WHY`).
+    pub fn set_app_detection(&mut self, state: String) {
+        self.tasks.app_detection = Some(state);
+    }
+
+    pub(super) fn tasks_app_detection(&self) -> Option<String> {
+        self.tasks.app_detection.clone()
     }
 
     /// Requests holding per-task or cgroup settings now.
@@ -122,7 +133,7 @@ impl Core {
         reply
     }
 
-    fn apply_tasks(
+    pub(super) fn apply_tasks(
         &mut self,
         id: RequestId,
         pid: i32,
