@@ -451,4 +451,10 @@ fn a_detected_app_gets_its_configuration_within_50ms_of_exec_and_loses_it_at_exi
     )
     .unwrap();
     assert_eq!(doc["app_detection"], "on");
+    let out = Command::new(LEVER)
+        .args(["status"])
+        .env("LEVER_SOCKET", &d.socket)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("app detection: on"));
 }

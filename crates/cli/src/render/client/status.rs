@@ -21,6 +21,9 @@ pub fn status(doc: &Status, held_only: bool, json: bool) -> anyhow::Result<()> {
         doc.root,
         doc.live_requests
     )?;
+    if let Some(apps) = &doc.app_detection {
+        outln!("app detection: {apps}")?;
+    }
     // Originals a node refused at start-up: the daemon still owes them.
     for u in &doc.unrestored {
         outln!(
