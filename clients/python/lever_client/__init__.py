@@ -9,7 +9,7 @@ The socket is ``$LEVER_SOCKET``, else ``/run/lever/lever.sock``.
 """
 
 from .client import DEFAULT_SOCKET, Client, socket_path
-from .protocol import ErrorCode, LeverError, ProtocolError
+from .protocol import SIGNAL_UNTIL_RELEASED, ErrorCode, LeverError, ProtocolError
 
 PRIORITY_THIRD_PARTY_LOW = 0
 PRIORITY_THIRD_PARTY_HIGH = 1
@@ -25,6 +25,7 @@ __all__ = [
     "LeverError",
     "ProtocolError",
     "socket_path",
+    "SIGNAL_UNTIL_RELEASED",
     "PRIORITY_THIRD_PARTY_LOW",
     "PRIORITY_THIRD_PARTY_HIGH",
     "PRIORITY_SYSTEM_LOW",

@@ -28,6 +28,7 @@ from .protocol import (
     Ping,
     Pong,
     Release,
+    Signal,
     Reply,
     Request,
     Status,
@@ -110,6 +111,15 @@ class Client:
             raise LeverError(reply.message, reply.code)
         return reply
 
+    @classmethod
+    def _handle_or_report(cls, reply: Reply, report: bool) -> Any:
+        """HANDLE's number, or with ``report`` the JSON report as a dict."""
+        if not report and isinstance(reply, Handle):
+            return reply.handle
+        if report and isinstance(reply, Json):
+            return json.loads(reply.text)
+        raise cls._unexpected(reply)
+
     @staticmethod
     def _unexpected(reply: Reply) -> LeverError:
         return LeverError(f"unexpected reply from lever daemon: {reply!r}")
@@ -141,11 +151,39 @@ class Client:
                 report=report,
             )
         )
-        if not report and isinstance(reply, Handle):
-            return reply.handle
-        if report and isinstance(reply, Json):
-            return json.loads(reply.text)
-        raise self._unexpected(reply)
+        return self._handle_or_report(reply, report)
+
+    def signal(
+        self,
+        usecase: str,
+        duration_ms: int = 0,
+        priority: int = 0,
+        detach: bool = False,
+        report: bool = False,
+        fps: int = 0,
+        width: int = 0,
+        height: int = 0,
+    ) -> Any:
+        """Trigger the use case ``usecase`` (name or id text, as ``lever
+        usecases`` lists them; URM's ``tuneSignal``). ``duration_ms``: 0 =
+        the use case's own, ``SIGNAL_UNTIL_RELEASED`` = until released;
+        ``fps``/``width``/``height`` choose the variant (0 = not given).
+        Returns the handle (end it with :meth:`release`); with
+        ``report=True`` the daemon's report (as :meth:`acquire`'s, plus
+        ``usecase`` and ``duration_ms``)."""
+        reply = self.call(
+            Signal(
+                usecase=usecase,
+                duration_ms=duration_ms,
+                priority=priority,
+                detach=detach,
+                report=report,
+                fps=fps,
+                width=width,
+                height=height,
+            )
+        )
+        return self._handle_or_report(reply, report)
 
     def release(self, handle: int) -> None:
         """Release a request."""

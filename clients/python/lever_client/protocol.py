@@ -34,6 +34,7 @@ class Kind(enum.IntEnum):
     STATUS = 0x03
     EXPLAIN = 0x04
     PING = 0x05
+    SIGNAL = 0x06
     HANDLE = 0x81
     DONE = 0x82
     JSON = 0x83
@@ -41,7 +42,7 @@ class Kind(enum.IntEnum):
     ERROR = 0xFF
 
 
-REQUEST_KINDS = frozenset({Kind.ACQUIRE, Kind.RELEASE, Kind.STATUS, Kind.EXPLAIN, Kind.PING})
+REQUEST_KINDS = frozenset({Kind.ACQUIRE, Kind.RELEASE, Kind.STATUS, Kind.EXPLAIN, Kind.PING, Kind.SIGNAL})
 REPLY_KINDS = frozenset({Kind.HANDLE, Kind.DONE, Kind.JSON, Kind.PONG, Kind.ERROR})
 
 
@@ -56,6 +57,7 @@ class ErrorCode(enum.IntEnum):
     LIMIT = 6
     INVALID = 7
     INTERNAL = 8
+    UNKNOWN_USECASE = 9
 
     @classmethod
     def from_u16(cls, value: int) -> "ErrorCode":
@@ -123,6 +125,29 @@ class Acquire:
     report: bool = False
 
 
+#: SIGNAL duration_ms: hold until released (0 = the use case's own).
+SIGNAL_UNTIL_RELEASED = 0xFFFFFFFF
+#: Longest use case name or id text in a SIGNAL, bytes.
+MAX_USECASE_KEY = 255
+
+
+@dataclass(frozen=True)
+class Signal:
+    """Trigger a use case by name (``camera-preview``) or id text
+    (``0x00030002``). ``duration_ms``: 0 = the use case's own duration,
+    :data:`SIGNAL_UNTIL_RELEASED` = until released. ``fps``, ``width``,
+    ``height``: 0 = not given."""
+
+    usecase: str
+    duration_ms: int = 0
+    priority: int = 0
+    detach: bool = False
+    report: bool = False
+    fps: int = 0
+    width: int = 0
+    height: int = 0
+
+
 @dataclass(frozen=True)
 class Release:
     handle: int
@@ -176,7 +201,7 @@ class Error:
     message: str
 
 
-Request = Union[Acquire, Release, Status, Explain, Ping]
+Request = Union[Acquire, Release, Status, Explain, Ping, Signal]
 Reply = Union[Handle, Done, Json, JsonMore, Pong, Error]
 
 
@@ -236,6 +261,26 @@ def encode(message: Union[Request, Reply]) -> bytes:
             _check_range("value", value, -(1 << 63), (1 << 63) - 1)
             body += struct.pack("<Iq", opcode, value)
         return _frame(Kind.ACQUIRE, bytes(body))
+    if isinstance(message, Signal):
+        _check_range("duration_ms", message.duration_ms, 0, 0xFFFFFFFF)
+        _check_range("priority", message.priority, 0, 3)
+        for name in ("fps", "width", "height"):
+            _check_range(name, getattr(message, name), 0, 0xFFFFFFFF)
+        key = message.usecase.encode("utf-8")
+        if not 1 <= len(key) <= MAX_USECASE_KEY:
+            raise ValueError(f"use case key of {len(key)} bytes is not 1..={MAX_USECASE_KEY}")
+        flags = (ACQUIRE_DETACH if message.detach else 0) | (ACQUIRE_REPORT if message.report else 0)
+        body = struct.pack(
+            "<IBBHIII",
+            message.duration_ms,
+            message.priority,
+            flags,
+            0,
+            message.fps,
+            message.width,
+            message.height,
+        )
+        return _frame(Kind.SIGNAL, body + key)
     if isinstance(message, Release):
         _check_range("handle", message.handle, 0, 0xFFFFFFFF)
         return _frame(Kind.RELEASE, struct.pack("<I", message.handle))
@@ -312,6 +357,30 @@ def _unknown_kind(kind: int) -> ProtocolError:
     return ProtocolError("unknown_kind", f"unknown frame kind 0x{kind:02x}")
 
 
+def _decode_signal(body: bytes) -> Signal:
+    if len(body) < 21:
+        raise ProtocolError("length", f"SIGNAL body has {len(body)} bytes, expected 21")
+    if len(body) > 20 + MAX_USECASE_KEY:
+        raise ProtocolError("length", f"SIGNAL body has {len(body)} bytes, expected {20 + MAX_USECASE_KEY}")
+    duration_ms, priority, flags, reserved, fps, width, height = struct.unpack_from("<IBBHIII", body, 0)
+    if priority > 3:
+        raise ProtocolError("field", f"SIGNAL priority {priority} is not 0..=3")
+    if flags & ~(ACQUIRE_DETACH | ACQUIRE_REPORT):
+        raise ProtocolError("field", f"SIGNAL flags 0x{flags:02x} has unknown bits")
+    if reserved:
+        raise ProtocolError("field", "SIGNAL reserved bytes must be 0")
+    return Signal(
+        _text(body[20:], "SIGNAL use case"),
+        duration_ms,
+        priority,
+        bool(flags & ACQUIRE_DETACH),
+        bool(flags & ACQUIRE_REPORT),
+        fps,
+        width,
+        height,
+    )
+
+
 def decode_request(buf: bytes) -> Optional[Tuple[Request, int]]:
     """Decode one request from the front of ``buf``. ``None`` means the frame
     is not complete yet; otherwise ``(request, bytes_used)``. Malformed input
@@ -355,6 +424,8 @@ def decode_request(buf: bytes) -> Optional[Tuple[Request, int]]:
         request = Status()
     elif kind == Kind.EXPLAIN:
         request = Explain(_text(body, "EXPLAIN resource"))
+    elif kind == Kind.SIGNAL:
+        request = _decode_signal(body)
     else:
         _exact("PING", body, 0)
         request = Ping()

@@ -140,3 +140,20 @@ def test_acquire_with_report_says_what_was_clamped_and_snapped(daemon):
         r = c.acquire([(0x44008100, 1000000)], handle=r["handle"], report=True)
         assert r["resources"][0]["snapped"] == {"direction": "up", "to": 1152000}
         assert daemon.read(SILVER_MIN) == "1152000"
+
+
+def test_signal_triggers_a_use_case_and_release_ends_it(daemon):
+    from lever_client import SIGNAL_UNTIL_RELEASED, ErrorCode
+
+    gold = "sys/devices/system/cpu/cpufreq/policy4/scaling_min_freq"
+    original = daemon.read(gold)
+    with Client(daemon.socket) as c:
+        r = c.signal("camera-preview", duration_ms=SIGNAL_UNTIL_RELEASED, report=True)
+        assert r["usecase"] == "camera-preview" and r["duration_ms"] == 0
+        assert daemon.read(gold) == "1228800"
+        assert c.status()["requests"][0]["usecase"] == "camera-preview"
+        c.release(r["handle"])
+        assert daemon.read(gold) == original
+        with pytest.raises(LeverError) as info:
+            c.signal("no-such-case")
+        assert info.value.code == ErrorCode.UNKNOWN_USECASE

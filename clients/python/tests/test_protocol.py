@@ -258,3 +258,25 @@ def test_random_round_trips_and_garbage():
 
 def test_header_layout():
     assert encode(Ping()) == struct.pack("<BBBBI", 0x4C, 1, 0x05, 0, 0)
+
+
+def test_signal_round_trips_with_the_rust_layout():
+    from lever_client.protocol import Signal, SIGNAL_UNTIL_RELEASED
+
+    sig = Signal("camera-preview", fps=30)
+    data = encode(sig)
+    # Header, then duration u32, priority u8, flags u8, reserved u16,
+    # fps/width/height u32, key: as crates/protocol's test expects.
+    assert len(data) == 8 + 20 + 14
+    assert data[2] == 0x06
+    assert data[16:20] == (30).to_bytes(4, "little")
+    assert decode_request(data) == (sig, len(data))
+    full = Signal("0x00030003", SIGNAL_UNTIL_RELEASED, 3, True, True, 60, 1920, 1080)
+    assert decode_request(encode(full)) == (full, len(encode(full)))
+    bad = bytearray(data)
+    bad[14] = 1
+    with pytest.raises(ProtocolError) as info:
+        decode_request(bytes(bad))
+    assert "reserved" in str(info.value)
+    with pytest.raises(ValueError):
+        encode(Signal(""))

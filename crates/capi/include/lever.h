@@ -87,6 +87,29 @@ int lever_retune(int handle, uint32_t duration_ms);
 /* Release `handle`. Returns 0, or -1. */
 int lever_untune(int handle);
 
+/* lever_signal's duration_ms: hold until lever_unsignal(). */
+#define LEVER_UNTIL_RELEASED 0xFFFFFFFFu
+
+/*
+ * Trigger a use case of the daemon's target (URM's tuneSignal; `lever
+ * usecases` lists them): its resources become one request, aggregated
+ * with other requests by each resource's policy, ended by
+ * lever_unsignal() or when this process exits.
+ *   usecase      its name ("camera-preview") or id as text ("0x00030002").
+ *   duration_ms  0 = the use case's own duration; LEVER_UNTIL_RELEASED =
+ *                until lever_unsignal(); else milliseconds.
+ *   priority     LEVER_PRIO_*.
+ *   fps, width, height  choose the closest variant; 0 = not given.
+ * Returns a handle > 0, or -1 (an unknown use case, a system-only one
+ * asked by a third-party process: see lever_last_error()).
+ * lever_retune() does not apply to a use case's handle.
+ */
+int lever_signal(const char *usecase, uint32_t duration_ms, int priority,
+                 uint32_t fps, uint32_t width, uint32_t height);
+
+/* End a use case (URM's untuneSignal). Returns 0, or -1. */
+int lever_unsignal(int handle);
+
 /*
  * The daemon's status as JSON (every resource: current, original and
  * winning values, live requests). Writes at most len bytes into buf,

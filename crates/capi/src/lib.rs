@@ -8,8 +8,9 @@
 //!   also installs the library under that file name, so programs that
 //!   `dlopen("/usr/lib/libqti-perfd-client.so")` work unchanged;
 //! - the richer API of `include/lever.h`: [`lever_tune`] (with priority),
-//!   [`lever_retune`], [`lever_untune`], [`lever_status`], [`lever_ping`]
-//!   and [`lever_last_error`].
+//!   [`lever_retune`], [`lever_untune`], [`lever_signal`] and
+//!   [`lever_unsignal`] (use cases), [`lever_status`], [`lever_ping`] and
+//!   [`lever_last_error`].
 //!
 //! The socket is `$LEVER_SOCKET`, else `/run/lever/lever.sock`. The
 //! library connects on first use, starts a new connection in a forked
@@ -214,6 +215,61 @@ pub extern "C" fn lever_retune(handle: c_int, duration_ms: u32) -> c_int {
 #[no_mangle]
 pub extern "C" fn lever_untune(handle: c_int) -> c_int {
     guard("lever_untune", || {
+        with_session(|s| s.release(handle))?;
+        Ok(0)
+    })
+}
+
+/// Trigger the use case named (or numbered) by the C string `usecase`:
+/// `duration_ms` 0 = its own duration, `0xFFFFFFFF` = until
+/// [`lever_unsignal`]; `fps`/`width`/`height` 0 = not given. Returns a
+/// handle > 0, or -1.
+///
+/// # Safety
+/// `usecase` must be NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn lever_signal(
+    usecase: *const c_char,
+    duration_ms: u32,
+    priority: c_int,
+    fps: u32,
+    width: u32,
+    height: u32,
+) -> c_int {
+    guard("lever_signal", || {
+        let priority = priority_from(priority)?;
+        if usecase.is_null() {
+            return invalid("usecase is NULL");
+        }
+        // SAFETY: non-null, and the caller promises a NUL-terminated string.
+        let name = unsafe { std::ffi::CStr::from_ptr(usecase) };
+        let Ok(name) = name.to_str() else {
+            return invalid("usecase is not UTF-8");
+        };
+        if name.is_empty() || name.len() > lever_protocol::MAX_USECASE_KEY {
+            return invalid(format!(
+                "usecase {name:?} must be 1..={} bytes",
+                lever_protocol::MAX_USECASE_KEY
+            ));
+        }
+        let signal = lever_client::Signal {
+            usecase: name.to_string(),
+            lease: lever_client::SignalLease::from_wire(duration_ms),
+            priority,
+            detach: false,
+            report: false,
+            fps: std::num::NonZeroU32::new(fps),
+            width: std::num::NonZeroU32::new(width),
+            height: std::num::NonZeroU32::new(height),
+        };
+        with_session(|s| s.signal(&signal))
+    })
+}
+
+/// End a use case triggered with [`lever_signal`]. Returns 0, or -1.
+#[no_mangle]
+pub extern "C" fn lever_unsignal(handle: c_int) -> c_int {
+    guard("lever_unsignal", || {
         with_session(|s| s.release(handle))?;
         Ok(0)
     })

@@ -10,7 +10,9 @@
 //! fails with EPIPE and the call reconnects (tests/mock_daemon.rs checks
 //! this with SIGPIPE at its default action).
 
-use lever_client::{socket_path, Acquire, Client, ClientError, Code, Handle, Lease, Priority};
+use lever_client::{
+    socket_path, Acquire, Client, ClientError, Code, Handle, Lease, Priority, Signal,
+};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::{Mutex, Once};
@@ -225,6 +227,25 @@ impl Session {
         Ok(c_handle)
     }
 
+    /// Trigger a use case; returns the C handle. The lock remembers no
+    /// pairs (the daemon resolved them), so `retune` refuses it.
+    pub fn signal(&mut self, signal: &Signal) -> Result<i32, Error> {
+        let priority = signal.priority;
+        let daemon = self.client()?.signal(signal.clone())?;
+        let c_handle = self.alloc(daemon);
+        self.locks.insert(
+            c_handle,
+            Lock {
+                daemon: Some(daemon),
+                priority,
+                pairs: Vec::new(),
+                expires: None,
+            },
+        );
+        self.prune();
+        Ok(c_handle)
+    }
+
     /// Acquire again with the remembered pairs and priority and a new
     /// duration.
     pub fn retune(&mut self, handle: i32, duration_ms: u32) -> Result<i32, Error> {
@@ -233,6 +254,11 @@ impl Session {
             .get(&handle)
             .cloned()
             .ok_or(Error::UnknownHandle(handle))?;
+        if lock.pairs.is_empty() {
+            return Err(Error::Invalid(format!(
+                "handle {handle} is a use case (lever_signal): signal it again instead"
+            )));
+        }
         self.acquire(handle, duration_ms, Some(lock.priority), &lock.pairs)
     }
 

@@ -253,3 +253,85 @@ int main(void) {
         std::thread::sleep(Duration::from_millis(5));
     }
 }
+
+/// lever_signal / lever_unsignal from C: camera-preview's Gold floor is set
+/// while held and back after lever_unsignal; an unknown use case is -1
+/// with the daemon's reason.
+#[test]
+fn lever_signal_from_c_triggers_and_ends_a_use_case() {
+    let Some(s) = setup("lever_signal_from_c_triggers_and_ends_a_use_case") else {
+        return;
+    };
+    const GOLD_MIN: &str = "sys/devices/system/cpu/cpufreq/policy4/scaling_min_freq";
+    let original = s.daemon.read(GOLD_MIN);
+    assert_ne!(original, "1228800");
+    let work = s.daemon.dir.path();
+    let libdir = s.lib.parent().unwrap();
+    let include = repo_root().join("crates/capi/include");
+    let src = work.join("signal.c");
+    std::fs::write(
+        &src,
+        r#"#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "lever.h"
+static void node(const char *path) {
+    char buf[64] = {0};
+    FILE *f = fopen(path, "r");
+    if (f) { if (!fgets(buf, sizeof buf, f)) buf[0] = 0; fclose(f); }
+    printf("node: %s", buf);
+}
+int main(void) {
+    int h = lever_signal("camera-preview", LEVER_UNTIL_RELEASED,
+                         LEVER_PRIO_THIRD_PARTY_LOW, 0, 0, 0);
+    if (h <= 0) { printf("failed: %s\n", lever_last_error()); return 1; }
+    printf("handle %d\n", h);
+    node(getenv("LEVER_TEST_NODE"));
+    printf("unsignal %d\n", lever_unsignal(h));
+    node(getenv("LEVER_TEST_NODE"));
+    int bad = lever_signal("no-such-case", 0, LEVER_PRIO_THIRD_PARTY_LOW, 30, 0, 0);
+    printf("unknown %d: %s\n", bad, lever_last_error());
+    int null = lever_signal(NULL, 0, 0, 0, 0, 0);
+    printf("null %d: %s\n", null, lever_last_error());
+    return 0;
+}
+"#,
+    )
+    .unwrap();
+    let exe = work.join("signal");
+    compile(
+        &s.cc,
+        &exe,
+        &[
+            "-Wall",
+            "-I",
+            include.to_str().unwrap(),
+            src.to_str().unwrap(),
+            "-L",
+            libdir.to_str().unwrap(),
+            "-llever",
+        ],
+    );
+    let out = Command::new(&exe)
+        .env("LEVER_SOCKET", &s.daemon.socket)
+        .env("LD_LIBRARY_PATH", libdir)
+        .env("LEVER_TEST_NODE", s.daemon.node(GOLD_MIN))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    let nodes: Vec<&str> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("node: "))
+        .collect();
+    assert_eq!(nodes, ["1228800", original.as_str()], "{stdout}");
+    assert!(stdout.contains("unsignal 0"), "{stdout}");
+    assert!(
+        stdout.contains("unknown -1: lever_signal: lever daemon refused: no use case named or numbered \"no-such-case\""),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("null -1: lever_signal: usecase is NULL"),
+        "{stdout}"
+    );
+}

@@ -32,7 +32,7 @@ fn serve(state: Arc<Mutex<Mock>>, mut stream: UnixStream) {
                 let mut st = state.lock().unwrap();
                 st.log.push(req.clone());
                 let reply = match req {
-                    Request::Acquire(Acquire { handle: None, .. }) => {
+                    Request::Acquire(Acquire { handle: None, .. }) | Request::Signal(_) => {
                         st.next += 1;
                         live.insert(st.next);
                         Reply::Handle(st.next)

@@ -61,6 +61,11 @@ pub enum Command {
     Explain(crate::cmd::client::ExplainArgs),
     /// perflock_native_test form: --acq <handle> <duration> <opcode,value,...>
     Perflock(crate::cmd::client::PerflockArgs),
+    /// Trigger a use case (`lever usecases` lists them) and hold it until
+    /// Ctrl-C or its duration; --attr fps=30,... picks the variant.
+    Signal(crate::cmd::signal::SignalArgs),
+    /// End a use case `lever signal --detach` left with the daemon.
+    Unsignal(crate::cmd::signal::UnsignalArgs),
     /// LMBench's micro-benchmarks and Dhrystone/Whetstone/Linpack, with
     /// statistics; `bench compare BASE NEW` for CI.
     Bench(crate::cmd::bench::BenchArgs),

@@ -100,6 +100,8 @@ fn no_subcommand_panics_on_a_closed_stdout() {
         vec!["explain", "0x44008100"],
         vec!["perflock", "--acq", "0", "1000", "0x44008100,1958400"],
         vec!["release", "12345"],
+        vec!["signal", "-d", "5s", "--detach", "app-launch"],
+        vec!["unsignal", "12345"],
         vec!["restore", "--state-dir", state_dir],
         vec!["--root", root, "cpu"],
         vec!["cpu", "ipc", "--", "true"],

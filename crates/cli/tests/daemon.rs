@@ -3,110 +3,15 @@
 
 mod common;
 
+use common::daemon::{is_root, state_dir, wait_until, Daemon};
 use common::{changed, snapshot, LEVER};
-use lever_client::{Acquire, Client, ClientError, Handle, Lease, Priority};
+use lever_client::{Acquire, ClientError, Handle, Lease, Priority};
 use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixStream;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const SILVER_MIN: &str = "sys/devices/system/cpu/cpufreq/policy0/scaling_min_freq";
-
-struct Daemon {
-    child: Child,
-    dir: PathBuf,
-    socket: PathBuf,
-    log: std::sync::Arc<std::sync::Mutex<String>>,
-}
-
-impl Daemon {
-    /// Start `lever daemon --sim qcs6490` in `dir` and wait until ready.
-    fn start(dir: &Path, extra: &[&str]) -> Daemon {
-        let socket = dir.join("lever.sock");
-        let mut args: Vec<String> = vec![
-            "daemon".into(),
-            "--state-dir".into(),
-            dir.display().to_string(),
-            "--socket".into(),
-            socket.display().to_string(),
-        ];
-        if !extra.contains(&"--root") {
-            args.extend(["--sim".into(), "qcs6490".into()]);
-        }
-        args.extend(extra.iter().map(|s| s.to_string()));
-        let (child, log) = common::spawn_daemon(Command::new(LEVER).args(&args));
-        Daemon {
-            child,
-            dir: dir.to_path_buf(),
-            socket,
-            log,
-        }
-    }
-
-    fn client(&self) -> Client {
-        Client::connect(&self.socket).expect("connect")
-    }
-
-    fn node(&self, rel: &str) -> String {
-        std::fs::read_to_string(self.dir.join("sim").join(rel))
-            .unwrap()
-            .trim()
-            .to_string()
-    }
-
-    fn log(&self) -> String {
-        self.log.lock().unwrap().clone()
-    }
-
-    fn signal(&self, sig: i32) {
-        let pid = rustix::process::Pid::from_raw(self.child.id() as i32).unwrap();
-        rustix::process::kill_process(pid, rustix::process::Signal::from_named_raw(sig).unwrap())
-            .unwrap();
-    }
-
-    fn wait(mut self) -> std::process::ExitStatus {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            if let Some(st) = self.child.try_wait().unwrap() {
-                return st;
-            }
-            assert!(Instant::now() < deadline, "daemon did not exit");
-            std::thread::sleep(Duration::from_millis(5));
-        }
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn state_dir() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    // Let an unprivileged client reach the socket inside.
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    dir
-}
-
-/// Wait until `f` holds, polling every 200 µs; returns how long it took.
-fn wait_until(limit: Duration, mut f: impl FnMut() -> bool) -> Option<Duration> {
-    let start = Instant::now();
-    while start.elapsed() < limit {
-        if f() {
-            return Some(start.elapsed());
-        }
-        std::thread::sleep(Duration::from_micros(200));
-    }
-    None
-}
-
-fn is_root() -> bool {
-    rustix::process::getuid().is_root()
-}
 
 #[test]
 fn seed_perflock_acquire_sets_silver_min_and_release_restores() {
@@ -232,16 +137,7 @@ fn unprivileged_client_is_refused_system_resources_and_others_handles() {
             &[(0x44008100, 1958400)],
         )
         .unwrap();
-    let as_nobody = |args: &[&str]| {
-        use std::os::unix::process::CommandExt;
-        Command::new(LEVER)
-            .args(args)
-            .env("LEVER_SOCKET", &d.socket)
-            .uid(65534)
-            .gid(65534)
-            .output()
-            .unwrap()
-    };
+    let as_nobody = |args: &[&str]| d.as_nobody(args);
     // A system-only resource (PM QoS) is refused.
     let out = as_nobody(&["acquire", "-d", "100", "0x49800000=0"]);
     assert!(!out.status.success());
@@ -628,7 +524,9 @@ fn cpu_ticks(pid: u32) -> u64 {
 #[test]
 fn busy_poll_serves_bursts_and_still_sleeps_when_idle() {
     let dir = state_dir();
-    let d = Daemon::start(dir.path(), &["--busy-poll-us", "2000"]);
+    // Without app detection: with it, every exec on this machine (other
+    // jobs' compilers) wakes the daemon to read a comm, by design.
+    let d = Daemon::start(dir.path(), &["--busy-poll-us", "2000", "--no-apps"]);
     let mut c = d.client();
     for _ in 0..200 {
         let h = c

@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 pub use lever_protocol::ErrorCode as Code;
 pub use lever_protocol::{
     Acquire, Acquired, Applied, Bound, Cause, Explain, Handle, Holder, Lease, PairRule, Priority,
-    SnapDirection, Status, VoteInfo,
+    Signal, SignalLease, SnapDirection, Status, VoteInfo,
 };
 
 /// Where the daemon listens unless `LEVER_SOCKET` says otherwise.
@@ -173,10 +173,7 @@ impl Client {
     /// Acquire with every field of the protocol (e.g. `detach`); `report`
     /// must be false (see [`Client::acquire_report`]).
     pub fn acquire_with(&mut self, acquire: Acquire) -> Result<Handle, ClientError> {
-        match self.call(&Request::Acquire(acquire))? {
-            Reply::Handle(h) => Handle::new(h).ok_or(ClientError::Unexpected(Reply::Handle(h))),
-            other => Err(ClientError::Unexpected(other)),
-        }
+        self.handle_of(&Request::Acquire(acquire))
     }
 
     /// Acquire and get the daemon's report: the handle and, per resource,
@@ -184,14 +181,47 @@ impl Client {
     /// why), and the value the node has now and who decided it. Sets the
     /// protocol's report flag whatever `acquire.report` says.
     pub fn acquire_report(&mut self, acquire: Acquire) -> Result<Acquired, ClientError> {
-        let text = self.json(Request::Acquire(Acquire {
-            report: true,
-            ..acquire
-        }))?;
-        serde_json::from_str(&text).map_err(|source| ClientError::Document {
-            what: "acquire report",
-            source,
-        })
+        self.report(
+            Request::Acquire(Acquire {
+                report: true,
+                ..acquire
+            }),
+            "acquire report",
+        )
+    }
+
+    /// The handle of a HANDLE reply to `request`.
+    fn handle_of(&mut self, request: &Request) -> Result<Handle, ClientError> {
+        match self.call(request)? {
+            Reply::Handle(h) => Handle::new(h).ok_or(ClientError::Unexpected(Reply::Handle(h))),
+            other => Err(ClientError::Unexpected(other)),
+        }
+    }
+
+    /// The [`Acquired`] document answering `request` (report flag set).
+    fn report(&mut self, request: Request, what: &'static str) -> Result<Acquired, ClientError> {
+        let text = self.json(request)?;
+        serde_json::from_str(&text).map_err(|source| ClientError::Document { what, source })
+    }
+
+    /// Trigger a use case of the daemon's target (`signal.report` must be
+    /// false, see [`Client::signal_report`]); release it with
+    /// [`Client::release`] of the handle.
+    pub fn signal(&mut self, signal: Signal) -> Result<Handle, ClientError> {
+        self.handle_of(&Request::Signal(signal))
+    }
+
+    /// Trigger a use case and get the daemon's report (as
+    /// [`Client::acquire_report`], with `usecase` naming the use case and
+    /// the variant chosen).
+    pub fn signal_report(&mut self, signal: Signal) -> Result<Acquired, ClientError> {
+        self.report(
+            Request::Signal(Signal {
+                report: true,
+                ..signal
+            }),
+            "signal report",
+        )
     }
 
     /// Release a request.

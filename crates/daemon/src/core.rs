@@ -2,6 +2,9 @@
 //! do what, request bookkeeping, applying plans with the journal, logging
 //! every change, status and explain documents. Time is an argument.
 
+mod apps;
+mod signal;
+
 use crate::identity::Identity;
 use crate::journal::Journal;
 use crate::log::Logger;
@@ -18,6 +21,7 @@ use lever_protocol::{
 };
 use lever_targets::Target;
 use lever_tunables::Applier;
+use signal::TaskState;
 use std::collections::{BTreeSet, HashMap};
 use std::time::Duration;
 
@@ -82,6 +86,8 @@ struct Meta {
     /// Made by a system client (may use system-only resources whatever
     /// its class).
     system: bool,
+    /// The use case it triggered (`name` or `name/variant`), for a SIGNAL.
+    usecase: Option<String>,
 }
 
 /// One uid's live requests: how many, and which are detached (any
@@ -126,6 +132,10 @@ pub struct Core {
     limits: Limits,
     log: Logger,
     handles: HandleSource,
+    /// Per-task and cgroup settings of triggered use cases.
+    tasks: TaskState,
+    /// The request the last `acquire_labelled` granted.
+    granted: Option<RequestId>,
 }
 
 /// Unguessable handles from the kernel's random pool, fetched 256 at a time
@@ -231,6 +241,8 @@ impl Core {
             limits,
             log,
             handles: HandleSource::new(),
+            tasks: TaskState::default(),
+            granted: None,
         })
     }
 
@@ -272,6 +284,7 @@ impl Core {
                 ),
             },
             Wire::Ping => Reply::Pong(lever_protocol::VERSION),
+            Wire::Signal(s) => self.signal(client, s, now),
         }
     }
 
@@ -283,6 +296,20 @@ impl Core {
     }
 
     fn acquire(&mut self, client: &Client, a: Acquire, now: Duration) -> Reply {
+        self.acquire_labelled(client, a, now, None)
+    }
+
+    /// An ACQUIRE, or the request a SIGNAL resolved to (`usecase` names
+    /// it). When it is granted, its id is left in `self.granted` (the
+    /// SIGNAL goes on with the use case's task plan for that request).
+    fn acquire_labelled(
+        &mut self,
+        client: &Client,
+        a: Acquire,
+        now: Duration,
+        usecase: Option<String>,
+    ) -> Reply {
+        self.granted = None;
         let system = client.id.system;
         let priority = a.priority;
         if priority.is_system() && !system {
@@ -402,6 +429,7 @@ impl Core {
                 if replaced {
                     self.apply(&plan, "request replaced");
                     self.untrack(id);
+                    self.end_tasks(id);
                 }
                 return refuse(engine_code(&e), e.to_string());
             }
@@ -419,6 +447,7 @@ impl Core {
                 pairs,
                 priority,
                 system,
+                usecase: usecase.clone(),
             },
         );
         let why = format!(
@@ -434,11 +463,13 @@ impl Core {
             let undo = self.engine.release(id).unwrap_or_default();
             self.apply(&undo, "request refused by the kernel");
             self.untrack(id);
+            self.end_tasks(id);
             return match code {
                 ErrorCode::Internal => refuse(code, err),
                 _ => refuse(code, format!("kernel refused: {err}")),
             };
         }
+        self.granted = Some(id);
         if !report {
             return Reply::Handle(handle.get());
         }
@@ -447,7 +478,12 @@ impl Core {
             .iter()
             .filter_map(|&(idx, adjustment)| self.applied(client, idx, adjustment))
             .collect();
-        json_reply(&Acquired { handle, resources })
+        json_reply(&Acquired {
+            handle,
+            resources,
+            lease: usecase.is_some().then_some(a.lease),
+            usecase,
+        })
     }
 
     /// What became of one pair of an acquire: asked, held after clamp and
@@ -543,6 +579,7 @@ impl Core {
             priority: self.meta.get(&vote.id)?.priority,
             value: vote.value,
             shown: self.engine.spec(idx)?.render(vote.value),
+            usecase: self.usecase_of(client, vote.id),
         })
     }
 
@@ -558,6 +595,7 @@ impl Core {
             Ok(plan) => {
                 self.untrack(id);
                 self.apply(&plan, &format!("request {handle} released"));
+                self.end_tasks(id);
                 Reply::Done
             }
             Err(e) => refuse(engine_code(&e), e.to_string()),
@@ -578,6 +616,9 @@ impl Core {
             plan.ended.len()
         );
         self.apply(&plan, &why);
+        for id in &plan.ended {
+            self.end_tasks(*id);
+        }
     }
 
     /// End every request whose deadline has passed.
@@ -600,6 +641,9 @@ impl Core {
         }
         let ids: Vec<String> = plan.ended.iter().map(|i| i.0.to_string()).collect();
         self.apply(&plan, &format!("request {} expired", ids.join(",")));
+        for id in &plan.ended {
+            self.end_tasks(*id);
+        }
         more
     }
 
@@ -721,10 +765,13 @@ impl Core {
     pub fn shutdown(&mut self) {
         let plan = self.engine.release_all();
         let ids: Vec<RequestId> = self.meta.keys().copied().collect();
-        for id in ids {
+        for &id in &ids {
             self.untrack(id);
         }
         let failures = self.apply(&plan, "daemon stopping");
+        for id in ids {
+            self.end_tasks(id);
+        }
         // Only a fully restored device gets a clean journal; otherwise the
         // next start (or `lever restore`) retries.
         if failures.is_empty() {
@@ -888,6 +935,7 @@ impl Core {
             detached: m.detached,
             lease: m.lease,
             expires_in_ms: expires_in_ms(r.deadline, now),
+            usecase: m.usecase.clone(),
             pairs: r
                 .pairs
                 .iter()
@@ -906,6 +954,14 @@ impl Core {
                 })
                 .collect(),
         }
+    }
+
+    /// The use case request `id` triggered, if `client` may see the request.
+    fn usecase_of(&self, client: &Client, id: RequestId) -> Option<String> {
+        self.meta
+            .get(&id)
+            .filter(|_| self.owns(client, id))
+            .and_then(|m| m.usecase.clone())
     }
 
     /// A request as `client` may see it: its handle, or "another client".
@@ -986,6 +1042,7 @@ impl Core {
                     error: u.error,
                 })
                 .collect(),
+            app_detection: self.tasks_app_detection(),
         }
     }
 
@@ -1008,6 +1065,7 @@ impl Core {
                     shown: spec.render(value),
                     priority: self.meta.get(&id)?.priority,
                     expires_in_ms: expires_in_ms(self.engine.request(id)?.deadline, now),
+                    usecase: self.usecase_of(client, id),
                 })
             })
             .collect();

@@ -536,7 +536,7 @@ fn header(root: &str, boot: Option<&str>) -> String {
 
 /// The running boot's id as the tree under `fs` shows it (`None` where the
 /// node does not exist, e.g. most simulated boards).
-fn boot_id(fs: &KernelFs) -> Option<String> {
+pub(crate) fn boot_id(fs: &KernelFs) -> Option<String> {
     fs.read(BOOT_ID).ok().filter(|b| !b.is_empty())
 }
 

@@ -24,11 +24,13 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod apps;
 pub mod core;
 pub mod identity;
 pub mod journal;
 pub mod log;
 pub mod server;
+pub mod tasks;
 pub mod writer;
 
 use crate::core::{Core, Limits};
@@ -63,6 +65,8 @@ pub struct Config {
     /// Busy-poll window after each burst of events (see
     /// [`server::Server::set_busy_poll`]); zero always sleeps.
     pub busy_poll: std::time::Duration,
+    /// Detect the target's `apps:` with the process connector.
+    pub apps: bool,
 }
 
 impl Default for Config {
@@ -76,6 +80,7 @@ impl Default for Config {
             limits: Limits::default(),
             quiet: false,
             busy_poll: std::time::Duration::ZERO,
+            apps: true,
         }
     }
 }
@@ -226,6 +231,26 @@ pub fn run(config: Config) -> Result<(), DaemonError> {
             )),
         }
     }
+    let tpath = tasks::TaskJournal::path_in(&config.state_dir);
+    let (task_journal, task_recovered) =
+        tasks::TaskJournal::recover_and_open(&config.state_dir, &fs).map_err(|source| {
+            DaemonError::Journal {
+                path: tpath.clone(),
+                source,
+            }
+        })?;
+    for r in &task_recovered {
+        match &r.result {
+            Ok(done) => log.info(&format!(
+                "recovered request {}: {:?} ({done:?})",
+                r.request, r.original
+            )),
+            Err(e) => log.warn(&format!(
+                "could not restore {:?} of request {}: {e}",
+                r.original, r.request
+            )),
+        }
+    }
     let system_gid = identity::group_id(&config.system_group);
     let listener = bind(&config.socket, system_gid)?;
     log.info(&format!(
@@ -236,13 +261,14 @@ pub fn run(config: Config) -> Result<(), DaemonError> {
         root.display(),
         config.state_dir.display()
     ));
-    let core = Core::new(
+    let mut core = Core::new(
         fs.clone(),
         target,
         journal,
         config.limits.clone(),
         log.clone(),
     )?;
+    core.set_task_journal(task_journal);
     let target_arg = config.target.clone();
     let reload_fs = fs.clone();
     let reload = Box::new(move || {
@@ -253,6 +279,9 @@ pub fn run(config: Config) -> Result<(), DaemonError> {
     server::raise_nofile();
     let mut server = server::Server::new(core, listener, system_gid, log.clone(), reload)?;
     server.set_busy_poll(config.busy_poll);
+    if config.apps {
+        server.watch_apps(fs.clone())?;
+    }
     // Start-up code (argument parsing, target loading, journal recovery)
     // will not run again: let the kernel take its pages back now.
     if let Err(e) = lever_syscalls::page_out_own_code() {
@@ -288,5 +317,17 @@ pub fn restore(state_dir: &Path, root: &Path) -> Result<journal::Recovery, Daemo
     }
     let path = journal::Journal::path_in(state_dir);
     let fs = KernelFs::new(root);
-    journal::recover(&path, &fs).map_err(|source| DaemonError::Journal { path, source })
+    let recovery =
+        journal::recover(&path, &fs).map_err(|source| DaemonError::Journal { path, source })?;
+    // Task settings of use cases (cgroup files, thread affinity, ...).
+    let tpath = tasks::TaskJournal::path_in(state_dir);
+    if tpath.exists() {
+        tasks::TaskJournal::recover_and_open(state_dir, &fs).map_err(|source| {
+            DaemonError::Journal {
+                path: tpath,
+                source,
+            }
+        })?;
+    }
+    Ok(recovery)
 }

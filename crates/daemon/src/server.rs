@@ -38,6 +38,7 @@ const SIG_HUP: u64 = 4;
 const PAUSE: u64 = 5;
 const RETRY: u64 = 6;
 const JOURNAL: u64 = 7;
+const APPS: u64 = 8;
 const FIRST_CONN: u64 = 16;
 /// Past this much unsent reply data a connection is not read from until
 /// the client has taken some: back-pressure instead of buffering. One reply
@@ -196,6 +197,8 @@ pub struct Server<'a> {
     refused: (u64, Option<Instant>),
     /// Connections waiting for a journal ticket.
     parked: HashMap<u64, Vec<u64>>,
+    /// App detection, when it runs.
+    apps: Option<crate::apps::AppWatch>,
 }
 
 fn pipe_pair() -> io::Result<(OwnedFd, OwnedFd)> {
@@ -312,6 +315,7 @@ impl<'a> Server<'a> {
             spare: spare_fd(),
             refused: (0, None),
             parked: HashMap::new(),
+            apps: None,
         })
     }
 
@@ -333,6 +337,69 @@ impl<'a> Server<'a> {
     /// The connection caps in force.
     pub fn conn_limits(&self) -> &ConnLimits {
         &self.limits
+    }
+
+    /// Start app detection (the target's `apps:`), reading processes
+    /// under `procfs`. Where the process connector cannot be used, say so
+    /// once in the log and in STATUS, and serve on without it.
+    pub fn watch_apps(&mut self, procfs: lever_kernel::KernelFs) -> io::Result<()> {
+        use crate::apps::{AppWatch, Detection};
+        match AppWatch::open(&self.core, procfs) {
+            Detection::On(w) => {
+                epoll::add(
+                    &self.epoll,
+                    w.fd(),
+                    epoll::EventData::new_u64(APPS),
+                    epoll::EventFlags::IN,
+                )?;
+                self.log.info(&format!(
+                    "app detection on: {} app(s) of the target",
+                    self.core.target().apps.len()
+                ));
+                self.core.set_app_detection("on".into());
+                self.apps = Some(*w);
+            }
+            Detection::NoApps => {}
+            Detection::Unavailable(why) => {
+                self.log.warn(&format!(
+                    "{why}; apps are not configured automatically (`lever signal` still works)"
+                ));
+                self.core.set_app_detection(format!("unavailable: {why}"));
+            }
+        }
+        Ok(())
+    }
+
+    fn apps_readable(&mut self) {
+        let Some(w) = self.apps.as_mut() else { return };
+        let now = self.epoch.elapsed();
+        let (started, log) = w.on_readable(&mut self.core, now);
+        for line in log {
+            self.log.info(&line);
+        }
+        for conn in started {
+            let Some(fd) = w.pidfd(conn) else { continue };
+            if let Err(e) = epoll::add(
+                &self.epoll,
+                fd,
+                epoll::EventData::new_u64((conn << 1) | 1),
+                epoll::EventFlags::IN,
+            ) {
+                self.log.warn(&format!("cannot watch an app's exit: {e}"));
+                w.exited(&mut self.core, conn);
+            }
+        }
+    }
+
+    fn app_exited(&mut self, conn: u64) {
+        let Some(w) = self.apps.as_mut() else { return };
+        if let Some((name, pidfd)) = w.exited(&mut self.core, conn) {
+            let _ = epoll::delete(&self.epoll, &pidfd);
+            self.log.info(&format!(
+                "app {name} (pid {}) exited: its configuration is released",
+                pidfd.pid()
+            ));
+        }
     }
 
     fn now(&self) -> Duration {
@@ -400,6 +467,10 @@ impl<'a> Server<'a> {
                     SIG_HUP => {
                         drain(&self.hup.0);
                         self.reload_config();
+                    }
+                    APPS => self.apps_readable(),
+                    t if t & 1 == 1 && (t >> 1) >= crate::apps::APP_CONN_BASE => {
+                        self.app_exited(t >> 1)
                     }
                     t if t & 1 == 1 => self.close(t >> 1, "process exited"),
                     t => {

@@ -24,16 +24,22 @@
 //! | 0x03 | STATUS | empty |
 //! | 0x04 | EXPLAIN | UTF-8 resource name or opcode (`0x44008100`) |
 //! | 0x05 | PING | empty |
+//! | 0x06 | SIGNAL | duration_ms u32 (0 = the use case's own duration, 0xFFFFFFFF = until released, else that many ms), priority u8, flags u8 (as ACQUIRE's), reserved u16 (0), fps u32, width u32, height u32 (each 0 = not given), then the use case's name or id (`camera-preview`, `0x00030002`) in UTF-8, 1..=255 bytes |
 //!
 //! Replies (daemon → client):
 //!
 //! | kind | name | body |
 //! |---|---|---|
-//! | 0x81 | HANDLE | handle u32 (> 0); the reply to an ACQUIRE without the report flag |
+//! | 0x81 | HANDLE | handle u32 (> 0); the reply to an ACQUIRE or SIGNAL without the report flag |
 //! | 0x82 | DONE | empty |
 //! | 0x83 | JSON | UTF-8 JSON document, or a piece of one: a document longer than a frame is sent as several JSON frames, all but the last with the MORE flag; the reader concatenates them. STATUS, EXPLAIN, and an ACQUIRE with the report flag ([`Acquired`]: the handle and, per resource, the value asked, held and applied and why they differ) |
 //! | 0x85 | PONG | protocol version u8 |
 //! | 0xFF | ERROR | code u16, then a UTF-8 message |
+//!
+//! A SIGNAL triggers a use case of the daemon's target (`docs/usecases.md`):
+//! it becomes one request like an ACQUIRE's, released with RELEASE of its
+//! handle. An unknown use case is refused with code 9 (UnknownUseCase), a
+//! system-only one asked by a third-party client with 4 (NotPermitted).
 //!
 //! The body length must match the kind exactly (ACQUIRE: 12 + 12·count).
 //! Anything else — bad magic, unknown version or kind, a length over the
@@ -62,6 +68,8 @@
 //! ACQUIRE replies ([`Status`], [`Explain`], [`Acquired`]) in [`reply`].
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
+
+use std::num::NonZeroU32;
 
 pub mod fields;
 pub mod reply;
@@ -95,6 +103,8 @@ pub mod kind {
     pub const EXPLAIN: u8 = 0x04;
     /// Liveness check.
     pub const PING: u8 = 0x05;
+    /// Trigger a use case.
+    pub const SIGNAL: u8 = 0x06;
     /// Reply: the request's handle.
     pub const HANDLE: u8 = 0x81;
     /// Reply: done, nothing to return.
@@ -127,6 +137,64 @@ pub struct Acquire {
     pub pairs: Vec<(u32, i64)>,
 }
 
+/// How long a triggered use case lasts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SignalLease {
+    /// The use case's own duration (0 on the wire).
+    #[default]
+    UseCaseDefault,
+    /// This lease instead (`UntilReleased` is 0xFFFFFFFF on the wire; a
+    /// timed lease of 0xFFFFFFFF ms cannot be sent).
+    Given(Lease),
+}
+
+/// Wire value of [`SignalLease::Given`]`(Lease::UntilReleased)`.
+pub const SIGNAL_UNTIL_RELEASED: u32 = u32::MAX;
+
+impl SignalLease {
+    /// From the wire number.
+    pub fn from_wire(ms: u32) -> SignalLease {
+        match ms {
+            0 => SignalLease::UseCaseDefault,
+            SIGNAL_UNTIL_RELEASED => SignalLease::Given(Lease::UntilReleased),
+            ms => SignalLease::Given(Lease::from_ms(ms)),
+        }
+    }
+
+    /// The wire number.
+    pub fn to_wire(self) -> u32 {
+        match self {
+            SignalLease::UseCaseDefault => 0,
+            SignalLease::Given(Lease::UntilReleased) => SIGNAL_UNTIL_RELEASED,
+            SignalLease::Given(l) => l.ms(),
+        }
+    }
+}
+
+/// A SIGNAL request: trigger a use case.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Signal {
+    /// The use case's name, or its id as text (`0x00030002`).
+    pub usecase: String,
+    /// How long it lasts.
+    pub lease: SignalLease,
+    /// Requested priority class (as for ACQUIRE).
+    pub priority: Priority,
+    /// Keep the request after this connection closes (timed only).
+    pub detach: bool,
+    /// Answer with an [`Acquired`] document instead of HANDLE.
+    pub report: bool,
+    /// Frames per second, if given (chooses the variant).
+    pub fps: Option<NonZeroU32>,
+    /// Width in pixels, if given.
+    pub width: Option<NonZeroU32>,
+    /// Height in pixels, if given.
+    pub height: Option<NonZeroU32>,
+}
+
+/// Longest use case key in a SIGNAL, bytes.
+pub const MAX_USECASE_KEY: usize = 255;
+
 /// A message from a client.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Request {
@@ -146,6 +214,8 @@ pub enum Request {
     },
     /// Liveness check.
     Ping,
+    /// Trigger a use case.
+    Signal(Signal),
 }
 
 /// Error codes carried by ERROR replies.
@@ -168,6 +238,8 @@ pub enum ErrorCode {
     Invalid = 7,
     /// The daemon failed internally (e.g. could not journal).
     Internal = 8,
+    /// No use case of that name or id in the daemon's target.
+    UnknownUseCase = 9,
 }
 
 impl ErrorCode {
@@ -181,6 +253,7 @@ impl ErrorCode {
             5 => ErrorCode::NoSuchRequest,
             6 => ErrorCode::Limit,
             7 => ErrorCode::Invalid,
+            9 => ErrorCode::UnknownUseCase,
             _ => ErrorCode::Internal,
         }
     }
@@ -287,14 +360,7 @@ impl Request {
                 b.extend_from_slice(&Handle::to_wire(a.handle).to_le_bytes());
                 b.extend_from_slice(&a.lease.ms().to_le_bytes());
                 b.push(a.priority as u8);
-                let mut flags = 0;
-                if a.detach {
-                    flags |= acquire_flag::DETACH;
-                }
-                if a.report {
-                    flags |= acquire_flag::REPORT;
-                }
-                b.push(flags);
+                b.push(flag_bits(a.detach, a.report));
                 b.extend_from_slice(&(a.pairs.len().min(u16::MAX as usize) as u16).to_le_bytes());
                 for (op, v) in &a.pairs {
                     b.extend_from_slice(&op.to_le_bytes());
@@ -306,6 +372,18 @@ impl Request {
             Request::Status => frame(kind::STATUS, &[]),
             Request::Explain { resource } => frame(kind::EXPLAIN, resource.as_bytes()),
             Request::Ping => frame(kind::PING, &[]),
+            Request::Signal(s) => {
+                let mut b = Vec::with_capacity(20 + s.usecase.len());
+                b.extend_from_slice(&s.lease.to_wire().to_le_bytes());
+                b.push(s.priority as u8);
+                b.push(flag_bits(s.detach, s.report));
+                b.extend_from_slice(&[0, 0]);
+                for v in [s.fps, s.width, s.height] {
+                    b.extend_from_slice(&v.map_or(0, NonZeroU32::get).to_le_bytes());
+                }
+                b.extend_from_slice(s.usecase.as_bytes());
+                frame(kind::SIGNAL, &b)
+            }
         }
     }
 }
@@ -344,6 +422,68 @@ impl Reply {
             }
         }
     }
+}
+
+fn flag_bits(detach: bool, report: bool) -> u8 {
+    let mut flags = 0;
+    if detach {
+        flags |= acquire_flag::DETACH;
+    }
+    if report {
+        flags |= acquire_flag::REPORT;
+    }
+    flags
+}
+
+/// The detach and report bits of a request's flags byte; other bits are
+/// refused.
+fn request_flags(what: &str, flags: u8) -> Result<(bool, bool), ProtocolError> {
+    if flags & !(acquire_flag::DETACH | acquire_flag::REPORT) != 0 {
+        return Err(ProtocolError::Field(format!(
+            "{what} flags 0x{flags:02x} has unknown bits"
+        )));
+    }
+    Ok((
+        flags & acquire_flag::DETACH != 0,
+        flags & acquire_flag::REPORT != 0,
+    ))
+}
+
+fn decode_signal(body: &[u8]) -> Result<Signal, ProtocolError> {
+    if body.len() < 21 {
+        return Err(ProtocolError::Length {
+            kind: "SIGNAL",
+            got: body.len(),
+            expected: 21,
+        });
+    }
+    if body.len() > 20 + MAX_USECASE_KEY {
+        return Err(ProtocolError::Length {
+            kind: "SIGNAL",
+            got: body.len(),
+            expected: 20 + MAX_USECASE_KEY,
+        });
+    }
+    let priority =
+        Priority::try_from(body[4]).map_err(|e| ProtocolError::Field(format!("SIGNAL {e}")))?;
+    let (detach, report) = request_flags("SIGNAL", body[5])?;
+    if body[6] != 0 || body[7] != 0 {
+        return Err(ProtocolError::Field(
+            "SIGNAL reserved bytes must be 0".to_string(),
+        ));
+    }
+    Ok(Signal {
+        usecase: std::str::from_utf8(&body[20..])
+            .map_err(|_| ProtocolError::Utf8("SIGNAL use case"))?
+            .to_string(),
+        lease: SignalLease::from_wire(u32_at(body, 0)),
+        priority,
+        detach,
+        report,
+        fps: NonZeroU32::new(u32_at(body, 8)),
+        width: NonZeroU32::new(u32_at(body, 12)),
+        height: NonZeroU32::new(u32_at(body, 16)),
+    })
 }
 
 fn truncate_utf8(s: &str, max: usize) -> &str {
@@ -409,7 +549,7 @@ pub fn decode_request(buf: &[u8]) -> Result<Option<(Request, usize)>, ProtocolEr
     }
     if !matches!(
         k,
-        kind::ACQUIRE | kind::RELEASE | kind::STATUS | kind::EXPLAIN | kind::PING
+        kind::ACQUIRE | kind::RELEASE | kind::STATUS | kind::EXPLAIN | kind::PING | kind::SIGNAL
     ) {
         return Err(ProtocolError::UnknownKind(k));
     }
@@ -430,12 +570,7 @@ pub fn decode_request(buf: &[u8]) -> Result<Option<(Request, usize)>, ProtocolEr
             exact("ACQUIRE", body, 12 + 12 * count)?;
             let priority = Priority::try_from(body[8])
                 .map_err(|e| ProtocolError::Field(format!("ACQUIRE {e}")))?;
-            let flags = body[9];
-            if flags & !(acquire_flag::DETACH | acquire_flag::REPORT) != 0 {
-                return Err(ProtocolError::Field(format!(
-                    "ACQUIRE flags 0x{flags:02x} has unknown bits"
-                )));
-            }
+            let (detach, report) = request_flags("ACQUIRE", body[9])?;
             let pairs = body[12..]
                 .chunks_exact(12)
                 .map(|c| {
@@ -448,8 +583,8 @@ pub fn decode_request(buf: &[u8]) -> Result<Option<(Request, usize)>, ProtocolEr
                 handle: Handle::new(u32_at(body, 0)),
                 lease: Lease::from_ms(u32_at(body, 4)),
                 priority,
-                detach: flags & acquire_flag::DETACH != 0,
-                report: flags & acquire_flag::REPORT != 0,
+                detach,
+                report,
                 pairs,
             })
         }
@@ -468,6 +603,7 @@ pub fn decode_request(buf: &[u8]) -> Result<Option<(Request, usize)>, ProtocolEr
                 .map_err(|_| ProtocolError::Utf8("EXPLAIN resource"))?
                 .to_string(),
         },
+        kind::SIGNAL => Request::Signal(decode_signal(body)?),
         _ => {
             exact("PING", body, 0)?;
             Request::Ping

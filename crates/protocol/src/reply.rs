@@ -69,6 +69,10 @@ pub struct Status {
     /// when there are none (and from older daemons).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unrestored: Vec<Unrestored>,
+    /// App detection: `on`, or `unavailable: WHY`; absent when the target
+    /// has no `apps:` or detection is off (and from older daemons).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_detection: Option<String>,
 }
 
 /// An original the daemon could not write back yet.
@@ -104,6 +108,11 @@ pub struct RequestInfo {
     pub expires_in_ms: Option<u64>,
     /// Opcode/value pairs as asked for.
     pub pairs: Vec<PairInfo>,
+    /// The use case this request triggered (a SIGNAL), with its variant
+    /// as `name/variant`; absent for a plain ACQUIRE (and from older
+    /// daemons).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usecase: Option<String>,
 }
 
 /// One opcode/value pair of a request.
@@ -229,6 +238,10 @@ pub struct VoteInfo {
     pub value: i64,
     /// As the node shows it.
     pub shown: String,
+    /// The use case the vote's request triggered, if it is one the client
+    /// may see (`name` or `name/variant`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usecase: Option<String>,
 }
 
 /// Which rule of a min/max pair moved a node away from its own winner.
@@ -276,6 +289,17 @@ pub struct Acquired {
     pub handle: Handle,
     /// One entry per pair, in the request's order.
     pub resources: Vec<Applied>,
+    /// For a SIGNAL: the use case triggered (`name` or `name/variant`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usecase: Option<String>,
+    /// For a SIGNAL: how long the daemon holds it (the use case's own
+    /// duration unless the trigger gave one; 0 = until released).
+    #[serde(
+        default,
+        rename = "duration_ms",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub lease: Option<Lease>,
 }
 
 /// What one pair of an acquire asked for, holds and got.
@@ -430,6 +454,10 @@ pub struct Vote {
     pub priority: Priority,
     /// Time left, ms; `None` until released.
     pub expires_in_ms: Option<u64>,
+    /// The use case the vote's request triggered, if the client may see
+    /// it (`name` or `name/variant`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usecase: Option<String>,
 }
 
 #[cfg(test)]
@@ -479,9 +507,11 @@ mod tests {
                     shown: "1958400".into(),
                     unit: "kHz".into(),
                 }],
+                usecase: None,
             }],
             resources: vec![resource()],
             unrestored: vec![],
+            app_detection: None,
         };
         let value = serde_json::to_value(&status).unwrap();
         // Owed originals appear only when there are some (older clients
@@ -548,6 +578,7 @@ mod tests {
                 shown: "performance".into(),
                 priority: Priority::ThirdPartyLow,
                 expires_in_ms: Some(250),
+                usecase: None,
             }],
         };
         let value = serde_json::to_value(&explain).unwrap();
@@ -579,6 +610,7 @@ mod tests {
             priority: Priority::ThirdPartyLow,
             value,
             shown: value.to_string(),
+            usecase: None,
         };
         let mine = Holder::Handle(Handle::new(1234).unwrap());
         let doc = Acquired {
@@ -603,6 +635,8 @@ mod tests {
                     overridden: Some(vote(mine, 1958400)),
                 },
             }],
+            usecase: None,
+            lease: None,
         };
         let value = serde_json::to_value(&doc).unwrap();
         let r = &value["resources"][0];

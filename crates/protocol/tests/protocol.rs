@@ -278,7 +278,83 @@ fn any_request() -> impl Strategy<Value = Request> {
         Just(Request::Status),
         ".{0,64}".prop_map(|resource| Request::Explain { resource }),
         Just(Request::Ping),
+        any_signal(),
     ]
+}
+
+fn any_signal() -> impl Strategy<Value = Request> {
+    (
+        "[a-z0-9-]{1,40}",
+        prop_oneof![Just(0u32), Just(u32::MAX), 1u32..u32::MAX],
+        0u8..4,
+        any::<(bool, bool)>(),
+        prop::array::uniform3(any::<u32>()),
+    )
+        .prop_map(
+            |(usecase, ms, priority, (detach, report), [fps, width, height])| {
+                Request::Signal(Signal {
+                    usecase,
+                    lease: SignalLease::from_wire(ms),
+                    priority: Priority::try_from(priority).unwrap(),
+                    detach,
+                    report,
+                    fps: std::num::NonZeroU32::new(fps),
+                    width: std::num::NonZeroU32::new(width),
+                    height: std::num::NonZeroU32::new(height),
+                })
+            },
+        )
+}
+
+#[test]
+fn signal_durations_and_refusals() {
+    assert_eq!(SignalLease::from_wire(0), SignalLease::UseCaseDefault);
+    assert_eq!(
+        SignalLease::from_wire(u32::MAX),
+        SignalLease::Given(Lease::UntilReleased)
+    );
+    assert_eq!(SignalLease::Given(Lease::from_ms(250)).to_wire(), 250);
+    let sig = Signal {
+        usecase: "camera-preview".into(),
+        lease: SignalLease::UseCaseDefault,
+        priority: Priority::ThirdPartyLow,
+        detach: false,
+        report: false,
+        fps: std::num::NonZeroU32::new(30),
+        width: None,
+        height: None,
+    };
+    let bytes = Request::Signal(sig.clone()).encode();
+    assert_eq!(bytes.len(), 8 + 20 + 14);
+    assert_eq!(bytes[2], kind::SIGNAL);
+    assert_eq!(&bytes[16..20], &30u32.to_le_bytes());
+    // An empty key, a reserved byte, unknown flags and a bad priority are refused.
+    let mut empty = Request::Signal(Signal {
+        usecase: String::new(),
+        ..sig.clone()
+    })
+    .encode();
+    assert!(matches!(
+        decode_request(&empty),
+        Err(ProtocolError::Length { kind: "SIGNAL", .. })
+    ));
+    empty.clear();
+    for (at, v, what) in [(14, 1u8, "reserved"), (13, 4, "flags"), (12, 4, "priority")] {
+        let mut b = bytes.clone();
+        b[at] = v;
+        let err = decode_request(&b).unwrap_err().to_string();
+        assert!(err.contains(what), "{err}");
+    }
+    let long = Request::Signal(Signal {
+        usecase: "x".repeat(256),
+        ..sig
+    })
+    .encode();
+    assert!(matches!(
+        decode_request(&long),
+        Err(ProtocolError::Length { kind: "SIGNAL", .. })
+    ));
+    assert_eq!(ErrorCode::from_u16(9), ErrorCode::UnknownUseCase);
 }
 
 proptest! {
@@ -289,7 +365,7 @@ proptest! {
     }
 
     #[test]
-    fn replies_round_trip(h in any::<u32>(), msg in ".{0,80}", code in 1u16..9) {
+    fn replies_round_trip(h in any::<u32>(), msg in ".{0,80}", code in 1u16..10) {
         for reply in [Reply::Handle(h), Reply::Json(msg.clone()), Reply::Done, Reply::Pong(1),
                       Reply::Error { code: ErrorCode::from_u16(code), message: msg.clone() }] {
             let bytes = reply.encode();

@@ -44,6 +44,9 @@ pub struct DaemonArgs {
     /// bare number is µs).
     #[arg(long, value_name = "DURATION", default_value = "0", value_parser = duration_us)]
     pub busy_poll_us: Duration,
+    /// Do not detect the target's `apps:` (the netlink process connector).
+    #[arg(long)]
+    pub no_apps: bool,
 }
 
 /// `lever restore` flags.
@@ -101,6 +104,7 @@ pub fn run_daemon(global: &Global, args: DaemonArgs) -> anyhow::Result<()> {
         limits,
         quiet: args.quiet,
         busy_poll: args.busy_poll_us,
+        apps: !args.no_apps,
     })?;
     Ok(())
 }

@@ -15,6 +15,7 @@ pub mod mem;
 pub mod profile;
 mod resources;
 pub mod rt;
+pub mod signal;
 mod sim;
 pub mod target;
 pub mod trace;
@@ -41,6 +42,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Status(args) => client::status(&cli.global, args),
         Command::Explain(args) => client::explain(&cli.global, args),
         Command::Perflock(args) => client::perflock(&cli.global, args),
+        Command::Signal(args) => signal::signal(&cli.global, args),
+        Command::Unsignal(args) => signal::unsignal(&cli.global, args),
         Command::Bench(args) => bench::run(&cli.global, args),
         Command::BenchDaemon(args) => bench_daemon::run(&cli.global, args),
         Command::Cpu(args) => cpu::run(&cli.global, args),

@@ -93,7 +93,7 @@ pub fn freq_fixture() -> Fixture {
     fixture_of(tree, FREQ_TARGET, Limits::default())
 }
 
-fn fixture_of(tree: FakeTree, yaml: &str, limits: Limits) -> Fixture {
+pub fn fixture_of(tree: FakeTree, yaml: &str, limits: Limits) -> Fixture {
     let target = lever_targets::parse("tiny.yaml", yaml)
         .unwrap()
         .bind(tree.fs())

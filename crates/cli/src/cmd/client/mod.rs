@@ -30,7 +30,7 @@ impl SocketArg {
     /// accepted by every subcommand, but a client never reads a kernel
     /// path — the daemon it talks to has its own root — so a `--root` here
     /// is a mistake to point out, not to ignore.
-    fn connect(&self, global: &Global, command: &str) -> anyhow::Result<Client> {
+    pub(crate) fn connect(&self, global: &Global, command: &str) -> anyhow::Result<Client> {
         if global.root != std::path::Path::new("/") {
             bail!(
                 "--root has no meaning for `lever {command}` (it talks to the daemon at {}, \
@@ -114,7 +114,7 @@ pub struct PerflockArgs {
 }
 
 /// A duration as the command line means it: 0 holds until Ctrl-C.
-fn lease(duration: Duration) -> anyhow::Result<Lease> {
+pub(crate) fn lease(duration: Duration) -> anyhow::Result<Lease> {
     if duration.is_zero() {
         return Ok(Lease::UntilReleased);
     }
@@ -148,7 +148,7 @@ fn resolve_pair(client: &mut Client, pair: &str) -> anyhow::Result<(u32, i64)> {
 /// Hold the lease for its duration (or until Ctrl-C): the lease is this
 /// process's connection, so Ctrl-C ends the process, the connection closes
 /// and the daemon releases everything it held.
-fn hold(lease: Lease) -> anyhow::Result<()> {
+pub(crate) fn hold(lease: Lease) -> anyhow::Result<()> {
     match lease.duration() {
         Some(d) => std::thread::sleep(d),
         None => loop {

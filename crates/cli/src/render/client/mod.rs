@@ -111,7 +111,7 @@ fn overruled(a: &Applied, mine: Handle, priority: Priority) -> Option<String> {
 }
 
 /// Per resource of an acquire: asked, held and why, applied and why.
-fn report_lines(report: &Acquired, priority: Priority) -> String {
+pub(crate) fn report_lines(report: &Acquired, priority: Priority) -> String {
     let mut out = String::new();
     for a in &report.resources {
         let asked = raw(a.asked, &a.unit);

@@ -21,6 +21,9 @@ pub fn status(doc: &Status, held_only: bool, json: bool) -> anyhow::Result<()> {
         doc.root,
         doc.live_requests
     )?;
+    if let Some(apps) = &doc.app_detection {
+        outln!("app detection: {apps}")?;
+    }
     // Originals a node refused at start-up: the daemon still owes them.
     for u in &doc.unrestored {
         outln!(
@@ -58,30 +61,33 @@ pub fn status(doc: &Status, held_only: bool, json: bool) -> anyhow::Result<()> {
         return Ok(());
     }
     outln!("")?;
-    let mut t = Table::new(&[
-        "HANDLE",
-        "PID",
-        "UID",
-        "PRIORITY",
-        "EXPIRES_IN_MS",
-        "PAIRS",
-        "EXE",
-    ]);
+    // A USECASE column only when a use case holds a request, so the
+    // table of a perflock-only daemon stays as it was.
+    let usecases = doc.requests.iter().any(|r| r.usecase.is_some());
+    let mut head = vec!["HANDLE", "PID", "UID", "PRIORITY", "EXPIRES_IN_MS"];
+    if usecases {
+        head.push("USECASE");
+    }
+    head.extend(["PAIRS", "EXE"]);
+    let mut t = Table::new(&head);
     for r in &doc.requests {
         let pairs: Vec<String> = r
             .pairs
             .iter()
             .map(|p| format!("{}={}", p.name, with_unit(&p.shown, &p.unit)))
             .collect();
-        t.row(vec![
+        let mut row = vec![
             r.handle.to_string(),
             r.pid.to_string(),
             r.uid.to_string(),
             r.priority.to_string(),
             expires(r.expires_in_ms),
-            pairs.join(" "),
-            or_dash(r.exe.as_ref()),
-        ]);
+        ];
+        if usecases {
+            row.push(or_dash(r.usecase.as_ref()));
+        }
+        row.extend([pairs.join(" "), or_dash(r.exe.as_ref())]);
+        t.row(row);
     }
     t.print()?;
     Ok(())

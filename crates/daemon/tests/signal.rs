@@ -1,0 +1,205 @@
+//! SIGNAL in the daemon core: a use case becomes one request that
+//! aggregates with perflocks, is refused whole to the wrong client, and
+//! whose cgroup settings are journalled and put back however it ends.
+
+mod common;
+
+use common::{client, fixture_of, Fixture, RT, TARGET, UCLAMP};
+use lever_daemon::core::{Client, Limits};
+use lever_daemon::tasks::TaskJournal;
+use lever_protocol::{
+    Acquire, ErrorCode, Lease, Priority, Reply, Request, Signal, SignalLease, Status,
+};
+use lever_testkit::FakeTree;
+use std::num::NonZeroU32;
+use std::time::Duration;
+
+const USECASES: &str = "
+usecases:
+  - name: ui-boost
+    id: 0x00030010
+    duration: 0
+    resources:
+      sched_util_clamp_min: 512
+    cgroups:
+      lever/ui:
+        cpu.weight: \"400\"
+  - name: rt-tune
+    id: 0x00030011
+    permission: system
+    resources:
+      sched_rt_runtime_us: 900000
+  - name: video
+    id: 0x00030012
+    duration: 2s
+    resources:
+      sched_util_clamp_min: 100
+    variants:
+      - name: 30fps
+        when: { fps: 30 }
+        resources: { sched_util_clamp_min: 300 }
+      - name: 60fps
+        when: { fps: 60 }
+        resources: { sched_util_clamp_min: 600 }
+";
+
+const WEIGHT: &str = "/sys/fs/cgroup/lever/ui/cpu.weight";
+
+fn board() -> Fixture {
+    let tree = FakeTree::with(&[
+        (UCLAMP, "0\n"),
+        (RT, "950000\n"),
+        (
+            "/sys/devices/system/cpu/cpufreq/policy0/scaling_governor",
+            "schedutil\n",
+        ),
+        ("/proc/mounts", "cgroup2 /sys/fs/cgroup cgroup2 rw 0 0\n"),
+        ("/sys/fs/cgroup/cgroup.subtree_control", "cpu cpuset\n"),
+        ("/sys/fs/cgroup/cgroup.procs", ""),
+    ]);
+    fixture_of(tree, &format!("{TARGET}{USECASES}"), Limits::default())
+}
+
+fn app(conn: u64) -> Client {
+    client(conn, 1000 + conn as u32, false)
+}
+
+fn signal(name: &str, fps: u32) -> Request {
+    Request::Signal(Signal {
+        usecase: name.into(),
+        lease: SignalLease::UseCaseDefault,
+        priority: Priority::ThirdPartyLow,
+        detach: false,
+        report: false,
+        fps: NonZeroU32::new(fps),
+        width: None,
+        height: None,
+    })
+}
+
+fn handle(reply: Reply) -> u32 {
+    match reply {
+        Reply::Handle(h) => h,
+        other => panic!("expected a handle, got {other:?}"),
+    }
+}
+
+fn status(f: &mut Fixture, c: &Client) -> Status {
+    match f.core.handle(c, Request::Status, Duration::ZERO) {
+        Reply::Json(t) => serde_json::from_str(&t).unwrap(),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_use_case_sets_its_nodes_and_cgroup_files_and_release_puts_them_back() {
+    let mut f = board();
+    let c = app(1);
+    let h = handle(f.core.handle(&c, signal("ui-boost", 0), Duration::ZERO));
+    assert_eq!(f.node(UCLAMP), "512");
+    assert_eq!(f.tree.read(WEIGHT).trim(), "400");
+    let st = status(&mut f, &c);
+    assert_eq!(st.requests.len(), 1);
+    assert_eq!(st.requests[0].usecase.as_deref(), Some("ui-boost"));
+    assert_eq!(st.requests[0].lease, Lease::UntilReleased);
+    assert_eq!(f.core.task_holders(), 1);
+    assert_eq!(
+        f.core
+            .handle(&c, Request::Release { handle: h }, Duration::ZERO),
+        Reply::Done
+    );
+    assert_eq!(f.node(UCLAMP), "0");
+    // The cgroup Lever created got its default back.
+    assert_eq!(f.tree.read(WEIGHT).trim(), "100");
+    assert_eq!(f.core.task_holders(), 0);
+}
+
+#[test]
+fn by_id_and_variants_and_the_use_case_duration() {
+    let mut f = board();
+    let c = app(1);
+    handle(f.core.handle(&c, signal("0x00030012", 60), Duration::ZERO));
+    assert_eq!(f.node(UCLAMP), "600");
+    let st = status(&mut f, &c);
+    assert_eq!(st.requests[0].usecase.as_deref(), Some("video/60fps"));
+    assert_eq!(st.requests[0].lease, Lease::from_ms(2000));
+    f.core.expire(Duration::from_millis(1999));
+    assert_eq!(f.node(UCLAMP), "600");
+    f.core.expire(Duration::from_millis(2000));
+    assert_eq!(f.node(UCLAMP), "0");
+}
+
+#[test]
+fn a_perflock_and_a_use_case_aggregate_by_the_resource_policy() {
+    let mut f = board();
+    let (a, b) = (app(1), app(2));
+    let lock = handle(f.core.handle(
+        &a,
+        Request::Acquire(Acquire {
+            handle: None,
+            lease: Lease::UntilReleased,
+            priority: Priority::ThirdPartyLow,
+            detach: false,
+            report: false,
+            pairs: vec![(0x44000000, 700)],
+        }),
+        Duration::ZERO,
+    ));
+    assert_eq!(f.node(UCLAMP), "700");
+    // max: the perflock's 700 beats the use case's 512.
+    let uc = handle(f.core.handle(&b, signal("ui-boost", 0), Duration::ZERO));
+    assert_eq!(f.node(UCLAMP), "700");
+    f.core
+        .handle(&a, Request::Release { handle: lock }, Duration::ZERO);
+    assert_eq!(f.node(UCLAMP), "512");
+    // The use case dies with its client.
+    f.core.client_gone(2);
+    assert_eq!(f.node(UCLAMP), "0");
+    assert_eq!(f.tree.read(WEIGHT).trim(), "100");
+    assert!(f
+        .core
+        .handle(&b, Request::Release { handle: uc }, Duration::ZERO)
+        .ne(&Reply::Done));
+}
+
+#[test]
+fn refusals_name_the_use_case_and_write_nothing() {
+    let mut f = board();
+    let c = app(1);
+    match f.core.handle(&c, signal("rt-tune", 0), Duration::ZERO) {
+        Reply::Error { code, message } => {
+            assert_eq!(code, ErrorCode::NotPermitted);
+            assert!(
+                message.contains("rt-tune") && message.contains("system-only"),
+                "{message}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(f.node(RT), "950000");
+    match f.core.handle(&c, signal("no-such", 0), Duration::ZERO) {
+        Reply::Error { code, message } => {
+            assert_eq!(code, ErrorCode::UnknownUseCase);
+            assert!(message.contains("\"no-such\""), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // A system client may.
+    let root = client(9, 0, true);
+    handle(f.core.handle(&root, signal("rt-tune", 0), Duration::ZERO));
+    assert_eq!(f.node(RT), "900000");
+}
+
+#[test]
+fn a_crash_with_a_live_use_case_is_undone_at_the_next_start() {
+    let mut f = board();
+    let c = app(1);
+    handle(f.core.handle(&c, signal("ui-boost", 0), Duration::ZERO));
+    assert_eq!(f.tree.read(WEIGHT).trim(), "400");
+    // kill -9: the core is gone without restoring anything.
+    let Fixture { tree, state, core } = f;
+    std::mem::forget(core);
+    let (_, recovered) = TaskJournal::recover_and_open(state.path(), tree.fs()).unwrap();
+    assert_eq!(recovered.len(), 1, "{recovered:?}");
+    assert_eq!(tree.read(WEIGHT).trim(), "100");
+}
