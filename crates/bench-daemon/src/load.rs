@@ -66,8 +66,9 @@ where
     Ok((all, secs))
 }
 
-/// The value below which a fraction `p` of the sorted samples lie (nearest
-/// rank); 0 for no samples.
+/// The sample at index `round((n - 1) · p)` of the sorted samples (the
+/// sample nearest to the linearly interpolated percentile, so p50 of
+/// 1..=100 is 51; classic nearest rank would give 50); 0 for no samples.
 pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
