@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 pub use lever_protocol::ErrorCode as Code;
 pub use lever_protocol::{
     Acquire, Acquired, Applied, Bound, Cause, Explain, Handle, Holder, Lease, PairRule, Priority,
-    Signal, SignalLease, SnapDirection, Status, VoteInfo,
+    Profile, Signal, SignalLease, SnapDirection, Status, VoteInfo,
 };
 
 /// Where the daemon listens unless `LEVER_SOCKET` says otherwise.
@@ -222,6 +222,29 @@ impl Client {
             }),
             "signal report",
         )
+    }
+
+    /// Apply a profile through the daemon (`docs/profiles.md`): with
+    /// `profile.hold` it lasts while this connection does and the handle is
+    /// returned (end it early with [`Client::release`]); without, it becomes
+    /// the daemon's base profile, kept across restarts until
+    /// [`Client::profile_off`], and `None` is returned.
+    pub fn profile(&mut self, profile: Profile) -> Result<Option<Handle>, ClientError> {
+        match self.call(&Request::Profile(profile))? {
+            Reply::Done => Ok(None),
+            Reply::Handle(h) => Handle::new(h)
+                .map(Some)
+                .ok_or(ClientError::Unexpected(Reply::Handle(h))),
+            other => Err(ClientError::Unexpected(other)),
+        }
+    }
+
+    /// Remove the daemon's base profile (holds stay).
+    pub fn profile_off(&mut self) -> Result<(), ClientError> {
+        match self.call(&Request::ProfileOff)? {
+            Reply::Done => Ok(()),
+            other => Err(ClientError::Unexpected(other)),
+        }
     }
 
     /// Release a request.

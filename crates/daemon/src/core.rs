@@ -285,6 +285,11 @@ impl Core {
             },
             Wire::Ping => Reply::Pong(lever_protocol::VERSION),
             Wire::Signal(s) => self.signal(client, s, now),
+            Wire::Profile(_) | Wire::ProfileOff => refuse(
+                ErrorCode::Invalid,
+                "this daemon does not apply profiles yet (use `lever profile apply --direct`)"
+                    .to_string(),
+            ),
         }
     }
 

@@ -25,6 +25,8 @@
 //! | 0x04 | EXPLAIN | UTF-8 resource name or opcode (`0x44008100`) |
 //! | 0x05 | PING | empty |
 //! | 0x06 | SIGNAL | duration_ms u32 (0 = the use case's own duration, 0xFFFFFFFF = until released, else that many ms), priority u8, flags u8 (as ACQUIRE's), reserved u16 (0), fps u32, width u32, height u32 (each 0 = not given), then the use case's name or id (`camera-preview`, `0x00030002`) in UTF-8, 1..=255 bytes |
+//! | 0x08 | PROFILE | flags u8 (bit 0 = hold), reserved u8 (0), rt_cpus length u16, then rt_cpus (a CPU list such as `2-3`, UTF-8, may be empty), then the profile's name (a built-in or a profile the daemon can load) in UTF-8, 1..=255 bytes |
+//! | 0x09 | PROFILE_OFF | empty |
 //!
 //! Replies (daemon → client):
 //!
@@ -40,6 +42,15 @@
 //! it becomes one request like an ACQUIRE's, released with RELEASE of its
 //! handle. An unknown use case is refused with code 9 (UnknownUseCase), a
 //! system-only one asked by a third-party client with 4 (NotPermitted).
+//!
+//! A PROFILE applies a profile (`docs/profiles.md`) through the daemon, as
+//! the lowest-priority request, so any perflock or use case beats it while
+//! it lives. Without the hold flag it becomes the daemon's **base
+//! profile**: it replaces the previous base, is kept across daemon restarts
+//! until PROFILE_OFF, and is answered with DONE. With the hold flag it is
+//! held only while this connection lives (power-profiles-daemon's
+//! `HoldProfile`), answered with HANDLE and ended by RELEASE. PROFILE_OFF
+//! removes the base profile (holds stay) and is answered with DONE.
 //!
 //! The body length must match the kind exactly (ACQUIRE: 12 + 12·count).
 //! Anything else — bad magic, unknown version or kind, a length over the
@@ -105,6 +116,10 @@ pub mod kind {
     pub const PING: u8 = 0x05;
     /// Trigger a use case.
     pub const SIGNAL: u8 = 0x06;
+    /// Apply a profile (as the base profile, or held by this connection).
+    pub const PROFILE: u8 = 0x08;
+    /// Remove the base profile.
+    pub const PROFILE_OFF: u8 = 0x09;
     /// Reply: the request's handle.
     pub const HANDLE: u8 = 0x81;
     /// Reply: done, nothing to return.
@@ -195,6 +210,29 @@ pub struct Signal {
 /// Longest use case key in a SIGNAL, bytes.
 pub const MAX_USECASE_KEY: usize = 255;
 
+/// A PROFILE request: apply a profile through the daemon.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Profile {
+    /// The profile's name: a built-in (`performance`, `rt`, ...) or one the
+    /// daemon can load.
+    pub name: String,
+    /// Held only while this connection lives (answered with HANDLE);
+    /// otherwise the daemon's base profile (answered with DONE).
+    pub hold: bool,
+    /// The CPUs of the `rt` profile (`--rt-cpus`), e.g. `2-3`; `None` for
+    /// the profile's default.
+    pub rt_cpus: Option<String>,
+}
+
+/// Longest profile name in a PROFILE, bytes.
+pub const MAX_PROFILE_NAME: usize = 255;
+
+/// PROFILE flag bits.
+pub mod profile_flag {
+    /// Held only while the connection lives.
+    pub const HOLD: u8 = 1;
+}
+
 /// A message from a client.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Request {
@@ -216,6 +254,10 @@ pub enum Request {
     Ping,
     /// Trigger a use case.
     Signal(Signal),
+    /// Apply a profile.
+    Profile(Profile),
+    /// Remove the base profile.
+    ProfileOff,
 }
 
 /// Error codes carried by ERROR replies.
@@ -384,6 +426,17 @@ impl Request {
                 b.extend_from_slice(s.usecase.as_bytes());
                 frame(kind::SIGNAL, &b)
             }
+            Request::Profile(p) => {
+                let cpus = p.rt_cpus.as_deref().unwrap_or("");
+                let mut b = Vec::with_capacity(4 + cpus.len() + p.name.len());
+                b.push(if p.hold { profile_flag::HOLD } else { 0 });
+                b.push(0);
+                b.extend_from_slice(&(cpus.len().min(u16::MAX as usize) as u16).to_le_bytes());
+                b.extend_from_slice(cpus.as_bytes());
+                b.extend_from_slice(p.name.as_bytes());
+                frame(kind::PROFILE, &b)
+            }
+            Request::ProfileOff => frame(kind::PROFILE_OFF, &[]),
         }
     }
 }
@@ -486,6 +539,49 @@ fn decode_signal(body: &[u8]) -> Result<Signal, ProtocolError> {
     })
 }
 
+fn decode_profile(body: &[u8]) -> Result<Profile, ProtocolError> {
+    if body.len() < 5 {
+        return Err(ProtocolError::Length {
+            kind: "PROFILE",
+            got: body.len(),
+            expected: 5,
+        });
+    }
+    if body[0] & !profile_flag::HOLD != 0 {
+        return Err(ProtocolError::Field(format!(
+            "PROFILE flags 0x{:02x} has unknown bits",
+            body[0]
+        )));
+    }
+    if body[1] != 0 {
+        return Err(ProtocolError::Field(
+            "PROFILE reserved byte must be 0".to_string(),
+        ));
+    }
+    let cpus_len = u16::from_le_bytes([body[2], body[3]]) as usize;
+    let name = body.get(4 + cpus_len..).unwrap_or_default();
+    if name.is_empty() || name.len() > MAX_PROFILE_NAME {
+        return Err(ProtocolError::Length {
+            kind: "PROFILE",
+            got: body.len(),
+            expected: if name.is_empty() {
+                5 + cpus_len
+            } else {
+                4 + cpus_len + MAX_PROFILE_NAME
+            },
+        });
+    }
+    let cpus = std::str::from_utf8(&body[4..4 + cpus_len])
+        .map_err(|_| ProtocolError::Utf8("PROFILE rt_cpus"))?;
+    Ok(Profile {
+        name: std::str::from_utf8(name)
+            .map_err(|_| ProtocolError::Utf8("PROFILE name"))?
+            .to_string(),
+        hold: body[0] & profile_flag::HOLD != 0,
+        rt_cpus: (!cpus.is_empty()).then(|| cpus.to_string()),
+    })
+}
+
 fn truncate_utf8(s: &str, max: usize) -> &str {
     if s.len() <= max {
         return s;
@@ -549,7 +645,14 @@ pub fn decode_request(buf: &[u8]) -> Result<Option<(Request, usize)>, ProtocolEr
     }
     if !matches!(
         k,
-        kind::ACQUIRE | kind::RELEASE | kind::STATUS | kind::EXPLAIN | kind::PING | kind::SIGNAL
+        kind::ACQUIRE
+            | kind::RELEASE
+            | kind::STATUS
+            | kind::EXPLAIN
+            | kind::PING
+            | kind::SIGNAL
+            | kind::PROFILE
+            | kind::PROFILE_OFF
     ) {
         return Err(ProtocolError::UnknownKind(k));
     }
@@ -604,6 +707,11 @@ pub fn decode_request(buf: &[u8]) -> Result<Option<(Request, usize)>, ProtocolEr
                 .to_string(),
         },
         kind::SIGNAL => Request::Signal(decode_signal(body)?),
+        kind::PROFILE => Request::Profile(decode_profile(body)?),
+        kind::PROFILE_OFF => {
+            exact("PROFILE_OFF", body, 0)?;
+            Request::ProfileOff
+        }
         _ => {
             exact("PING", body, 0)?;
             Request::Ping

@@ -279,6 +279,17 @@ fn any_request() -> impl Strategy<Value = Request> {
         ".{0,64}".prop_map(|resource| Request::Explain { resource }),
         Just(Request::Ping),
         any_signal(),
+        (
+            "[a-z0-9-]{1,40}",
+            any::<bool>(),
+            prop::option::of("[0-9,-]{1,20}")
+        )
+            .prop_map(|(name, hold, rt_cpus)| Request::Profile(Profile {
+                name,
+                hold,
+                rt_cpus
+            })),
+        Just(Request::ProfileOff),
     ]
 }
 
@@ -304,6 +315,52 @@ fn any_signal() -> impl Strategy<Value = Request> {
                 })
             },
         )
+}
+
+#[test]
+fn profile_bytes_and_refusals() {
+    let held = Request::Profile(Profile {
+        name: "rt".into(),
+        hold: true,
+        rt_cpus: Some("2-3".into()),
+    });
+    // flags 01, reserved 00, rt_cpus length 3, "2-3", "rt".
+    assert_eq!(
+        hex(&held.encode()[8..]),
+        "0100030032 2d33 7274".replace(' ', "")
+    );
+    let (back, _) = decode_request(&held.encode()).unwrap().unwrap();
+    assert_eq!(back, held);
+    let off = Request::ProfileOff.encode();
+    assert_eq!(
+        decode_request(&off).unwrap().unwrap().0,
+        Request::ProfileOff
+    );
+
+    let frame = |body: &[u8]| {
+        let mut f = vec![MAGIC, VERSION, kind::PROFILE, 0];
+        f.extend_from_slice(&(body.len() as u32).to_le_bytes());
+        f.extend_from_slice(body);
+        f
+    };
+    let err = |body: &[u8]| decode_request(&frame(body)).unwrap_err().to_string();
+    assert_eq!(err(&[0, 0, 0, 0]), "PROFILE body has 4 bytes, expected 5");
+    // rt_cpus claims 9 bytes, leaving no name.
+    assert_eq!(
+        err(&[0, 0, 9, 0, b'1', b'2']),
+        "PROFILE body has 6 bytes, expected 14"
+    );
+    assert_eq!(
+        err(&[4, 0, 0, 0, b'r']),
+        "PROFILE flags 0x04 has unknown bits"
+    );
+    assert_eq!(err(&[0, 1, 0, 0, b'r']), "PROFILE reserved byte must be 0");
+    assert_eq!(err(&[0, 0, 0, 0, 0xff]), "PROFILE name is not valid UTF-8");
+    let off_body = [MAGIC, VERSION, kind::PROFILE_OFF, 0, 1, 0, 0, 0, 0];
+    assert_eq!(
+        decode_request(&off_body).unwrap_err().to_string(),
+        "PROFILE_OFF body has 1 bytes, expected 0"
+    );
 }
 
 #[test]
