@@ -1048,6 +1048,7 @@ impl Core {
                 })
                 .collect(),
             app_detection: self.tasks_app_detection(),
+            profile: None,
         }
     }
 

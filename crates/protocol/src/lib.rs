@@ -88,7 +88,8 @@ pub mod reply;
 pub use fields::{Handle, Lease, LeaseError, Priority, PriorityError};
 pub use reply::{
     Acquired, Applied, Bound, Cause, Clamped, Explain, Holder, KindInfo, PairInfo, PairRule,
-    RequestInfo, ResourceState, SnapDirection, Snapped, SpecInfo, Status, Vote, VoteInfo,
+    ProfileHold, ProfileStatus, RequestInfo, ResourceState, SnapDirection, Snapped, SpecInfo,
+    Status, Vote, VoteInfo,
 };
 
 /// First byte of every frame.

@@ -73,6 +73,38 @@ pub struct Status {
     /// has no `apps:` or detection is off (and from older daemons).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub app_detection: Option<String>,
+    /// Profiles applied through the daemon (PROFILE): absent when none is
+    /// (and from older daemons).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<ProfileStatus>,
+}
+
+/// The profiles the daemon applies: the base profile, the holds, and the
+/// one in effect.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProfileStatus {
+    /// The base profile (PROFILE without hold), kept across restarts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
+    /// The profile whose values are written now: the winning hold, else
+    /// the base.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effective: Option<String>,
+    /// Live holds, oldest first.
+    #[serde(default)]
+    pub holds: Vec<ProfileHold>,
+}
+
+/// A profile held while its client's connection lives.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProfileHold {
+    /// The hold's handle (RELEASE ends it).
+    pub handle: u32,
+    /// The profile held.
+    pub name: String,
+    /// The client's pid, where the daemon knows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
 }
 
 /// An original the daemon could not write back yet.
