@@ -48,6 +48,10 @@ fn serve(state: Arc<Mutex<Mock>>, mut stream: UnixStream) {
                     Request::Status => Reply::Json(format!("{{\"live\":{}}}", live.len())),
                     Request::Explain { .. } => Reply::Json("{}".into()),
                     Request::Ping => Reply::Pong(1),
+                    Request::Profile(_) | Request::ProfileOff => Reply::Error {
+                        code: ErrorCode::Invalid,
+                        message: "the mock daemon has no profiles".into(),
+                    },
                 };
                 drop(st);
                 if stream.write_all(&reply.encode()).is_err() {
