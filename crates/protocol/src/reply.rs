@@ -544,6 +544,7 @@ mod tests {
             resources: vec![resource()],
             unrestored: vec![],
             app_detection: None,
+            profile: None,
         };
         let value = serde_json::to_value(&status).unwrap();
         // Owed originals appear only when there are some (older clients
