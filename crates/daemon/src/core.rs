@@ -8,6 +8,7 @@ mod signal;
 use crate::identity::Identity;
 use crate::journal::Journal;
 use crate::log::Logger;
+use crate::metrics::Metrics;
 use lever_engine::ResourceSpec;
 use lever_engine::{
     Action, Engine, EngineError, Opcode, OwnerId, Permission, Plan, PriorityClass, Request,
@@ -23,6 +24,7 @@ use lever_targets::Target;
 use lever_tunables::Applier;
 use signal::TaskState;
 use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Per-client limits.
@@ -136,6 +138,8 @@ pub struct Core {
     tasks: TaskState,
     /// The request the last `acquire_labelled` granted.
     granted: Option<RequestId>,
+    /// Live counters for `--metrics`.
+    metrics: Arc<Metrics>,
 }
 
 /// Unguessable handles from the kernel's random pool, fetched 256 at a time
@@ -243,7 +247,18 @@ impl Core {
             handles: HandleSource::new(),
             tasks: TaskState::default(),
             granted: None,
+            metrics: Arc::new(Metrics::default()),
         })
+    }
+
+    /// Count into `metrics` (the exporter's) from now on.
+    pub fn set_metrics(&mut self, metrics: Arc<Metrics>) {
+        self.metrics = metrics;
+    }
+
+    /// The counters this core keeps.
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
     }
 
     /// The target in use.
@@ -613,6 +628,7 @@ impl Core {
         if plan.ended.is_empty() {
             return;
         }
+        self.metrics.client_gone(plan.ended.len());
         for id in &plan.ended {
             self.untrack(*id);
         }
@@ -624,6 +640,7 @@ impl Core {
         for id in &plan.ended {
             self.end_tasks(*id);
         }
+        self.metrics.set_live(self.engine.live_count());
     }
 
     /// End every request whose deadline has passed.
@@ -644,11 +661,13 @@ impl Core {
         for id in &plan.ended {
             self.untrack(*id);
         }
+        self.metrics.expired(plan.ended.len());
         let ids: Vec<String> = plan.ended.iter().map(|i| i.0.to_string()).collect();
         self.apply(&plan, &format!("request {} expired", ids.join(",")));
         for id in &plan.ended {
             self.end_tasks(*id);
         }
+        self.metrics.set_live(self.engine.live_count());
         more
     }
 
@@ -884,6 +903,7 @@ impl Core {
             let Some(spec) = self.engine.spec(w.resource) else {
                 continue;
             };
+            self.metrics.write(&spec.name, applied.result.is_ok());
             let old = old
                 .or_else(|| self.applier.originals().get(&w.resource).cloned())
                 .unwrap_or_else(|| "original".into());

@@ -26,9 +26,11 @@
 
 pub mod apps;
 pub mod core;
+pub mod exporter;
 pub mod identity;
 pub mod journal;
 pub mod log;
+pub mod metrics;
 pub mod server;
 pub mod tasks;
 pub mod writer;
@@ -67,6 +69,13 @@ pub struct Config {
     pub busy_poll: std::time::Duration,
     /// Detect the target's `apps:` with the process connector.
     pub apps: bool,
+    /// Serve OpenMetrics/Prometheus text here (`--metrics`).
+    pub metrics: Option<exporter::Endpoint>,
+    /// Write node_exporter's textfile `lever.prom` into this directory
+    /// (`--metrics-textfile`), every `metrics_interval`.
+    pub metrics_textfile: Option<PathBuf>,
+    /// How often the textfile is rewritten.
+    pub metrics_interval: std::time::Duration,
 }
 
 impl Default for Config {
@@ -81,6 +90,9 @@ impl Default for Config {
             quiet: false,
             busy_poll: std::time::Duration::ZERO,
             apps: true,
+            metrics: None,
+            metrics_textfile: None,
+            metrics_interval: std::time::Duration::from_secs(15),
         }
     }
 }
@@ -116,6 +128,14 @@ pub enum DaemonError {
     /// The event loop failed.
     #[error("event loop: {0}")]
     Io(#[from] std::io::Error),
+    /// The metrics endpoint or textfile could not be set up.
+    #[error("{what}: {source}")]
+    Metrics {
+        /// The option and its value.
+        what: String,
+        /// Cause.
+        source: std::io::Error,
+    },
     /// `lever restore --state-dir DIR` names no directory: a typo there
     /// must not read as "the journal is clean".
     #[error("state directory {}: {source} (give the daemon's --state-dir)", path.display())]
@@ -269,6 +289,36 @@ pub fn run(config: Config) -> Result<(), DaemonError> {
         log.clone(),
     )?;
     core.set_task_journal(task_journal);
+    if config.metrics.is_some() || config.metrics_textfile.is_some() {
+        let metrics = std::sync::Arc::new(metrics::Metrics::new(
+            env!("CARGO_PKG_VERSION"),
+            &core.target().name,
+            vec![
+                ("originals".into(), jpath.clone()),
+                ("tasks".into(), tpath.clone()),
+            ],
+        ));
+        core.set_metrics(metrics.clone());
+        if let Some(endpoint) = &config.metrics {
+            let at = exporter::serve(endpoint, metrics.clone()).map_err(|source| {
+                DaemonError::Metrics {
+                    what: format!("--metrics {endpoint:?}"),
+                    source,
+                }
+            })?;
+            log.info(&format!("metrics on {at} (GET /metrics)"));
+        }
+        if let Some(dir) = &config.metrics_textfile {
+            let at =
+                exporter::textfile(dir, config.metrics_interval, metrics).map_err(|source| {
+                    DaemonError::Metrics {
+                        what: format!("--metrics-textfile {}", dir.display()),
+                        source,
+                    }
+                })?;
+            log.info(&format!("metrics textfile {}", at.display()));
+        }
+    }
     let target_arg = config.target.clone();
     let reload_fs = fs.clone();
     let reload = Box::new(move || {

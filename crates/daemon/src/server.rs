@@ -506,7 +506,10 @@ impl<'a> Server<'a> {
                 let name = target.name.clone();
                 let now = self.now();
                 match self.core.reload(target, now) {
-                    Ok(()) => self.log.info(&format!("reloaded target {name}")),
+                    Ok(()) => {
+                        self.core.metrics().set_target(&name);
+                        self.log.info(&format!("reloaded target {name}"))
+                    }
                     Err(e) => self.log.warn(&format!(
                         "reload failed, keeping the current configuration: {e}"
                     )),
@@ -741,6 +744,7 @@ impl<'a> Server<'a> {
                 closing: false,
             },
         );
+        self.core.metrics().set_clients(self.conns.len());
         Ok(())
     }
 
@@ -817,7 +821,12 @@ impl<'a> Server<'a> {
                     }
                     used_total += used;
                     answered += 1;
+                    let kind = crate::metrics::Kind::of(&req);
+                    let started = Instant::now();
                     let reply = self.core.handle(&c.client, req, now);
+                    let metrics = self.core.metrics();
+                    metrics.request(kind.outcome(&reply), started.elapsed());
+                    metrics.set_live(self.core.live());
                     c.wbuf.extend_from_slice(&reply.encode());
                 }
                 Err(e) => {
@@ -869,6 +878,7 @@ impl<'a> Server<'a> {
         if let Some(fd) = &c.pidfd {
             let _ = epoll::delete(&self.epoll, fd);
         }
+        self.core.metrics().set_clients(self.conns.len());
         let uid = c.client.id.uid;
         if let Some(n) = self.per_uid.get_mut(&uid) {
             *n -= 1;

@@ -47,6 +47,17 @@ pub struct DaemonArgs {
     /// Do not detect the target's `apps:` (the netlink process connector).
     #[arg(long)]
     pub no_apps: bool,
+    /// Serve the daemon's counters for Prometheus (`GET /metrics`,
+    /// OpenMetrics or 0.0.4 text) on a loopback address (`127.0.0.1:9464`)
+    /// or a Unix socket path.
+    #[arg(long, value_name = "ADDR|PATH")]
+    pub metrics: Option<lever_daemon::exporter::Endpoint>,
+    /// Write `lever.prom` for node_exporter's textfile collector into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub metrics_textfile: Option<PathBuf>,
+    /// How often the textfile is rewritten (`15s`; a bare number is ms).
+    #[arg(long, value_name = "DURATION", default_value = "15000", value_parser = duration_ms)]
+    pub metrics_interval: Duration,
 }
 
 /// `lever restore` flags.
@@ -105,6 +116,9 @@ pub fn run_daemon(global: &Global, args: DaemonArgs) -> anyhow::Result<()> {
         quiet: args.quiet,
         busy_poll: args.busy_poll_us,
         apps: !args.no_apps,
+        metrics: args.metrics,
+        metrics_textfile: args.metrics_textfile,
+        metrics_interval: args.metrics_interval,
     })?;
     Ok(())
 }
