@@ -66,15 +66,11 @@ where
     Ok((all, secs))
 }
 
-/// The sample at index `round((n - 1) · p)` of the sorted samples (the
-/// sample nearest to the linearly interpolated percentile, so p50 of
-/// 1..=100 is 51; classic nearest rank would give 50); 0 for no samples.
-pub fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    let idx = ((sorted.len() - 1) as f64 * p).round() as usize;
-    sorted[idx]
+/// The `pct` percentile of the sorted samples by nearest rank
+/// ([`lever_text::nearest_rank`], as every Lever percentile); 0 for no
+/// samples.
+pub fn percentile(sorted: &[f64], pct: f64) -> f64 {
+    lever_text::percentile_sorted(sorted, pct).unwrap_or(0.0)
 }
 
 /// One line of the report.
@@ -114,9 +110,9 @@ impl Row {
             clients,
             interval_us,
             operations: lat.len(),
-            p50_us: percentile(lat, 0.50),
-            p90_us: percentile(lat, 0.90),
-            p99_us: percentile(lat, 0.99),
+            p50_us: percentile(lat, 50.0),
+            p90_us: percentile(lat, 90.0),
+            p99_us: percentile(lat, 99.0),
             max_us: lat.last().copied().unwrap_or(0.0),
             acquire_release_per_s: lat.len() as f64 / secs,
         }
@@ -130,9 +126,9 @@ mod tests {
     #[test]
     fn percentiles_by_nearest_rank() {
         let lat: Vec<f64> = (1..=100).map(f64::from).collect();
-        assert_eq!(percentile(&lat, 0.5), 51.0);
-        assert_eq!(percentile(&lat, 0.99), 99.0);
-        assert_eq!(percentile(&[], 0.5), 0.0);
+        assert_eq!(percentile(&lat, 50.0), 50.0);
+        assert_eq!(percentile(&lat, 99.0), 99.0);
+        assert_eq!(percentile(&[], 50.0), 0.0);
         let row = Row::new("floor", 2, 0, &lat, 2.0);
         assert_eq!(
             (row.operations, row.max_us, row.acquire_release_per_s),

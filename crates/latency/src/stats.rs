@@ -75,11 +75,7 @@ impl Histogram {
     /// The `pct` percentile (nearest rank over every sample, overflows
     /// included); `None` without samples.
     pub fn percentile(&self, pct: f64) -> Option<Percentile> {
-        let total = self.total();
-        if total == 0 {
-            return None;
-        }
-        let rank = ((pct / 100.0) * total as f64).ceil().max(1.0) as u64;
+        let rank = lever_text::nearest_rank(self.total(), pct)?;
         let mut seen = 0;
         for (us, n) in self.buckets.iter().enumerate() {
             seen += n;

@@ -8,6 +8,9 @@
 //!   always had, so old command lines still work.
 //! - [`ParseError`]: "this file, this line, this text is not what was
 //!   expected", the one error every parser of kernel text returns.
+//! - [`nearest_rank`] and [`percentile_sorted`]: what "p99" means wherever
+//!   Lever prints a percentile (latency histograms, trace distributions,
+//!   daemon benchmarks): the nearest-rank definition.
 //!
 //! ```
 //! use lever_text::{parse_duration, parse_int, parse_size, TimeUnit};
@@ -189,6 +192,37 @@ pub fn parse_size(text: &str, bare: u64) -> Result<u64, UnitError> {
     Ok(bytes.round() as u64)
 }
 
+/// The 1-based rank of the `pct` percentile of `n` samples by the
+/// nearest-rank definition: the smallest rank `r` with at least `pct` % of
+/// the samples at or below the `r`-th smallest, i.e. `ceil(pct/100 · n)`,
+/// at least 1 and at most `n`. `None` for no samples. p50 of 1..=100 is the
+/// 50th sample, p99 the 99th, p100 the last; p0 is the first.
+///
+/// ```
+/// use lever_text::{nearest_rank, percentile_sorted};
+/// assert_eq!(nearest_rank(100, 50.0), Some(50));
+/// assert_eq!(nearest_rank(3, 99.0), Some(3));
+/// assert_eq!(nearest_rank(0, 50.0), None);
+/// let sorted: Vec<u32> = (1..=10).collect();
+/// assert_eq!(percentile_sorted(&sorted, 90.0), Some(9));
+/// ```
+pub fn nearest_rank(n: u64, pct: f64) -> Option<u64> {
+    if n == 0 {
+        return None;
+    }
+    // pct · n / 100 in f64 is exact for the percentiles people ask for
+    // (integers and halves) up to 2^53 samples.
+    let r = (pct.clamp(0.0, 100.0) * n as f64 / 100.0).ceil() as u64;
+    Some(r.clamp(1, n))
+}
+
+/// The `pct` percentile of samples sorted ascending, by [`nearest_rank`];
+/// `None` for no samples.
+pub fn percentile_sorted<T: Copy>(sorted: &[T], pct: f64) -> Option<T> {
+    let r = nearest_rank(sorted.len() as u64, pct)?;
+    sorted.get(r as usize - 1).copied()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -279,6 +313,20 @@ mod tests {
             if v >= 0 {
                 prop_assert_eq!(parse_int(&format!("0x{v:x}")), Some(v));
             }
+        }
+
+        #[test]
+        fn nearest_rank_is_the_definition(
+            mut v in prop::collection::vec(0u32..50, 1..60),
+            pct in prop_oneof![Just(0.0), Just(50.0), Just(99.0), Just(99.9), Just(100.0), 0.0f64..100.0],
+        ) {
+            v.sort_unstable();
+            // The smallest sample with at least pct % of samples <= it.
+            let want = v.iter().copied().find(|&x| {
+                let at_or_below = v.iter().filter(|&&y| y <= x).count() as f64;
+                at_or_below * 100.0 >= pct * v.len() as f64
+            });
+            prop_assert_eq!(percentile_sorted(&v, pct), want);
         }
 
         #[test]
