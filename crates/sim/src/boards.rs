@@ -503,6 +503,11 @@ const fn kgsl(
 }
 
 /// Qualcomm Linux 1.x kernel string: plausible, not measured.
+/// `/proc/cmdline` of the Qualcomm boards: what their bootloader passes
+/// (serial console, the rootfs partition, SELinux permissive).
+const QCOM_CMDLINE: &str = "console=ttyMSM0,115200n8 earlycon root=PARTLABEL=system rootwait ro \
+pcie_pme=nomsi kpti=off swiotlb=128 selinux=1 enforcing=0";
+
 const QCOM_PROC_VERSION: &str = "Linux version 6.6.52-qli-1.3-ver.1.1 (oe-user@oe-host) \
     (aarch64-qcom-linux-gcc (GCC) 13.3.0, GNU ld (GNU Binutils) 2.42.0.20240723) \
     #1 SMP PREEMPT Tue Jan 14 10:00:00 UTC 2025";
@@ -536,6 +541,7 @@ pub(crate) static QCS6490: Board = Board {
     dt_model: "Qualcomm Technologies, Inc. Robotics RB3gen2",
     dt_compatible: &["qcom,qcs6490-rb3gen2", "qcom,qcm6490"],
     proc_version: QCOM_PROC_VERSION,
+    cmdline: QCOM_CMDLINE,
     arch: SC7280_ARCH,
     // CONFIG_NR_CPUS=32 (plausible)
     kernel_max: 31,
@@ -603,6 +609,7 @@ pub(crate) static QCS5430_FP1: Board = Board {
     dt_model: "Qualcomm Technologies, Inc. QCS5430 RB3gen2 (FP1)",
     dt_compatible: &["qcom,qcs5430-rb3gen2", "qcom,qcs5430", "qcom,qcm6490"],
     proc_version: QCOM_PROC_VERSION,
+    cmdline: QCOM_CMDLINE,
     arch: SC7280_ARCH,
     kernel_max: 31,
     clusters: &[
@@ -672,6 +679,8 @@ pub(crate) static AM437X: Board = Board {
     // plausible TI Processor SDK kernel string, not measured
     proc_version: "Linux version 6.1.83-ti (oe-user@oe-host) (arm-oe-linux-gnueabi-gcc (GCC) 11.4.0, \
                    GNU ld (GNU Binutils) 2.38.20220708) #1 SMP PREEMPT Fri Mar 29 10:00:00 UTC 2024",
+    // plausible TI SDK boot arguments, not measured
+    cmdline: "console=ttyS0,115200n8 root=PARTUUID=0a1b2c3d-02 rw rootfstype=ext4 rootwait",
     arch: Arch::Arm32 {
         // plausible, not measured
         bogomips: "996.14",

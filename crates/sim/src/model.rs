@@ -19,6 +19,8 @@ pub(crate) struct Board {
     pub dt_compatible: &'static [&'static str],
     /// `/proc/version`, without the trailing newline.
     pub proc_version: &'static str,
+    /// `/proc/cmdline`, without the trailing newline.
+    pub cmdline: &'static str,
     /// How `/proc/cpuinfo` looks (arm64 and arm32 differ).
     pub arch: Arch,
     /// `/sys/devices/system/cpu/kernel_max` (`CONFIG_NR_CPUS - 1`).

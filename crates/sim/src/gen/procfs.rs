@@ -1,4 +1,4 @@
-//! The rest of procfs and `/dev`: version, cpuinfo, stat, uptime,
+//! The rest of procfs and `/dev`: version, cmdline, cpuinfo, stat, uptime,
 //! diskstats, pressure, sysctls, the device tree's identity, and
 //! `/dev/cpu_dma_latency`.
 //!
@@ -26,6 +26,7 @@ const CPU_DMA_LATENCY_DEFAULT_US: i32 = 2_000_000_000;
 
 pub(crate) fn write(board: &Board, mem: &MemFacts, tree: &mut Tree) -> Result<(), SimError> {
     tree.line("/proc/version", board.proc_version)?;
+    tree.line("/proc/cmdline", board.cmdline)?;
     tree.text("/proc/cpuinfo", cpuinfo(board))?;
     tree.text("/proc/stat", stat(board))?;
     let nr = all_cpus(board).len() as u64;
