@@ -35,10 +35,11 @@ fn sample(text: &str, series: &str) -> f64 {
         .unwrap()
 }
 
-/// `promtool check metrics` on `text`; None where promtool is missing.
-fn promtool(text: &str) -> Option<(bool, String)> {
-    let mut child = Command::new("promtool")
-        .args(["check", "metrics"])
+/// Run `program args` with `text` on stdin: (success, stdout + stderr);
+/// None where the program cannot be started.
+fn pipe(program: &str, args: &[&str], text: &str) -> Option<(bool, String)> {
+    let mut child = Command::new(program)
+        .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -49,6 +50,11 @@ fn promtool(text: &str) -> Option<(bool, String)> {
     let said =
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     Some((out.status.success(), said))
+}
+
+/// `promtool check metrics` on `text`; None where promtool is missing.
+fn promtool(text: &str) -> Option<(bool, String)> {
+    pipe("promtool", &["check", "metrics"], text)
 }
 
 #[test]
@@ -204,18 +210,7 @@ fn openmetrics_parse(text: &str) -> Option<(bool, String)> {
     let script = "import sys\n\
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as p\n\
 for f in p(sys.stdin.read()):\n    print(f.name, f.type, len(f.samples))\n";
-    let mut child = Command::new("python3")
-        .args(["-c", script])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .ok()?;
-    child.stdin.take()?.write_all(text.as_bytes()).ok()?;
-    let out = child.wait_with_output().ok()?;
-    let said =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    Some((out.status.success(), said))
+    pipe("python3", &["-c", script], text)
 }
 
 #[test]

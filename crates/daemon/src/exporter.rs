@@ -57,15 +57,16 @@ pub fn serve(endpoint: &Endpoint, metrics: Arc<Metrics>) -> io::Result<String> {
         Endpoint::Tcp(addr) => {
             let listener = TcpListener::bind(addr)?;
             let shown = listener.local_addr()?.to_string();
-            std::thread::Builder::new()
-                .name("lever-metrics".into())
-                .spawn(move || {
-                    for stream in listener.incoming().flatten() {
-                        let _ = stream.set_read_timeout(Some(DEADLINE));
-                        let _ = stream.set_write_timeout(Some(DEADLINE));
-                        spawn_answer(stream, &metrics, &busy);
-                    }
-                })?;
+            accept_loop(
+                move || {
+                    let (s, _) = listener.accept()?;
+                    s.set_read_timeout(Some(DEADLINE))?;
+                    s.set_write_timeout(Some(DEADLINE))?;
+                    Ok(s)
+                },
+                metrics,
+                busy,
+            )?;
             Ok(shown)
         }
         Endpoint::Unix(path) => {
@@ -80,18 +81,38 @@ pub fn serve(endpoint: &Endpoint, metrics: Arc<Metrics>) -> io::Result<String> {
                 std::fs::remove_file(path)?;
             }
             let listener = UnixListener::bind(path)?;
-            std::thread::Builder::new()
-                .name("lever-metrics".into())
-                .spawn(move || {
-                    for stream in listener.incoming().flatten() {
-                        let _ = stream.set_read_timeout(Some(DEADLINE));
-                        let _ = stream.set_write_timeout(Some(DEADLINE));
-                        spawn_answer(stream, &metrics, &busy);
-                    }
-                })?;
+            accept_loop(
+                move || {
+                    let (s, _) = listener.accept()?;
+                    s.set_read_timeout(Some(DEADLINE))?;
+                    s.set_write_timeout(Some(DEADLINE))?;
+                    Ok(s)
+                },
+                metrics,
+                busy,
+            )?;
             Ok(path.display().to_string())
         }
     }
+}
+
+/// Accept connections (with their deadlines set) on a thread and answer
+/// each on a thread of its own.
+fn accept_loop<S, F>(mut accept: F, metrics: Arc<Metrics>, busy: Arc<AtomicUsize>) -> io::Result<()>
+where
+    S: Read + Write + Send + 'static,
+    F: FnMut() -> io::Result<S> + Send + 'static,
+{
+    std::thread::Builder::new()
+        .name("lever-metrics".into())
+        .spawn(move || loop {
+            match accept() {
+                Ok(stream) => spawn_answer(stream, &metrics, &busy),
+                // Out of descriptors and the like: do not spin.
+                Err(_) => std::thread::sleep(Duration::from_millis(50)),
+            }
+        })?;
+    Ok(())
 }
 
 fn spawn_answer<S: Read + Write + Send + 'static>(
@@ -249,6 +270,30 @@ mod tests {
         assert!(ask(&huge).starts_with("HTTP/1.1 431"));
         let head = ask("HEAD /metrics HTTP/1.1\r\n\r\n");
         assert!(head.ends_with("\r\n\r\n"), "{head}");
+    }
+
+    #[test]
+    fn a_loopback_port_serves_and_a_socket_path_is_not_clobbered() {
+        let m = Arc::new(Metrics::new("0.1.0", "qcs6490", vec![]));
+        let at = serve(&Endpoint::Tcp("127.0.0.1:0".parse().unwrap()), m.clone()).unwrap();
+        let mut s = std::net::TcpStream::connect(&at).unwrap();
+        s.write_all(b"GET /metrics HTTP/1.0\r\n\r\n").unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        assert!(
+            out.starts_with("HTTP/1.1 200 OK") && out.contains("lever_clients 0"),
+            "{out}"
+        );
+
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("not-a-socket");
+        std::fs::write(&file, "keep me").unwrap();
+        let err = serve(&Endpoint::Unix(file.clone()), m).unwrap_err();
+        assert!(
+            err.to_string().contains("exists and is not a socket"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "keep me");
     }
 
     /// Reads from one buffer, writes to another.
