@@ -320,3 +320,37 @@ fn causes_sections() {
     ]);
     assert_eq!(bad.status.code(), Some(2));
 }
+
+/// `--critical-path` on a real `-e sched -e irq` excerpt: shares on the
+/// tree, and the interrupts on the thread's CPU in the table and JSON.
+#[test]
+fn critical_path_interrupts() {
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../trace-analysis/tests/fixtures/irq_critical_path.txt"
+    );
+    let out = lever(&["trace", "analyze", file, "--critical-path", "8756"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("0.4%  preempted by sh-8755 ×1"), "{text}");
+    assert!(
+        text.contains("== interrupts on its CPU while it ran or was runnable"),
+        "{text}"
+    );
+    assert!(
+        text.contains("runnable  softirq 3  NET_RX         19.0     1      1.4"),
+        "{text}"
+    );
+    let out = lever(&[
+        "trace",
+        "analyze",
+        file,
+        "--critical-path",
+        "8756",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let first = &v["critical_path"]["cpu_interrupts"][0];
+    assert_eq!(first["source"]["softirq"], 3);
+    assert_eq!(first["ns"], 19_000);
+}

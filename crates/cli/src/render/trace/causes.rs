@@ -1,9 +1,9 @@
 //! Causes sections of the trace report: who woke whom, a thread's
 //! critical path, lock contention, frequency ramps.
 
-use crate::render::num::{ms_from_ns as ms, us_from_ns as us};
+use crate::render::num::{ms_from_ns as ms, pct, us_from_ns as us};
 use crate::render::Table;
-use lever_trace_analysis::critical::{CriticalPath, PathNode};
+use lever_trace_analysis::critical::{CriticalPath, IrqSource, PathNode};
 use lever_trace_analysis::locks::{LockReport, LockRow};
 use lever_trace_analysis::ramp::RampReport;
 use lever_trace_analysis::stats::fmt_ns;
@@ -57,6 +57,26 @@ pub fn critical_path(cp: &CriticalPath) -> String {
         fmt_ns(cp.to_ns.saturating_sub(cp.from_ns))
     );
     node(&cp.root, 0, &mut out);
+    if !cp.cpu_interrupts.is_empty() {
+        let mut t = Table::new(&["WHILE", "SOURCE", "NAME", "TIME us", "COUNT", "SHARE %"]);
+        for i in &cp.cpu_interrupts {
+            t.row(vec![
+                i.during.to_string(),
+                match i.source {
+                    IrqSource::Irq(n) => format!("irq {n}"),
+                    IrqSource::Softirq(v) => format!("softirq {v}"),
+                },
+                i.name.clone(),
+                us(i.ns),
+                i.count.to_string(),
+                pct(i.share_pct),
+            ]);
+        }
+        out += &format!(
+            "\n== interrupts on its CPU while it ran or was runnable\n{}",
+            t.render()
+        );
+    }
     out
 }
 
@@ -75,8 +95,9 @@ fn node(n: &PathNode, depth: usize, out: &mut String) {
             _ => String::new(),
         };
         out.push_str(&format!(
-            "{pad}{:>12}  {}{} ×{}\n",
+            "{pad}{:>12} {:>5}%  {}{} ×{}\n",
             fmt_ns(p.ns),
+            pct(p.share_pct),
             p.state,
             cause,
             p.count
@@ -88,8 +109,9 @@ fn node(n: &PathNode, depth: usize, out: &mut String) {
     }
     if n.unknown_ns > 0 {
         out.push_str(&format!(
-            "{pad}{:>12}  unknown (no event)\n",
-            fmt_ns(n.unknown_ns)
+            "{pad}{:>12} {:>5}%  unknown (no event)\n",
+            fmt_ns(n.unknown_ns),
+            pct(100.0 * n.unknown_ns as f64 / n.total_ns.max(1) as f64)
         ));
     }
 }
