@@ -354,3 +354,37 @@ fn critical_path_interrupts() {
     assert_eq!(first["source"]["softirq"], 3);
     assert_eq!(first["ns"], 19_000);
 }
+
+/// `--ramp --baseline`: the same task's ramps with and without a uclamp
+/// floor side by side (hand-written cpu_frequency excerpts: this VM has
+/// no cpufreq).
+#[test]
+fn ramp_with_baseline() {
+    let fx = |n: &str| {
+        format!(
+            "{}/../trace-analysis/tests/fixtures/{n}",
+            env!("CARGO_MANIFEST_DIR")
+        )
+    };
+    let (ucl, base) = (fx("ramp_uclamp.txt"), fx("ramp_baseline.txt"));
+    let args = ["trace", "analyze", &ucl, "--ramp", "--baseline", &base];
+    let out = lever(&[&args[..], &["--ramp-task", "hackbench"]].concat());
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("steps started by hackbench"), "{text}");
+    assert!(
+        text.contains("this      512         2      0            2000.0       3000.0       3000.0       -10000.0   -13000.0"),
+        "{text}"
+    );
+    assert!(
+        text.contains("200.010000  0    hackbench-700   512"),
+        "{text}"
+    );
+    let out = lever(&[&args[..], &["--json"]].concat());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let runs = v["ramp"]["comparison"]["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 3, "{runs:?}");
+    assert_eq!(runs[0]["run"], "baseline");
+    let bad = lever(&["trace", "analyze", &ucl, "--baseline", &base]);
+    assert_eq!(bad.status.code(), Some(2));
+}

@@ -131,3 +131,126 @@ fn nested_irq_counts_once_and_migration_moves_the_cpu() {
         ]
     );
 }
+
+fn ramp_of(name: &str) -> lever_trace_analysis::ramp::RampReport {
+    let opts = Options {
+        ramp: true,
+        ..Options::default()
+    };
+    let f = std::fs::File::open(fixture(name)).unwrap();
+    analyze(f, &opts, |_| {}).unwrap().ramp.unwrap()
+}
+
+/// Hand-written excerpts in the kernel's `cpu_frequency: state=… cpu_id=…`
+/// format (this VM has no cpufreq). Baseline: hackbench's steps at
+/// 100.010 and 100.050 reach 1.8 GHz after 12 and 16 ms. With `uclamp
+/// min=512 comm=hackbench` marked: its steps reach it after 2 and 3 ms;
+/// a kworker step (no floor) after 8 ms.
+#[test]
+fn ramp_steps_with_and_without_a_uclamp_floor() {
+    use lever_trace_analysis::ramp::{compare, compare::by_floor};
+    let base = ramp_of("ramp_baseline.txt");
+    let ucl = ramp_of("ramp_uclamp.txt");
+    let ramps = |r: &lever_trace_analysis::ramp::RampReport| {
+        r.steps
+            .iter()
+            .map(|s| {
+                (
+                    s.comm.clone(),
+                    s.uclamp_min,
+                    s.ramp_ns.map(|n| n / 1_000_000),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let hb = |floor, ms| ("hackbench".to_string(), floor, Some(ms));
+    assert_eq!(ramps(&base), [hb(None, 12), hb(None, 16)]);
+    assert_eq!(
+        ramps(&ucl),
+        [
+            hb(Some(512), 2),
+            hb(Some(512), 3),
+            ("kworker/0:1".into(), None, Some(8))
+        ]
+    );
+    assert_eq!(ucl.steps[0].start_khz, Some(1_200_000));
+    assert_eq!(ucl.steps[0].climb, [(0, 1_200_000), (2_000_000, 1_800_000)]);
+    // One capture, two floors: compared on its own (kworker has none).
+    let inside = ucl.comparison.as_ref().unwrap();
+    let floors: Vec<_> = inside
+        .runs
+        .iter()
+        .map(|r| (r.uclamp_min, r.steps))
+        .collect();
+    assert_eq!(floors, [(None, 1), (Some(512), 2)]);
+    assert!(base.comparison.is_none());
+    assert!(by_floor(&ucl, Some("hackbench")).is_none());
+    // The same task in two captures.
+    let c = compare(&ucl, &base, "ramp_baseline.txt", Some("hackbench"));
+    assert_eq!(c.target_khz, [(0, 1_800_000)]);
+    let rows: Vec<_> = c
+        .runs
+        .iter()
+        .map(|r| {
+            (
+                r.run,
+                r.uclamp_min,
+                r.steps,
+                r.ramp.p50_ns / 1_000_000,
+                r.ramp.max_ns / 1_000_000,
+                r.p50_diff_ns / 1_000_000,
+                r.max_diff_ns / 1_000_000,
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("baseline", None, 2, 12, 16, 0, 0),
+            ("this", Some(512), 2, 2, 3, -10, -13),
+        ]
+    );
+}
+
+/// The common target is the highest frequency of either capture: a run
+/// whose top is lower did not reach it.
+#[test]
+fn ramp_comparison_uses_one_target_for_both_runs() {
+    use lever_trace_analysis::ramp::compare;
+    let base = ramp_of("ramp_baseline.txt");
+    let text = std::fs::read_to_string(fixture("ramp_uclamp.txt"))
+        .unwrap()
+        .replace("state=1800000", "state=2400000");
+    let opts = Options {
+        ramp: true,
+        ..Options::default()
+    };
+    let higher = analyze(text.as_bytes(), &opts, |_| {})
+        .unwrap()
+        .ramp
+        .unwrap();
+    let c = compare(&higher, &base, "b", Some("hackbench"));
+    assert_eq!(c.target_khz, [(0, 2_400_000)]);
+    assert_eq!((c.runs[0].steps, c.runs[0].not_reached), (2, 2));
+    assert_eq!((c.runs[1].steps, c.runs[1].not_reached), (2, 0));
+}
+
+#[test]
+fn uclamp_marks() {
+    use lever_trace_analysis::ramp::UclampMark;
+    let m = UclampMark::parse("uclamp min=512 max=1024 pid=42").unwrap();
+    assert_eq!(
+        (m.min, m.max, m.pid, m.comm),
+        (512, Some(1024), Some(42), None)
+    );
+    assert_eq!(UclampMark::parse("uclamp min=0").unwrap().min, 0);
+    for bad in [
+        "uclamp",
+        "uclamp max=10",
+        "uclamp min=2000",
+        "uclamp min=5 x=1",
+        "start",
+    ] {
+        assert_eq!(UclampMark::parse(bad), None, "{bad}");
+    }
+}

@@ -68,7 +68,7 @@ pub fn analysis(r: &Report, top: usize, auto: bool) -> String {
         out += &causes::locks(l, top);
     }
     if let Some(rp) = &r.ramp {
-        out += &causes::ramp(rp);
+        out += &causes::ramp(rp, top);
     }
     out
 }
