@@ -388,3 +388,42 @@ fn ramp_with_baseline() {
     let bad = lever(&["trace", "analyze", &ucl, "--baseline", &base]);
     assert_eq!(bad.status.code(), Some(2));
 }
+
+/// `lever trace record --dat-version 7` on the real tracefs (a private
+/// instance; skipped with the reason where not root): a v7 file our
+/// reader opens. Version 8 is a usage error.
+#[test]
+fn record_dat_version_7() {
+    let bad = lever(&["trace", "record", "--dat-version", "8", "-o", "/dev/null"]);
+    assert_eq!(bad.status.code(), Some(2));
+    if !std::path::Path::new("/sys/kernel/tracing/instances").exists()
+        || std::fs::OpenOptions::new()
+            .write(true)
+            .open("/sys/kernel/tracing/trace_marker")
+            .is_err()
+    {
+        eprintln!("skipped: no writable tracefs at /sys/kernel/tracing (need root)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.dat");
+    let out_s = out.to_str().unwrap();
+    let r = lever(&[
+        "trace",
+        "record",
+        "-e",
+        "sched",
+        "--duration",
+        "300ms",
+        "--dat-version",
+        "7",
+        "-o",
+        out_s,
+    ]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let bytes = std::fs::read(&out).unwrap();
+    assert_eq!(&bytes[..12], b"\x17\x08\x44tracing7\0");
+    assert_eq!(&bytes[18..23], b"zstd\0");
+    let a = lever(&["trace", "analyze", out_s, "--sched"]);
+    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+}

@@ -5,7 +5,7 @@
 
 use crate::capture::CaptureError;
 use lever_kernel::KernelFs;
-use lever_trace_input::dat::write::{write_v6, DatMeta, Written};
+use lever_trace_input::dat::write::{write, DatMeta, DatVersion, Written};
 use std::fs;
 use std::io::{self, Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
@@ -55,6 +55,9 @@ pub fn collect_meta(fs: &KernelFs, dir: &str, top: &str) -> Result<DatMeta, Capt
             .read_optional(&format!("{top}/saved_cmdlines"))?
             .unwrap_or_default(),
         page_size,
+        trace_clock: fs
+            .read_optional(&format!("{dir}/trace_clock"))?
+            .unwrap_or_default(),
     })
 }
 
@@ -135,21 +138,27 @@ pub fn save_dat(
     dir: &str,
     meta: &DatMeta,
     out: &Path,
+    version: DatVersion,
 ) -> Result<Written, CaptureError> {
     let mut pipes: Vec<_> = open_pipes(fs, dir)?
         .into_iter()
         .map(|p| io::BufReader::with_capacity(1 << 16, p))
         .collect();
-    write_dat(meta, &mut pipes, out)
+    write_dat(meta, &mut pipes, out, version)
 }
 
-fn write_dat<R: Read>(meta: &DatMeta, cpus: &mut [R], out: &Path) -> Result<Written, CaptureError> {
+fn write_dat<R: Read>(
+    meta: &DatMeta,
+    cpus: &mut [R],
+    out: &Path,
+    version: DatVersion,
+) -> Result<Written, CaptureError> {
     let err = |op| {
         let path = out.to_path_buf();
         move |source| CaptureError::Io { path, op, source }
     };
     let mut file = fs::File::create(out).map_err(err("create"))?;
-    write_v6(&mut file, meta, cpus).map_err(err("write trace.dat"))
+    write(&mut file, meta, cpus, version).map_err(err("write trace.dat"))
 }
 
 /// Pages read while recording: one thread per CPU drains its
@@ -208,7 +217,12 @@ impl RawRecorder {
 
     /// With tracing already stopped: let the readers drain what is left,
     /// then write the trace.dat and remove the spools.
-    pub fn finish(mut self, meta: &DatMeta, out: &Path) -> Result<Written, CaptureError> {
+    pub fn finish(
+        mut self,
+        meta: &DatMeta,
+        out: &Path,
+        version: DatVersion,
+    ) -> Result<Written, CaptureError> {
         let result = self.join().and_then(|()| {
             let mut spools = Vec::new();
             for p in &self.spools {
@@ -218,7 +232,7 @@ impl RawRecorder {
                     source,
                 })?);
             }
-            write_dat(meta, &mut spools, out)
+            write_dat(meta, &mut spools, out, version)
         });
         self.remove_spools();
         result

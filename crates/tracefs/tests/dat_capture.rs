@@ -79,6 +79,39 @@ fn dat_capture_matches_the_text_of_the_same_window() {
     // The marker, when the kernel kept it, is one of the equal events.
     let _ = marked;
     trace_cmd_agrees(&out, from_dat.len());
+    trace_cmd_converts(&out, from_dat.len());
+}
+
+/// The same as v7, uncompressed and zstd: the events of the kernel's
+/// text, and `trace-cmd report` opens both.
+#[test]
+fn dat_v7_capture_matches_the_text_and_opens_in_trace_cmd() {
+    use lever_tracefs::DatVersion;
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some((fs, tfs)) = tracefs() else { return };
+    for zstd in [false, true] {
+        let cfg = CaptureConfig {
+            events: vec!["sched:sched_switch".into(), "sched:sched_wakeup".into()],
+            buffer_kb: Some(1024),
+            ..Default::default()
+        };
+        let cap = Capture::start(&tfs, &cfg).unwrap();
+        ping_pong();
+        cap.pause().unwrap();
+        let text_path = fs.resolve(&format!("{}/trace", cap.dir())).unwrap();
+        let text = std::fs::read(text_path).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("t7.dat");
+        let bytes = cap.finish_dat_as(&out, DatVersion::V7 { zstd }).unwrap();
+        assert_eq!(bytes, std::fs::metadata(&out).unwrap().len());
+        let from_text = events(lever_trace::Text(&text[..]), false);
+        let input = lever_trace_input::open(&out).unwrap();
+        assert_eq!(input.kind(), lever_trace_input::Kind::Dat { version: 7 });
+        let from_dat = events(input, true);
+        assert!(from_text.len() > 100, "only {} events", from_text.len());
+        assert_eq!(from_dat, from_text, "zstd {zstd}");
+        trace_cmd_agrees(&out, from_dat.len());
+    }
 }
 
 /// Pages read while recording (`Capture::stream_raw`): the spools are
@@ -176,6 +209,34 @@ fn trace_cmd_agrees(dat: &std::path::Path, n: usize) {
             panic!("trace-cmd is needed under CI (.ci/run installs it): {e}")
         }
         Err(e) => eprintln!("trace-cmd report not checked: {e}"),
+    }
+}
+
+/// `trace-cmd convert` (to its default v7, zstd) accepts `dat` — it
+/// refused a v6 file without an options section ("error writing") — and
+/// the converted file holds the same `n` events for our reader.
+fn trace_cmd_converts(dat: &std::path::Path, n: usize) {
+    let out = dat.with_extension("converted.dat");
+    match std::process::Command::new("trace-cmd")
+        .args(["convert", "-i"])
+        .arg(dat)
+        .arg("-o")
+        .arg(&out)
+        .output()
+    {
+        Ok(o) => {
+            assert!(
+                o.status.success() && out.exists(),
+                "trace-cmd convert: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            let evs = events(lever_trace_input::open(&out).unwrap(), true);
+            assert_eq!(evs.len(), n, "events after trace-cmd convert");
+        }
+        Err(e) if std::env::var("CI").as_deref() == Ok("true") => {
+            panic!("trace-cmd is needed under CI (.ci/run installs it): {e}")
+        }
+        Err(e) => eprintln!("trace-cmd convert not checked: {e}"),
     }
 }
 

@@ -9,7 +9,7 @@ use anyhow::Context;
 use clap::Args;
 use lever_kernel::KernelFs;
 use lever_measure::sampling::{spawn, wait};
-use lever_tracefs::{Capture, CaptureConfig, Target, Tracefs};
+use lever_tracefs::{Capture, CaptureConfig, DatVersion, Target, Tracefs};
 use std::path::PathBuf;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -41,11 +41,18 @@ pub struct RecordArgs {
     #[arg(short, long)]
     pub output: PathBuf,
     /// Output format: `text` (the kernel's `trace`) or `dat` (the raw
-    /// ring-buffer pages as a trace-cmd trace.dat v6, which `trace-cmd
-    /// report` and KernelShark open). Default: `dat` when the output
+    /// ring-buffer pages as a trace-cmd trace.dat, which `trace-cmd
+    /// report` and KernelShark open; see `--dat-version`). Default: `dat` when the output
     /// ends in `.dat`, else `text`.
     #[arg(long, value_enum)]
     pub format: Option<OutputFormat>,
+    /// trace.dat file version: 6 (every trace-cmd) or 7 (sections,
+    /// zstd-compressed; trace-cmd ≥ 3.0).
+    #[arg(long, value_name = "6|7", default_value_t = 6, value_parser = clap::value_parser!(u8).range(6..=7))]
+    pub dat_version: u8,
+    /// With `--dat-version 7`: do not compress.
+    #[arg(long, requires = "dat_version")]
+    pub uncompressed: bool,
     /// Command to run while recording (after `--`).
     #[arg(last = true)]
     pub command: Vec<String>,
@@ -56,7 +63,7 @@ pub struct RecordArgs {
 pub enum OutputFormat {
     /// ftrace text.
     Text,
-    /// trace-cmd trace.dat (v6).
+    /// trace-cmd trace.dat (v6, or v7 with `--dat-version 7`).
     Dat,
 }
 
@@ -148,8 +155,14 @@ pub fn run(global: &Global, a: RecordArgs) -> anyhow::Result<()> {
         let seconds = start.elapsed().as_secs_f64();
         // The pages are read after the run (as `trace-cmd extract` does):
         // checked equal to the kernel's text of the same window.
+        let version = match a.dat_version {
+            7 => DatVersion::V7 {
+                zstd: !a.uncompressed,
+            },
+            _ => DatVersion::V6,
+        };
         let bytes = if dat {
-            cap.finish_dat(&a.output)?
+            cap.finish_dat_as(&a.output, version)?
         } else {
             cap.finish(&a.output)?
         };
