@@ -389,11 +389,12 @@ fn ramp_with_baseline() {
     assert_eq!(bad.status.code(), Some(2));
 }
 
-/// `lever trace record --dat-version 7` on the real tracefs (a private
-/// instance; skipped with the reason where not root): a v7 file our
-/// reader opens. Version 8 is a usage error.
+/// `lever trace record --format dat` on the real tracefs (private
+/// instances; skipped with the reason where not root): v7 files our
+/// reader opens; streamed (the default) the window is not bounded by
+/// the buffer, `--no-stream` it is. Version 8 is a usage error.
 #[test]
-fn record_dat_version_7() {
+fn record_dat_streamed_and_not() {
     let bad = lever(&["trace", "record", "--dat-version", "8", "-o", "/dev/null"]);
     assert_eq!(bad.status.code(), Some(2));
     if !std::path::Path::new("/sys/kernel/tracing/instances").exists()
@@ -406,24 +407,60 @@ fn record_dat_version_7() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("r.dat");
-    let out_s = out.to_str().unwrap();
-    let r = lever(&[
-        "trace",
-        "record",
-        "-e",
-        "sched",
-        "--duration",
-        "300ms",
-        "--dat-version",
-        "7",
-        "-o",
-        out_s,
-    ]);
-    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-    let bytes = std::fs::read(&out).unwrap();
-    assert_eq!(&bytes[..12], b"\x17\x08\x44tracing7\0");
-    assert_eq!(&bytes[18..23], b"zstd\0");
-    let a = lever(&["trace", "analyze", out_s, "--sched"]);
-    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+    let events = |extra: &[&str]| -> u64 {
+        let out = dir.path().join("r.dat");
+        let out_s = out.to_str().unwrap().to_string();
+        let args = [
+            &[
+                "trace",
+                "record",
+                "-e",
+                "sched:sched_switch",
+                "--buffer-kb",
+                "16",
+                "--duration",
+                "800ms",
+                "--dat-version",
+                "7",
+                "-o",
+                &out_s,
+            ][..],
+            extra,
+        ]
+        .concat();
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_lever"))
+            .args(&args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Switches for the whole window: two threads passing a token.
+        let until = std::time::Instant::now() + std::time::Duration::from_millis(1000);
+        let (tx1, rx1) = std::sync::mpsc::channel::<()>();
+        let (tx2, rx2) = std::sync::mpsc::channel::<()>();
+        let t = std::thread::spawn(move || while rx1.recv().is_ok() && tx2.send(()).is_ok() {});
+        while std::time::Instant::now() < until {
+            tx1.send(()).unwrap();
+            rx2.recv().unwrap();
+        }
+        drop(tx1);
+        t.join().unwrap();
+        let r = child.wait_with_output().unwrap();
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        let bytes = std::fs::read(&out).unwrap();
+        assert_eq!(&bytes[..12], b"\x17\x08\x44tracing7\0");
+        assert_eq!(&bytes[18..23], b"zstd\0");
+        let a = lever(&["trace", "analyze", &out_s, "--sched", "--json"]);
+        assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&a.stdout).unwrap();
+        v["summary"]["events"].as_u64().unwrap()
+    };
+    let after = events(&["--no-stream"]);
+    let streamed = events(&[]);
+    // 16 KiB per CPU holds ~250 sched_switch events (64 B each).
+    assert!(after < 1200, "--no-stream: {after} events");
+    assert!(
+        streamed > 4 * after,
+        "streamed {streamed}, after the run {after}"
+    );
 }

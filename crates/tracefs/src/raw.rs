@@ -10,7 +10,7 @@ use std::fs;
 use std::io::{self, Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -167,6 +167,7 @@ fn write_dat<R: Read>(
 /// trace.dat from the spools and removes them.
 pub struct RawRecorder {
     stop: Arc<AtomicBool>,
+    read: Arc<AtomicU64>,
     threads: Vec<JoinHandle<io::Result<u64>>>,
     spools: Vec<PathBuf>,
 }
@@ -179,8 +180,10 @@ impl RawRecorder {
     /// `<out>.cpuN`.
     pub fn start(fs: &KernelFs, dir: &str, out: &Path) -> Result<RawRecorder, CaptureError> {
         let stop = Arc::new(AtomicBool::new(false));
+        let read = Arc::new(AtomicU64::new(0));
         let mut rec = RawRecorder {
             stop: stop.clone(),
+            read: read.clone(),
             threads: Vec::new(),
             spools: Vec::new(),
         };
@@ -195,6 +198,7 @@ impl RawRecorder {
             })?;
             rec.spools.push(spool);
             let stop = stop.clone();
+            let read = read.clone();
             rec.threads.push(std::thread::spawn(move || {
                 let mut buf = vec![0u8; 1 << 16];
                 let mut total = 0;
@@ -203,6 +207,7 @@ impl RawRecorder {
                     if n > 0 {
                         file.write_all(&buf[..n])?;
                         total += n as u64;
+                        read.fetch_add(n as u64, Ordering::Relaxed);
                     } else if stop.load(Ordering::Acquire) {
                         // Stopped and drained (tracing was off first).
                         return Ok(total);
@@ -213,6 +218,12 @@ impl RawRecorder {
             }));
         }
         Ok(rec)
+    }
+
+    /// Bytes of pages read so far, all CPUs together (shared, so a
+    /// progress display can follow it while recording).
+    pub fn bytes_read(&self) -> Arc<AtomicU64> {
+        self.read.clone()
     }
 
     /// With tracing already stopped: let the readers drain what is left,
