@@ -464,3 +464,37 @@ fn record_dat_streamed_and_not() {
         "streamed {streamed}, after the run {after}"
     );
 }
+
+/// `lever trace export --format perfetto` (also chosen by `.pftrace`):
+/// a protobuf Trace (first byte: field 1, length-delimited), smaller
+/// than the JSON of the same capture.
+#[test]
+fn export_perfetto() {
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../trace-analysis/tests/fixtures/irq_critical_path.txt"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let pf = dir.path().join("t.pftrace");
+    let json = dir.path().join("t.json");
+    let out = lever(&["trace", "export", file, "-o", pf.to_str().unwrap()]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("events of other kinds left out"), "{text}");
+    let named = lever(&[
+        "trace",
+        "export",
+        file,
+        "--format",
+        "perfetto",
+        "-o",
+        json.to_str().unwrap(),
+    ]);
+    assert!(named.status.success());
+    let (a, b) = (std::fs::read(&pf).unwrap(), std::fs::read(&json).unwrap());
+    assert_eq!(a, b, "--format perfetto = the .pftrace default");
+    assert_eq!(a[0], 0x0a);
+    let out = lever(&["trace", "export", file, "-o", json.to_str().unwrap()]);
+    assert!(out.status.success());
+    assert!(std::fs::metadata(&json).unwrap().len() > 2 * a.len() as u64);
+}

@@ -8,6 +8,7 @@ use clap::Args;
 use lever_kernel::KernelFs;
 use lever_measure::process::{self, Pid};
 use lever_trace_analysis::critical::CriticalPathSpec;
+use lever_trace_analysis::export::perfetto::export_perfetto_file;
 use lever_trace_analysis::ramp::compare::compare_runs;
 use lever_trace_analysis::{analyze_source, export_chrome_file, FrameSpec, KpiSpec, Options};
 use lever_trace_input::Input;
@@ -203,18 +204,46 @@ pub fn analyze(global: &Global, a: AnalyzeArgs) -> anyhow::Result<()> {
     })
 }
 
-/// Export a trace to Chrome JSON.
-pub fn export(global: &Global, file: &Path, output: &Path) -> anyhow::Result<()> {
+/// `lever trace export --format`
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    /// Chrome trace-event JSON.
+    Json,
+    /// Perfetto protobuf (ftrace events).
+    Perfetto,
+}
+
+/// Export a trace to Chrome JSON or a Perfetto trace.
+pub fn export(
+    global: &Global,
+    file: &Path,
+    output: &Path,
+    format: Option<ExportFormat>,
+) -> anyhow::Result<()> {
+    let format = format.unwrap_or_else(|| {
+        let name = output.to_string_lossy();
+        if name.ends_with(".pftrace") || name.ends_with(".perfetto-trace") {
+            ExportFormat::Perfetto
+        } else {
+            ExportFormat::Json
+        }
+    });
     let (input, len) = open_input(file)?;
     let progress = Progress::new(format!("exporting {}", file.display()));
-    let (n, summary) = export_chrome_file(input, output, |b| {
-        progress.update(b >> 20, len.map(|l| l >> 20), "MiB")
-    })?;
+    let tick = |b: u64| progress.update(b >> 20, len.map(|l| l >> 20), "MiB");
+    let (n, left_out, summary) = match format {
+        ExportFormat::Json => {
+            let (n, summary) = export_chrome_file(input, output, tick)?;
+            (n, 0, summary)
+        }
+        ExportFormat::Perfetto => export_perfetto_file(input, output, tick)?,
+    };
     progress.finish();
     summary.require_events(&input_name(file))?;
     let r = ExportResult {
         output: output.to_path_buf(),
         trace_events: n,
+        left_out_events: left_out,
         malformed_lines: summary.malformed,
     };
     emit(global.json, &r, render::trace::export)
