@@ -149,13 +149,7 @@ pub fn write_v7<W: Write + Seek, R: Read>(
         None
     };
     let mut w = io::BufWriter::new(&mut *out);
-    w.write_all(MAGIC)?;
-    w.write_all(b"7\0")?;
-    w.write_all(&[
-        u8::from(cfg!(target_endian = "big")),
-        std::mem::size_of::<usize>() as u8,
-    ])?;
-    w.write_all(&meta.page_size.to_ne_bytes())?;
+    file_head(&mut w, b"7\0", meta.page_size)?;
     if zstd {
         w.write_all(b"zstd\0")?;
         w.write_all(zstd::zstd_safe::version_string().as_bytes())?;
@@ -190,7 +184,7 @@ pub fn write_v7<W: Write + Seek, R: Read>(
     let mut entries = Vec::new();
     let mut chunk = vec![0u8; CHUNK_PAGES * ps as usize];
     for r in cpus.iter_mut() {
-        let mut got = fill(r, &mut chunk)?;
+        let mut got = crate::read_full(r, &mut chunk)?;
         let pos = w.stream_position()?;
         if got == 0 {
             // Nothing recorded: point at the end, not past it; no count.
@@ -214,7 +208,7 @@ pub fn write_v7<W: Write + Seek, R: Read>(
                     w.write_all(&(got as u32).to_ne_bytes())?;
                     w.write_all(&c)?;
                     chunks += 1;
-                    got = fill(r, &mut chunk)?;
+                    got = crate::read_full(r, &mut chunk)?;
                 }
                 let end = w.stream_position()?;
                 w.seek(SeekFrom::Start(start))?;
@@ -268,6 +262,18 @@ pub fn write_v7<W: Write + Seek, R: Read>(
     })
 }
 
+/// Magic, version (`6\0`/`7\0`), endianness, long size, page size: the
+/// start of both versions.
+fn file_head<W: Write>(w: &mut W, version: &[u8], page_size: u32) -> io::Result<()> {
+    w.write_all(MAGIC)?;
+    w.write_all(version)?;
+    w.write_all(&[
+        u8::from(cfg!(target_endian = "big")),
+        std::mem::size_of::<usize>() as u8,
+    ])?;
+    w.write_all(&page_size.to_ne_bytes())
+}
+
 /// A v7 section header: id, flags, description string id (none: 0),
 /// size of the content that follows.
 fn section_header<W: Write>(w: &mut W, id: u16, flags: u16, size: u64) -> io::Result<()> {
@@ -285,20 +291,6 @@ fn clock_in_use(trace_clock: &str) -> &str {
     }
 }
 
-/// Read until `buf` is full or the reader ends; the bytes read.
-fn fill<R: Read>(r: &mut R, buf: &mut [u8]) -> io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match r.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
-}
-
 /// Write a v6 trace.dat to `out`: the metadata, then each reader of
 /// `cpus` (CPU 0, 1, ...) copied to its end (whole pages are expected).
 pub fn write_v6<W: Write + Seek, R: Read>(
@@ -308,13 +300,7 @@ pub fn write_v6<W: Write + Seek, R: Read>(
 ) -> io::Result<Written> {
     let ne = |v: u64| v.to_ne_bytes();
     let mut w = io::BufWriter::new(&mut *out);
-    w.write_all(MAGIC)?;
-    w.write_all(b"6\0")?;
-    w.write_all(&[
-        u8::from(cfg!(target_endian = "big")),
-        std::mem::size_of::<usize>() as u8,
-    ])?;
-    w.write_all(&meta.page_size.to_ne_bytes())?;
+    file_head(&mut w, b"6\0", meta.page_size)?;
     w.write_all(b"header_page\0")?;
     w.write_all(&ne(meta.header_page.len() as u64))?;
     w.write_all(meta.header_page.as_bytes())?;
