@@ -13,7 +13,7 @@
 //! [`MAX_DEPTH`] levels, never revisiting a thread already on the path.
 //!
 //! For the target itself, the interrupts its CPU served while it ran or
-//! was runnable are broken out by irq line and softirq vector ([`irq`]),
+//! was runnable are broken out by irq line and softirq vector ([`CpuInterrupt`]),
 //! and every item carries its share of the interval.
 //!
 //! Only segments and interrupt pieces overlapping the interval are kept,

@@ -8,7 +8,7 @@
 //!
 //! Each step keeps the task that started it and its climb (every new
 //! highest frequency during the step, with the time since the step), so
-//! two runs can be compared against one common target ([`compare`]): the
+//! two runs can be compared against one common target ([`mod@compare`]): the
 //! same task with and without a uclamp floor. The floor comes from a
 //! marker (`lever trace mark 'uclamp min=512 comm=hackbench'`, parsed by
 //! [`UclampMark::parse`]) and applies to the steps after it.
@@ -265,6 +265,6 @@ pub struct RampReport {
     /// Every step on those CPUs, in time order.
     pub steps: Vec<RampStep>,
     /// Runs compared: with and without a uclamp floor (marks in this
-    /// capture, or a baseline capture, see [`compare`]).
+    /// capture, or a baseline capture, see [`mod@compare`]).
     pub comparison: Option<RampComparison>,
 }
