@@ -175,6 +175,15 @@ pub struct RawRecorder {
 /// How long a reader sleeps when its CPU has no full page yet.
 const POLL: Duration = Duration::from_millis(50);
 
+/// How long it sleeps instead while its CPU is busy (at least
+/// [`BUSY_BYTES`] came in since the last sleep): a small buffer fills in
+/// tens of ms under load. Not on a trickle, where each poll would save
+/// a nearly empty page.
+const POLL_BUSY: Duration = Duration::from_millis(5);
+
+/// Pages read between two sleeps that make a CPU busy (16 pages).
+const BUSY_BYTES: u64 = 64 * 1024;
+
 impl RawRecorder {
     /// Start one reader per CPU of tracefs directory `dir`, spooling to
     /// `<out>.cpuN`.
@@ -202,17 +211,21 @@ impl RawRecorder {
             rec.threads.push(std::thread::spawn(move || {
                 let mut buf = vec![0u8; 1 << 16];
                 let mut total = 0;
+                let mut round = 0;
                 loop {
                     let n = pipe.read(&mut buf)?;
                     if n > 0 {
                         file.write_all(&buf[..n])?;
                         total += n as u64;
                         read.fetch_add(n as u64, Ordering::Relaxed);
+                        round += n as u64;
                     } else if stop.load(Ordering::Acquire) {
                         // Stopped and drained (tracing was off first).
                         return Ok(total);
                     } else {
-                        std::thread::sleep(POLL);
+                        let busy = round >= BUSY_BYTES;
+                        std::thread::sleep(if busy { POLL_BUSY } else { POLL });
+                        round = 0;
                     }
                 }
             }));
