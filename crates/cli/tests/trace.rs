@@ -320,3 +320,181 @@ fn causes_sections() {
     ]);
     assert_eq!(bad.status.code(), Some(2));
 }
+
+/// `--critical-path` on a real `-e sched -e irq` excerpt: shares on the
+/// tree, and the interrupts on the thread's CPU in the table and JSON.
+#[test]
+fn critical_path_interrupts() {
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../trace-analysis/tests/fixtures/irq_critical_path.txt"
+    );
+    let out = lever(&["trace", "analyze", file, "--critical-path", "8756"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("0.4%  preempted by sh-8755 ×1"), "{text}");
+    assert!(
+        text.contains("== interrupts on its CPU while it ran or was runnable"),
+        "{text}"
+    );
+    assert!(
+        text.contains("runnable  softirq 3  NET_RX         19.0     1      1.4"),
+        "{text}"
+    );
+    let out = lever(&[
+        "trace",
+        "analyze",
+        file,
+        "--critical-path",
+        "8756",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let first = &v["critical_path"]["cpu_interrupts"][0];
+    assert_eq!(first["source"]["softirq"], 3);
+    assert_eq!(first["ns"], 19_000);
+}
+
+/// `--ramp --baseline`: the same task's ramps with and without a uclamp
+/// floor side by side (hand-written cpu_frequency excerpts: this VM has
+/// no cpufreq).
+#[test]
+fn ramp_with_baseline() {
+    let fx = |n: &str| {
+        format!(
+            "{}/../trace-analysis/tests/fixtures/{n}",
+            env!("CARGO_MANIFEST_DIR")
+        )
+    };
+    let (ucl, base) = (fx("ramp_uclamp.txt"), fx("ramp_baseline.txt"));
+    let args = ["trace", "analyze", &ucl, "--ramp", "--baseline", &base];
+    let out = lever(&[&args[..], &["--ramp-task", "hackbench"]].concat());
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("steps started by hackbench"), "{text}");
+    assert!(
+        text.contains("this      512         2      0            2000.0       3000.0       3000.0       -10000.0   -13000.0"),
+        "{text}"
+    );
+    assert!(
+        text.contains("200.010000  0    hackbench-700   512"),
+        "{text}"
+    );
+    let out = lever(&[&args[..], &["--json"]].concat());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let runs = v["ramp"]["comparison"]["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 3, "{runs:?}");
+    assert_eq!(runs[0]["run"], "baseline");
+    let bad = lever(&["trace", "analyze", &ucl, "--baseline", &base]);
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+/// `lever trace record --format dat` on the real tracefs (private
+/// instances; skipped with the reason where not root): v7 files our
+/// reader opens; streamed (the default) the window is not bounded by
+/// the buffer, `--no-stream` it is. Version 8 is a usage error.
+#[test]
+fn record_dat_streamed_and_not() {
+    let bad = lever(&["trace", "record", "--dat-version", "8", "-o", "/dev/null"]);
+    assert_eq!(bad.status.code(), Some(2));
+    if !std::path::Path::new("/sys/kernel/tracing/instances").exists()
+        || std::fs::OpenOptions::new()
+            .write(true)
+            .open("/sys/kernel/tracing/trace_marker")
+            .is_err()
+    {
+        eprintln!("skipped: no writable tracefs at /sys/kernel/tracing (need root)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let events = |extra: &[&str]| -> u64 {
+        let out = dir.path().join("r.dat");
+        let out_s = out.to_str().unwrap().to_string();
+        let args = [
+            &[
+                "trace",
+                "record",
+                "-e",
+                "sched:sched_switch",
+                "--buffer-kb",
+                "16",
+                "--duration",
+                "800ms",
+                "--dat-version",
+                "7",
+                "-o",
+                &out_s,
+            ][..],
+            extra,
+        ]
+        .concat();
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_lever"))
+            .args(&args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Switches for the whole window: two threads passing a token.
+        let until = std::time::Instant::now() + std::time::Duration::from_millis(1000);
+        let (tx1, rx1) = std::sync::mpsc::channel::<()>();
+        let (tx2, rx2) = std::sync::mpsc::channel::<()>();
+        let t = std::thread::spawn(move || while rx1.recv().is_ok() && tx2.send(()).is_ok() {});
+        while std::time::Instant::now() < until {
+            tx1.send(()).unwrap();
+            rx2.recv().unwrap();
+        }
+        drop(tx1);
+        t.join().unwrap();
+        let r = child.wait_with_output().unwrap();
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        let bytes = std::fs::read(&out).unwrap();
+        assert_eq!(&bytes[..12], b"\x17\x08\x44tracing7\0");
+        assert_eq!(&bytes[18..23], b"zstd\0");
+        let a = lever(&["trace", "analyze", &out_s, "--sched", "--json"]);
+        assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&a.stdout).unwrap();
+        v["summary"]["events"].as_u64().unwrap()
+    };
+    let after = events(&["--no-stream"]);
+    let streamed = events(&[]);
+    // 16 KiB per CPU holds ~250 sched_switch events (64 B each).
+    assert!(after < 1200, "--no-stream: {after} events");
+    assert!(
+        streamed > 4 * after,
+        "streamed {streamed}, after the run {after}"
+    );
+}
+
+/// `lever trace export --format perfetto` (also chosen by `.pftrace`):
+/// a protobuf Trace (first byte: field 1, length-delimited), smaller
+/// than the JSON of the same capture.
+#[test]
+fn export_perfetto() {
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../trace-analysis/tests/fixtures/irq_critical_path.txt"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let pf = dir.path().join("t.pftrace");
+    let json = dir.path().join("t.json");
+    let out = lever(&["trace", "export", file, "-o", pf.to_str().unwrap()]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("events of other kinds left out"), "{text}");
+    let named = lever(&[
+        "trace",
+        "export",
+        file,
+        "--format",
+        "perfetto",
+        "-o",
+        json.to_str().unwrap(),
+    ]);
+    assert!(named.status.success());
+    let (a, b) = (std::fs::read(&pf).unwrap(), std::fs::read(&json).unwrap());
+    assert_eq!(a, b, "--format perfetto = the .pftrace default");
+    assert_eq!(a[0], 0x0a);
+    let out = lever(&["trace", "export", file, "-o", json.to_str().unwrap()]);
+    assert!(out.status.success());
+    assert!(std::fs::metadata(&json).unwrap().len() > 2 * a.len() as u64);
+}

@@ -12,10 +12,18 @@
 //! way (what was the waker doing while we waited for it?), down to
 //! [`MAX_DEPTH`] levels, never revisiting a thread already on the path.
 //!
-//! Only segments overlapping the interval are kept, so memory is bounded
-//! by the events inside it.
+//! For the target itself, the interrupts its CPU served while it ran or
+//! was runnable are broken out by irq line and softirq vector ([`CpuInterrupt`]),
+//! and every item carries its share of the interval.
+//!
+//! Only segments and interrupt pieces overlapping the interval are kept,
+//! so memory is bounded by the events inside it.
 
-use crate::stats::IdMap;
+mod irq;
+
+pub use irq::{CpuInterrupt, IrqSource};
+
+use crate::stats::{pct, IdMap};
 use crate::wakeups::Waker;
 use lever_trace::{Event, EventKind};
 use serde::Serialize;
@@ -63,6 +71,7 @@ pub struct CriticalPathTracker {
     comms: IdMap<i32, String>,
     end_ts: u64,
     start_ts: Option<u64>,
+    irq: irq::IrqTimeline,
 }
 
 impl CriticalPathTracker {
@@ -75,6 +84,7 @@ impl CriticalPathTracker {
             comms: IdMap::default(),
             end_ts: 0,
             start_ts: None,
+            irq: irq::IrqTimeline::new(spec.from_ns.unwrap_or(0), spec.to_ns.unwrap_or(u64::MAX)),
         }
     }
 
@@ -111,6 +121,13 @@ impl CriticalPathTracker {
         self.start_ts.get_or_insert(t);
         match &e.kind {
             EventKind::SchedSwitch(sw) => {
+                if sw.prev_pid == self.spec.tid {
+                    let queued = sw.prev_runnable().then_some(e.cpu);
+                    self.irq.target_on(t, queued);
+                }
+                if sw.next_pid == self.spec.tid {
+                    self.irq.target_on(t, Some(e.cpu));
+                }
                 if sw.prev_pid != 0 {
                     self.name(sw.prev_pid, sw.prev_comm);
                     let kind = match sw.prev_state.as_bytes().first() {
@@ -128,6 +145,12 @@ impl CriticalPathTracker {
             }
             EventKind::SchedWakeup(w) if w.pid != 0 => {
                 let waker = Waker::of(e);
+                let running = matches!(self.open.get(&w.pid), Some((_, Kind::Running)));
+                if w.pid == self.spec.tid && !running {
+                    if let Some(cpu) = w.target_cpu {
+                        self.irq.target_on(t, Some(cpu));
+                    }
+                }
                 if let Waker::Task(tid) = waker {
                     self.name(tid, e.comm);
                 }
@@ -148,6 +171,18 @@ impl CriticalPathTracker {
                     _ => {}
                 }
             }
+            EventKind::SchedMigrateTask(m)
+                if m.pid == self.spec.tid
+                    && !matches!(self.open.get(&m.pid), Some((_, Kind::Running)) | None) =>
+            {
+                self.irq.target_on(t, Some(m.dest_cpu));
+            }
+            EventKind::IrqEntry { irq, name } => self.irq.irq_entry(e.cpu, t, *irq, name),
+            EventKind::IrqExit { .. } => self.irq.irq_exit(e.cpu, t),
+            EventKind::SoftirqEntry { vec, action } => {
+                self.irq.softirq_entry(e.cpu, t, *vec, action)
+            }
+            EventKind::SoftirqExit { .. } => self.irq.softirq_exit(e.cpu, t),
             _ => {}
         }
     }
@@ -166,12 +201,55 @@ impl CriticalPathTracker {
         let to = self.spec.to_ns.unwrap_or(end);
         let mut stack = Vec::new();
         let root = self.explain(self.spec.tid, &[(from, to)], &mut stack);
+        self.irq.finish(end);
+        let cpu_interrupts = self.interrupts(from, to);
         CriticalPath {
             tid: self.spec.tid,
             from_ns: from,
             to_ns: to,
             root,
+            cpu_interrupts,
         }
+    }
+
+    /// Interrupt time on the target's CPU while it ran or was runnable
+    /// within `[from, to)`, largest first.
+    fn interrupts(&self, from: u64, to: u64) -> Vec<CpuInterrupt> {
+        let (mut running, mut runnable) = (BTreeMap::new(), BTreeMap::new());
+        for seg in self
+            .segs
+            .get(&self.spec.tid)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+        {
+            let (a, b) = (seg.start.max(from), seg.end.min(to));
+            if a >= b {
+                continue;
+            }
+            match seg.kind {
+                Kind::Running => self.irq.account(a, b, &mut running),
+                Kind::Preempted(_) | Kind::WaitingCpu(_) => self.irq.account(a, b, &mut runnable),
+                Kind::Sleeping(_) | Kind::Blocked(_) => {}
+            }
+        }
+        let total = to.saturating_sub(from);
+        let mut out: Vec<CpuInterrupt> = [("running", running), ("runnable", runnable)]
+            .into_iter()
+            .flat_map(|(during, m)| {
+                m.into_iter()
+                    .map(move |(source, (ns, count))| (during, source, ns, count))
+            })
+            .map(|(during, source, ns, count)| CpuInterrupt {
+                during,
+                source,
+                name: self.irq.name_of(source),
+                ns,
+                count,
+                share_pct: pct(ns, total),
+            })
+            .collect();
+        out.sort_by_key(|i| std::cmp::Reverse(i.ns));
+        out
     }
 
     fn explain(&self, tid: i32, intervals: &[(u64, u64)], stack: &mut Vec<i32>) -> PathNode {
@@ -213,6 +291,7 @@ impl CriticalPathTracker {
                 };
                 PathPart {
                     state,
+                    share_pct: pct(ns, total),
                     cause,
                     cause_comm: cause.map(|c| match c {
                         Waker::Task(0) => "[idle]".into(),
@@ -258,6 +337,8 @@ pub struct PathNode {
 pub struct PathPart {
     /// `running`, `preempted`, `waiting for a CPU`, `sleeping`, `blocked`.
     pub state: &'static str,
+    /// Share of the node's intervals, percent.
+    pub share_pct: f64,
     /// Who preempted it, or who woke it (what it waited on).
     pub cause: Option<Waker>,
     /// The cause's name.
@@ -281,4 +362,7 @@ pub struct CriticalPath {
     pub to_ns: u64,
     /// The explanation.
     pub root: PathNode,
+    /// Hard irq and softirq time on the target's CPU while it ran or was
+    /// runnable, per source, largest first (empty without `irq` events).
+    pub cpu_interrupts: Vec<CpuInterrupt>,
 }

@@ -1,5 +1,5 @@
 //! Export to the Chrome trace-event JSON format, which Perfetto UI and
-//! chrome://tracing open.
+//! chrome://tracing open ([`perfetto`]: Perfetto's own protobuf).
 //!
 //! Streamed while parsing (memory stays bounded by the number of CPUs and
 //! open spans): every sched slice becomes a complete event (`ph: "X"`) on
@@ -20,6 +20,8 @@
 //! wake-up, `ph: "f"` with `bp: "e"` on the wakee's thread at its next
 //! switch-in, same `id`), for wakers that are tasks with a slice (not
 //! the idle task).
+
+pub mod perfetto;
 
 use lever_trace::{Event, EventKind, Marker};
 use std::collections::HashMap;

@@ -283,7 +283,8 @@ fn binary(head: &[u8]) -> Option<String> {
     (ctrl * 20 > head.len()).then(|| format!("{ctrl} control bytes in the first {}", head.len()))
 }
 
-fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+/// Read until `buf` is full or `r` ends; the bytes read.
+pub(crate) fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
     let mut n = 0;
     while n < buf.len() {
         match r.read(&mut buf[n..]) {

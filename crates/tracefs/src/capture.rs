@@ -19,6 +19,7 @@
 //! tracefs tree.
 
 use lever_kernel::{paths, KernelError, KernelFs};
+use lever_trace_input::dat::write::DatVersion;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -403,7 +404,12 @@ impl Capture {
     /// Stop recording, save the ring-buffer pages with their formats as a
     /// trace.dat (v6) at `out`, restore tracefs. Returns the bytes saved.
     pub fn finish_dat(self, out: &Path) -> Result<u64, CaptureError> {
-        self.finish_raw(|fs, dir, meta| crate::raw::save_dat(fs, dir, meta, out))
+        self.finish_dat_as(out, DatVersion::V6)
+    }
+
+    /// [`Capture::finish_dat`] writing file version `version`.
+    pub fn finish_dat_as(self, out: &Path, version: DatVersion) -> Result<u64, CaptureError> {
+        self.finish_raw(|fs, dir, meta| crate::raw::save_dat(fs, dir, meta, out, version))
     }
 
     /// Start reading the ring-buffer pages while recording (one thread
@@ -419,7 +425,17 @@ impl Capture {
         rec: crate::raw::RawRecorder,
         out: &Path,
     ) -> Result<u64, CaptureError> {
-        self.finish_raw(|_, _, meta| rec.finish(meta, out))
+        self.finish_streamed_as(rec, out, DatVersion::V6)
+    }
+
+    /// [`Capture::finish_streamed`] writing file version `version`.
+    pub fn finish_streamed_as(
+        self,
+        rec: crate::raw::RawRecorder,
+        out: &Path,
+        version: DatVersion,
+    ) -> Result<u64, CaptureError> {
+        self.finish_raw(|_, _, meta| rec.finish(meta, out, version))
     }
 
     /// Pause, read the formats, `save`, restore (also when saving fails).

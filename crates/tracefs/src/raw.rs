@@ -5,12 +5,12 @@
 
 use crate::capture::CaptureError;
 use lever_kernel::KernelFs;
-use lever_trace_input::dat::write::{write_v6, DatMeta, Written};
+use lever_trace_input::dat::write::{write, DatMeta, DatVersion, Written};
 use std::fs;
 use std::io::{self, Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -55,6 +55,9 @@ pub fn collect_meta(fs: &KernelFs, dir: &str, top: &str) -> Result<DatMeta, Capt
             .read_optional(&format!("{top}/saved_cmdlines"))?
             .unwrap_or_default(),
         page_size,
+        trace_clock: fs
+            .read_optional(&format!("{dir}/trace_clock"))?
+            .unwrap_or_default(),
     })
 }
 
@@ -135,21 +138,27 @@ pub fn save_dat(
     dir: &str,
     meta: &DatMeta,
     out: &Path,
+    version: DatVersion,
 ) -> Result<Written, CaptureError> {
     let mut pipes: Vec<_> = open_pipes(fs, dir)?
         .into_iter()
         .map(|p| io::BufReader::with_capacity(1 << 16, p))
         .collect();
-    write_dat(meta, &mut pipes, out)
+    write_dat(meta, &mut pipes, out, version)
 }
 
-fn write_dat<R: Read>(meta: &DatMeta, cpus: &mut [R], out: &Path) -> Result<Written, CaptureError> {
+fn write_dat<R: Read>(
+    meta: &DatMeta,
+    cpus: &mut [R],
+    out: &Path,
+    version: DatVersion,
+) -> Result<Written, CaptureError> {
     let err = |op| {
         let path = out.to_path_buf();
         move |source| CaptureError::Io { path, op, source }
     };
     let mut file = fs::File::create(out).map_err(err("create"))?;
-    write_v6(&mut file, meta, cpus).map_err(err("write trace.dat"))
+    write(&mut file, meta, cpus, version).map_err(err("write trace.dat"))
 }
 
 /// Pages read while recording: one thread per CPU drains its
@@ -158,6 +167,7 @@ fn write_dat<R: Read>(meta: &DatMeta, cpus: &mut [R], out: &Path) -> Result<Writ
 /// trace.dat from the spools and removes them.
 pub struct RawRecorder {
     stop: Arc<AtomicBool>,
+    read: Arc<AtomicU64>,
     threads: Vec<JoinHandle<io::Result<u64>>>,
     spools: Vec<PathBuf>,
 }
@@ -165,13 +175,24 @@ pub struct RawRecorder {
 /// How long a reader sleeps when its CPU has no full page yet.
 const POLL: Duration = Duration::from_millis(50);
 
+/// How long it sleeps instead while its CPU is busy (at least
+/// [`BUSY_BYTES`] came in since the last sleep): a small buffer fills in
+/// tens of ms under load. Not on a trickle, where each poll would save
+/// a nearly empty page.
+const POLL_BUSY: Duration = Duration::from_millis(5);
+
+/// Pages read between two sleeps that make a CPU busy (16 pages).
+const BUSY_BYTES: u64 = 64 * 1024;
+
 impl RawRecorder {
     /// Start one reader per CPU of tracefs directory `dir`, spooling to
     /// `<out>.cpuN`.
     pub fn start(fs: &KernelFs, dir: &str, out: &Path) -> Result<RawRecorder, CaptureError> {
         let stop = Arc::new(AtomicBool::new(false));
+        let read = Arc::new(AtomicU64::new(0));
         let mut rec = RawRecorder {
             stop: stop.clone(),
+            read: read.clone(),
             threads: Vec::new(),
             spools: Vec::new(),
         };
@@ -186,19 +207,25 @@ impl RawRecorder {
             })?;
             rec.spools.push(spool);
             let stop = stop.clone();
+            let read = read.clone();
             rec.threads.push(std::thread::spawn(move || {
                 let mut buf = vec![0u8; 1 << 16];
                 let mut total = 0;
+                let mut round = 0;
                 loop {
                     let n = pipe.read(&mut buf)?;
                     if n > 0 {
                         file.write_all(&buf[..n])?;
                         total += n as u64;
+                        read.fetch_add(n as u64, Ordering::Relaxed);
+                        round += n as u64;
                     } else if stop.load(Ordering::Acquire) {
                         // Stopped and drained (tracing was off first).
                         return Ok(total);
                     } else {
-                        std::thread::sleep(POLL);
+                        let busy = round >= BUSY_BYTES;
+                        std::thread::sleep(if busy { POLL_BUSY } else { POLL });
+                        round = 0;
                     }
                 }
             }));
@@ -206,9 +233,20 @@ impl RawRecorder {
         Ok(rec)
     }
 
+    /// Bytes of pages read so far, all CPUs together (shared, so a
+    /// progress display can follow it while recording).
+    pub fn bytes_read(&self) -> Arc<AtomicU64> {
+        self.read.clone()
+    }
+
     /// With tracing already stopped: let the readers drain what is left,
     /// then write the trace.dat and remove the spools.
-    pub fn finish(mut self, meta: &DatMeta, out: &Path) -> Result<Written, CaptureError> {
+    pub fn finish(
+        mut self,
+        meta: &DatMeta,
+        out: &Path,
+        version: DatVersion,
+    ) -> Result<Written, CaptureError> {
         let result = self.join().and_then(|()| {
             let mut spools = Vec::new();
             for p in &self.spools {
@@ -218,7 +256,7 @@ impl RawRecorder {
                     source,
                 })?);
             }
-            write_dat(meta, &mut spools, out)
+            write_dat(meta, &mut spools, out, version)
         });
         self.remove_spools();
         result

@@ -79,6 +79,39 @@ fn dat_capture_matches_the_text_of_the_same_window() {
     // The marker, when the kernel kept it, is one of the equal events.
     let _ = marked;
     trace_cmd_agrees(&out, from_dat.len());
+    trace_cmd_converts(&out, from_dat.len());
+}
+
+/// The same as v7, uncompressed and zstd: the events of the kernel's
+/// text, and `trace-cmd report` opens both.
+#[test]
+fn dat_v7_capture_matches_the_text_and_opens_in_trace_cmd() {
+    use lever_tracefs::DatVersion;
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some((fs, tfs)) = tracefs() else { return };
+    for zstd in [false, true] {
+        let cfg = CaptureConfig {
+            events: vec!["sched:sched_switch".into(), "sched:sched_wakeup".into()],
+            buffer_kb: Some(1024),
+            ..Default::default()
+        };
+        let cap = Capture::start(&tfs, &cfg).unwrap();
+        ping_pong();
+        cap.pause().unwrap();
+        let text_path = fs.resolve(&format!("{}/trace", cap.dir())).unwrap();
+        let text = std::fs::read(text_path).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("t7.dat");
+        let bytes = cap.finish_dat_as(&out, DatVersion::V7 { zstd }).unwrap();
+        assert_eq!(bytes, std::fs::metadata(&out).unwrap().len());
+        let from_text = events(lever_trace::Text(&text[..]), false);
+        let input = lever_trace_input::open(&out).unwrap();
+        assert_eq!(input.kind(), lever_trace_input::Kind::Dat { version: 7 });
+        let from_dat = events(input, true);
+        assert!(from_text.len() > 100, "only {} events", from_text.len());
+        assert_eq!(from_dat, from_text, "zstd {zstd}");
+        trace_cmd_agrees(&out, from_dat.len());
+    }
 }
 
 /// Pages read while recording (`Capture::stream_raw`): the spools are
@@ -179,6 +212,34 @@ fn trace_cmd_agrees(dat: &std::path::Path, n: usize) {
     }
 }
 
+/// `trace-cmd convert` (to its default v7, zstd) accepts `dat` — it
+/// refused a v6 file without an options section ("error writing") — and
+/// the converted file holds the same `n` events for our reader.
+fn trace_cmd_converts(dat: &std::path::Path, n: usize) {
+    let out = dat.with_extension("converted.dat");
+    match std::process::Command::new("trace-cmd")
+        .args(["convert", "-i"])
+        .arg(dat)
+        .arg("-o")
+        .arg(&out)
+        .output()
+    {
+        Ok(o) => {
+            assert!(
+                o.status.success() && out.exists(),
+                "trace-cmd convert: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            let evs = events(lever_trace_input::open(&out).unwrap(), true);
+            assert_eq!(evs.len(), n, "events after trace-cmd convert");
+        }
+        Err(e) if std::env::var("CI").as_deref() == Ok("true") => {
+            panic!("trace-cmd is needed under CI (.ci/run installs it): {e}")
+        }
+        Err(e) => eprintln!("trace-cmd convert not checked: {e}"),
+    }
+}
+
 /// Two threads passing a token 2000 times: wake-ups and switches.
 fn ping_pong() {
     let (tx1, rx1) = mpsc::channel::<u32>();
@@ -198,4 +259,77 @@ fn ping_pong() {
     }
     drop(tx1);
     t.join().unwrap();
+}
+
+/// The marker texts in a saved capture.
+fn markers(src: impl LineSource) -> Vec<String> {
+    let mut v = Vec::new();
+    src.for_each_line(
+        |_, l| {
+            if let Line::Event(e) = l {
+                if e.name == "tracing_mark_write" || e.name == "print" {
+                    v.push(e.body.trim().to_string());
+                }
+            }
+        },
+        |_| {},
+    )
+    .unwrap();
+    v
+}
+
+fn rounds() -> usize {
+    std::env::var("LEVER_MARKER_ROUNDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(6)
+}
+
+fn marker_cfg() -> CaptureConfig {
+    CaptureConfig {
+        events: vec!["sched:sched_switch".into()],
+        buffer_kb: Some(512),
+        ..Default::default()
+    }
+}
+
+/// A marker written right after the capture started (and, streamed,
+/// right after the page readers started) is in the saved file, every
+/// time: many captures in a row, each in a private instance.
+/// `LEVER_MARKER_ROUNDS` sets the rounds (default 6).
+#[test]
+fn a_marker_right_after_start_is_always_saved() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some((_, tfs)) = tracefs() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mut missing = Vec::new();
+    for round in 0..rounds() {
+        for mode in ["text", "dat", "streamed"] {
+            let text = format!("lever-mark-{mode}-{round}");
+            let out = dir.path().join(format!("{mode}-{round}"));
+            let cap = Capture::start(&tfs, &marker_cfg()).unwrap();
+            let rec = (mode == "streamed").then(|| cap.stream_raw(&out).unwrap());
+            cap.mark(&text).unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            let found = match rec {
+                Some(rec) => {
+                    cap.finish_streamed_as(rec, &out, lever_tracefs::DatVersion::V6)
+                        .unwrap();
+                    markers(lever_trace_input::open(&out).unwrap())
+                }
+                None if mode == "dat" => {
+                    cap.finish_dat(&out).unwrap();
+                    markers(lever_trace_input::open(&out).unwrap())
+                }
+                None => {
+                    cap.finish(&out).unwrap();
+                    markers(lever_trace::Text(std::fs::File::open(&out).unwrap()))
+                }
+            };
+            if !found.iter().any(|m| m == &text) {
+                missing.push(format!("{text}: saved markers {found:?}"));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "{missing:#?}");
 }

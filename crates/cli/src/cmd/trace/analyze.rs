@@ -8,6 +8,8 @@ use clap::Args;
 use lever_kernel::KernelFs;
 use lever_measure::process::{self, Pid};
 use lever_trace_analysis::critical::CriticalPathSpec;
+use lever_trace_analysis::export::perfetto::export_perfetto_file;
+use lever_trace_analysis::ramp::compare::compare_runs;
 use lever_trace_analysis::{analyze_source, export_chrome_file, FrameSpec, KpiSpec, Options};
 use lever_trace_input::Input;
 use std::path::{Path, PathBuf};
@@ -70,6 +72,14 @@ pub struct AnalyzeArgs {
     /// Frequency ramp after each idle → busy step (cpu_frequency).
     #[arg(long)]
     pub ramp: bool,
+    /// Compare the ramps with another capture of the same load (e.g.
+    /// without a uclamp floor), side by side against one target.
+    #[arg(long, value_name = "FILE", requires = "ramp")]
+    pub baseline: Option<PathBuf>,
+    /// Only the ramp steps this task started (comm or TID), in the
+    /// comparison.
+    #[arg(long, value_name = "TASK", requires = "ramp")]
+    pub ramp_task: Option<String>,
     /// Parsing threads (default: every CPU for a file, 1 for stdin).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
@@ -170,29 +180,70 @@ pub fn analyze(global: &Global, a: AnalyzeArgs) -> anyhow::Result<()> {
     }
     let (input, len) = open_input(&a.file)?;
     let progress = Progress::new(format!("parsing {}", a.file.display()));
-    let report = analyze_source(input, &opts, |b| {
+    let mut report = analyze_source(input, &opts, |b| {
         progress.update(b >> 20, len.map(|l| l >> 20), "MiB")
     })
     .with_context(|| format!("reading {}", a.file.display()))?;
     progress.finish();
     report.summary.require_events(&input_name(&a.file))?;
+    if let (Some(ramp), true) = (
+        report.ramp.as_mut(),
+        a.baseline.is_some() || a.ramp_task.is_some(),
+    ) {
+        let name = a.baseline.as_ref().map(|b| b.display().to_string());
+        let baseline = match &a.baseline {
+            Some(b) => Some(open_input(b)?.0),
+            None => None,
+        };
+        let baseline = baseline.zip(name.as_deref());
+        compare_runs(ramp, baseline, a.ramp_task.as_deref(), opts.threads)
+            .with_context(|| format!("reading {}", name.as_deref().unwrap_or("-")))?;
+    }
     emit(global.json, &report, |r| {
         render::trace::analysis(r, a.top, nothing)
     })
 }
 
-/// Export a trace to Chrome JSON.
-pub fn export(global: &Global, file: &Path, output: &Path) -> anyhow::Result<()> {
+/// `lever trace export --format`
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    /// Chrome trace-event JSON.
+    Json,
+    /// Perfetto protobuf (ftrace events).
+    Perfetto,
+}
+
+/// Export a trace to Chrome JSON or a Perfetto trace.
+pub fn export(
+    global: &Global,
+    file: &Path,
+    output: &Path,
+    format: Option<ExportFormat>,
+) -> anyhow::Result<()> {
+    let format = format.unwrap_or_else(|| {
+        let name = output.to_string_lossy();
+        if name.ends_with(".pftrace") || name.ends_with(".perfetto-trace") {
+            ExportFormat::Perfetto
+        } else {
+            ExportFormat::Json
+        }
+    });
     let (input, len) = open_input(file)?;
     let progress = Progress::new(format!("exporting {}", file.display()));
-    let (n, summary) = export_chrome_file(input, output, |b| {
-        progress.update(b >> 20, len.map(|l| l >> 20), "MiB")
-    })?;
+    let tick = |b: u64| progress.update(b >> 20, len.map(|l| l >> 20), "MiB");
+    let (n, left_out, summary) = match format {
+        ExportFormat::Json => {
+            let (n, summary) = export_chrome_file(input, output, tick)?;
+            (n, 0, summary)
+        }
+        ExportFormat::Perfetto => export_perfetto_file(input, output, tick)?,
+    };
     progress.finish();
     summary.require_events(&input_name(file))?;
     let r = ExportResult {
         output: output.to_path_buf(),
         trace_events: n,
+        left_out_events: left_out,
         malformed_lines: summary.malformed,
     };
     emit(global.json, &r, render::trace::export)

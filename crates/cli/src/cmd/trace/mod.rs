@@ -23,13 +23,20 @@ pub enum TraceCommand {
     /// Analyze a saved trace: `trace`/`trace_pipe` text, a trace-cmd
     /// trace.dat (v6/v7), or either compressed with gzip/zstd.
     Analyze(AnalyzeArgs),
-    /// Convert a trace to Chrome trace JSON (opens in Perfetto UI).
+    /// Convert a trace to Chrome trace JSON or a Perfetto protobuf trace
+    /// (both open in ui.perfetto.dev).
     Export {
         /// Trace file: text, trace.dat, or either gzip/zstd-compressed.
         file: PathBuf,
-        /// Output JSON file.
+        /// Output file.
         #[arg(short, long)]
         output: PathBuf,
+        /// `json` (Chrome trace events: slices, counters, wake-up
+        /// arrows) or `perfetto` (Perfetto's own ftrace protobuf, ~6×
+        /// smaller). Default: `perfetto` for an output ending in
+        /// `.pftrace` or `.perfetto-trace`, else `json`.
+        #[arg(long, value_enum)]
+        format: Option<analyze::ExportFormat>,
     },
     /// Write TEXT to trace_marker (e.g. `B Connect`, `E|1234`).
     Mark {
@@ -47,7 +54,11 @@ pub fn run(global: &Global, cmd: TraceCommand) -> anyhow::Result<()> {
     match cmd {
         TraceCommand::Record(a) => record::run(global, a),
         TraceCommand::Analyze(a) => analyze::analyze(global, a),
-        TraceCommand::Export { file, output } => analyze::export(global, &file, &output),
+        TraceCommand::Export {
+            file,
+            output,
+            format,
+        } => analyze::export(global, &file, &output, format),
         TraceCommand::Mark { text } => {
             let fs = KernelFs::new(&global.root);
             let tfs = Tracefs::locate_or_mount(&fs)?;

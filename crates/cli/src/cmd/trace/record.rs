@@ -4,14 +4,15 @@
 use crate::args::Global;
 use crate::cmd::util::seconds;
 use crate::render::trace::RecordResult;
-use crate::render::{self, emit};
+use crate::render::{self, emit, Progress};
 use anyhow::Context;
 use clap::Args;
 use lever_kernel::KernelFs;
 use lever_measure::sampling::{spawn, wait};
-use lever_tracefs::{Capture, CaptureConfig, Target, Tracefs};
+use lever_tracefs::{Capture, CaptureConfig, DatVersion, Target, Tracefs};
 use std::path::PathBuf;
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 /// `lever trace record`
@@ -41,11 +42,22 @@ pub struct RecordArgs {
     #[arg(short, long)]
     pub output: PathBuf,
     /// Output format: `text` (the kernel's `trace`) or `dat` (the raw
-    /// ring-buffer pages as a trace-cmd trace.dat v6, which `trace-cmd
-    /// report` and KernelShark open). Default: `dat` when the output
+    /// ring-buffer pages as a trace-cmd trace.dat, which `trace-cmd
+    /// report` and KernelShark open; see `--dat-version`). Default: `dat` when the output
     /// ends in `.dat`, else `text`.
     #[arg(long, value_enum)]
     pub format: Option<OutputFormat>,
+    /// trace.dat file version: 6 (every trace-cmd) or 7 (sections,
+    /// zstd-compressed; trace-cmd ≥ 3.0).
+    #[arg(long, value_name = "6|7", default_value_t = 6, value_parser = clap::value_parser!(u8).range(6..=7))]
+    pub dat_version: u8,
+    /// With `--format dat`: read the pages after the run instead of while
+    /// recording (the window is then bounded by the buffer size).
+    #[arg(long)]
+    pub no_stream: bool,
+    /// With `--dat-version 7`: do not compress.
+    #[arg(long, requires = "dat_version")]
+    pub uncompressed: bool,
     /// Command to run while recording (after `--`).
     #[arg(last = true)]
     pub command: Vec<String>,
@@ -56,7 +68,7 @@ pub struct RecordArgs {
 pub enum OutputFormat {
     /// ftrace text.
     Text,
-    /// trace-cmd trace.dat (v6).
+    /// trace-cmd trace.dat (v6, or v7 with `--dat-version 7`).
     Dat,
 }
 
@@ -124,6 +136,14 @@ pub fn run(global: &Global, a: RecordArgs) -> anyhow::Result<()> {
                 _ => OutputFormat::Text,
             })
             == OutputFormat::Dat;
+        // A dat capture reads the pages while recording (one reader per
+        // CPU), so the window is not bounded by the kernel's buffer.
+        let rec = if dat && !a.no_stream {
+            Some(cap.stream_raw(&a.output)?)
+        } else {
+            None
+        };
+        let ticker = rec.as_ref().map(|r| progress_ticker(r.bytes_read()));
         let start = Instant::now();
         let mut status = None;
         if a.command.is_empty() {
@@ -146,10 +166,22 @@ pub fn run(global: &Global, a: RecordArgs) -> anyhow::Result<()> {
             }
         }
         let seconds = start.elapsed().as_secs_f64();
-        // The pages are read after the run (as `trace-cmd extract` does):
-        // checked equal to the kernel's text of the same window.
-        let bytes = if dat {
-            cap.finish_dat(&a.output)?
+        if let Some(t) = ticker {
+            t.stop();
+        }
+        // Without streaming, the pages are read after the run (as
+        // `trace-cmd extract` does): checked equal to the kernel's text of
+        // the same window.
+        let version = match a.dat_version {
+            7 => DatVersion::V7 {
+                zstd: !a.uncompressed,
+            },
+            _ => DatVersion::V6,
+        };
+        let bytes = if let Some(rec) = rec {
+            cap.finish_streamed_as(rec, &a.output, version)?
+        } else if dat {
+            cap.finish_dat_as(&a.output, version)?
         } else {
             cap.finish(&a.output)?
         };
@@ -164,4 +196,31 @@ pub fn run(global: &Global, a: RecordArgs) -> anyhow::Result<()> {
     handle.close();
     let _ = sig_thread.join();
     emit(global.json, &result?, render::trace::record)
+}
+
+/// A progress line (on a terminal only) with the pages read so far.
+struct Ticker {
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Ticker {
+    fn stop(self) {
+        self.stop.store(true, Ordering::Release);
+        let _ = self.thread.join();
+    }
+}
+
+fn progress_ticker(read: Arc<AtomicU64>) -> Ticker {
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let thread = std::thread::spawn(move || {
+        let p = Progress::new("recording: pages read");
+        while !flag.load(Ordering::Acquire) {
+            p.update(read.load(Ordering::Relaxed) >> 10, None, "KiB");
+            std::thread::sleep(Duration::from_millis(250));
+        }
+        p.finish();
+    });
+    Ticker { stop, thread }
 }

@@ -1,11 +1,11 @@
 //! Causes sections of the trace report: who woke whom, a thread's
 //! critical path, lock contention, frequency ramps.
 
-use crate::render::num::{ms_from_ns as ms, us_from_ns as us};
+use crate::render::num::{ms_from_ns as ms, pct, us_from_ns as us};
 use crate::render::Table;
-use lever_trace_analysis::critical::{CriticalPath, PathNode};
+use lever_trace_analysis::critical::{CriticalPath, IrqSource, PathNode};
 use lever_trace_analysis::locks::{LockReport, LockRow};
-use lever_trace_analysis::ramp::RampReport;
+use lever_trace_analysis::ramp::{RampComparison, RampReport};
 use lever_trace_analysis::stats::fmt_ns;
 use lever_trace_analysis::wakeups::{Waker, WakeupReport};
 
@@ -57,6 +57,26 @@ pub fn critical_path(cp: &CriticalPath) -> String {
         fmt_ns(cp.to_ns.saturating_sub(cp.from_ns))
     );
     node(&cp.root, 0, &mut out);
+    if !cp.cpu_interrupts.is_empty() {
+        let mut t = Table::new(&["WHILE", "SOURCE", "NAME", "TIME us", "COUNT", "SHARE %"]);
+        for i in &cp.cpu_interrupts {
+            t.row(vec![
+                i.during.to_string(),
+                match i.source {
+                    IrqSource::Irq(n) => format!("irq {n}"),
+                    IrqSource::Softirq(v) => format!("softirq {v}"),
+                },
+                i.name.clone(),
+                us(i.ns),
+                i.count.to_string(),
+                pct(i.share_pct),
+            ]);
+        }
+        out += &format!(
+            "\n== interrupts on its CPU while it ran or was runnable\n{}",
+            t.render()
+        );
+    }
     out
 }
 
@@ -75,8 +95,9 @@ fn node(n: &PathNode, depth: usize, out: &mut String) {
             _ => String::new(),
         };
         out.push_str(&format!(
-            "{pad}{:>12}  {}{} ×{}\n",
+            "{pad}{:>12} {:>5}%  {}{} ×{}\n",
             fmt_ns(p.ns),
+            pct(p.share_pct),
             p.state,
             cause,
             p.count
@@ -88,8 +109,9 @@ fn node(n: &PathNode, depth: usize, out: &mut String) {
     }
     if n.unknown_ns > 0 {
         out.push_str(&format!(
-            "{pad}{:>12}  unknown (no event)\n",
-            fmt_ns(n.unknown_ns)
+            "{pad}{:>12} {:>5}%  unknown (no event)\n",
+            fmt_ns(n.unknown_ns),
+            pct(100.0 * n.unknown_ns as f64 / n.total_ns.max(1) as f64)
         ));
     }
 }
@@ -153,8 +175,8 @@ pub fn locks(r: &LockReport, top: usize) -> String {
     out + &format!("\n== waits per task\n{}", t.render())
 }
 
-/// Ramp per CPU, or why there is none.
-pub fn ramp(r: &RampReport) -> String {
+/// Ramp per CPU and the first `top` steps, or why there is none.
+pub fn ramp(r: &RampReport, top: usize) -> String {
     if r.freq_events == 0 {
         return "\nfrequency ramp: no cpu_frequency events were captured (enable power:cpu_frequency; a machine without cpufreq has none)\n".into();
     }
@@ -176,8 +198,80 @@ pub fn ramp(r: &RampReport) -> String {
             us(c.ramp.max_ns),
         ]);
     }
-    format!(
+    let mut out = format!(
         "\n== frequency ramp (idle → busy step → highest frequency seen)\n{}",
         t.render()
+    );
+    let mut t = Table::new(&["AT s", "CPU", "TASK", "UCLAMP MIN", "START kHz", "RAMP us"]);
+    for s in r.steps.iter().take(top) {
+        t.row(vec![
+            secs(s.start_ns),
+            s.cpu.to_string(),
+            format!("{}-{}", s.comm, s.tid),
+            s.uclamp_min.map_or("-".into(), |m| m.to_string()),
+            s.start_khz.map_or("-".into(), |k| k.to_string()),
+            s.ramp_ns.map_or("not reached".into(), us),
+        ]);
+    }
+    if !r.steps.is_empty() {
+        out += &format!(
+            "\n== load steps ({} of {})\n{}",
+            r.steps.len().min(top),
+            r.steps.len(),
+            t.render()
+        );
+    }
+    if let Some(c) = &r.comparison {
+        out += &ramp_comparison(c);
+    }
+    out
+}
+
+/// Runs side by side, with the difference to the first.
+fn ramp_comparison(c: &RampComparison) -> String {
+    let mut t = Table::new(&[
+        "RUN",
+        "UCLAMP MIN",
+        "STEPS",
+        "NOT REACHED",
+        "RAMP P50 us",
+        "RAMP P90 us",
+        "RAMP MAX us",
+        "Δ P50 us",
+        "Δ MAX us",
+    ]);
+    let signed = |ns: i64| format!("{:+.1}", ns as f64 / 1e3);
+    for r in &c.runs {
+        t.row(vec![
+            r.run.to_string(),
+            r.uclamp_min.map_or("-".into(), |m| m.to_string()),
+            r.steps.to_string(),
+            r.not_reached.to_string(),
+            us(r.ramp.p50_ns),
+            us(r.ramp.p90_ns),
+            us(r.ramp.max_ns),
+            signed(r.p50_diff_ns),
+            signed(r.max_diff_ns),
+        ]);
+    }
+    let target: Vec<String> = c
+        .target_khz
+        .iter()
+        .map(|(cpu, khz)| format!("CPU {cpu} {khz} kHz"))
+        .collect();
+    format!(
+        "\n== ramp with and without a uclamp floor{}{} (target: {})\n{}",
+        c.baseline_file
+            .as_ref()
+            .map_or(String::new(), |b| format!(", baseline {b}")),
+        c.task
+            .as_ref()
+            .map_or(String::new(), |t| format!(", steps started by {t}")),
+        target.join(", "),
+        if c.runs.is_empty() {
+            "no load steps on CPUs with cpu_frequency events\n".into()
+        } else {
+            t.render()
+        }
     )
 }

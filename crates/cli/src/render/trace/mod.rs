@@ -29,10 +29,13 @@ pub struct RecordResult {
 /// What `trace export` wrote.
 #[derive(Serialize)]
 pub struct ExportResult {
-    /// The Chrome JSON file.
+    /// The Chrome JSON or Perfetto file.
     pub output: PathBuf,
     /// Trace events written.
     pub trace_events: u64,
+    /// Events of kinds the format does not carry (Perfetto: other than
+    /// sched, irq, power and markers).
+    pub left_out_events: u64,
     /// Lines the parser did not understand.
     pub malformed_lines: u64,
 }
@@ -68,7 +71,7 @@ pub fn analysis(r: &Report, top: usize, auto: bool) -> String {
         out += &causes::locks(l, top);
     }
     if let Some(rp) = &r.ramp {
-        out += &causes::ramp(rp);
+        out += &causes::ramp(rp, top);
     }
     out
 }
@@ -112,8 +115,12 @@ pub fn record(r: &RecordResult) -> String {
 
 /// `trace export`'s result line.
 pub fn export(r: &ExportResult) -> String {
+    let left_out = match r.left_out_events {
+        0 => String::new(),
+        n => format!(" ({n} events of other kinds left out)"),
+    };
     format!(
-        "{} trace events → {} (open in ui.perfetto.dev)\n",
+        "{} trace events → {} (open in ui.perfetto.dev){left_out}\n",
         r.trace_events,
         r.output.display()
     )
