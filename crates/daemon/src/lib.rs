@@ -269,6 +269,11 @@ pub fn run(config: Config) -> Result<(), DaemonError> {
         log.clone(),
     )?;
     core.set_task_journal(task_journal);
+    // After the journal put every original back: the base profile kept
+    // from the last run goes in effect again.
+    if let Some(problem) = core.restore_profile() {
+        log.warn(&problem);
+    }
     let target_arg = config.target.clone();
     let reload_fs = fs.clone();
     let reload = Box::new(move || {
