@@ -241,7 +241,11 @@ pub fn run(global: &Global, cmd: ProfileCommand) -> anyhow::Result<()> {
         ),
         ProfileCommand::Off(a) => {
             daemon(global, &a.socket, "profile off")?.profile_off()?;
-            emit(json, &ByDaemon::new("off", String::new(), None), render::profile::by_daemon)
+            emit(
+                json,
+                &ByDaemon::new("off", String::new(), None),
+                render::profile::by_daemon,
+            )
         }
         ProfileCommand::Hold(a) => hold(global, a),
         ProfileCommand::ImportTuned(a) => {

@@ -447,7 +447,9 @@ impl Core {
                 for p in nodes.forget(&back) {
                     self.log.warn(&p);
                 }
-                let errno = e.errno.map_or_else(String::new, |n| format!(" (errno {n})"));
+                let errno = e
+                    .errno
+                    .map_or_else(String::new, |n| format!(" (errno {n})"));
                 self.log
                     .warn(&format!("profile {name} refused: {e}{errno}"));
                 return Err((
