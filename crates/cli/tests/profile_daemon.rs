@@ -8,7 +8,7 @@ mod common;
 
 use common::daemon::{is_root, state_dir, wait_until, Daemon};
 use common::{changed, snapshot, LEVER};
-use lever_client::{Lease, Priority, Profile};
+use lever_client::{Client, Handle, Lease, Priority, Profile};
 use std::collections::BTreeMap;
 use std::process::Command;
 use std::time::Duration;
@@ -48,6 +48,20 @@ fn profile(name: &str, hold: bool) -> Profile {
         hold,
         rt_cpus: None,
     }
+}
+
+/// A perflock on the gold cluster's floor at the lowest wire class (the
+/// opcode is the target's: ask the daemon).
+fn gold_floor(c: &mut Client, khz: i64) -> Handle {
+    let op = c.explain("cpu_min_freq.gold").unwrap().resource.opcode;
+    let op = u32::from_str_radix(op.trim_start_matches("0x"), 16).unwrap();
+    c.acquire(
+        None,
+        Lease::UntilReleased,
+        Priority::ThirdPartyLow,
+        &[(op, khz)],
+    )
+    .unwrap()
 }
 
 /// `rt` moves these nodes on qcs6490 with RT CPUs 6-7.
@@ -157,16 +171,7 @@ fn a_refused_third_write_rolls_back_the_first_two_and_names_node_and_errno() {
     .unwrap();
     // Another client's perflock, which must stay as it is.
     let mut c = d.client();
-    let doc = c.explain("cpu_min_freq.gold").unwrap();
-    let op = u32::from_str_radix(doc.resource.opcode.trim_start_matches("0x"), 16).unwrap();
-    let lock = c
-        .acquire(
-            None,
-            Lease::UntilReleased,
-            Priority::ThirdPartyLow,
-            &[(op, 1516800)],
-        )
-        .unwrap();
+    let lock = gold_floor(&mut c, 1516800);
     assert_eq!(d.node(GOLD_MIN), "1516800");
     let before = tree(&d);
 
@@ -201,16 +206,7 @@ fn a_perflock_above_a_profile_wins_and_the_node_returns_to_the_profiles_value() 
     assert_ne!(profile_value, original, "performance raises the gold floor");
     // A lower floor from the lowest wire class still beats the profile.
     let mut c = d.client();
-    let doc = c.explain("cpu_min_freq.gold").unwrap();
-    let op = u32::from_str_radix(doc.resource.opcode.trim_start_matches("0x"), 16).unwrap();
-    let lock = c
-        .acquire(
-            None,
-            Lease::UntilReleased,
-            Priority::ThirdPartyLow,
-            &[(op, 1228800)],
-        )
-        .unwrap();
+    let lock = gold_floor(&mut c, 1228800);
     assert_eq!(d.node(GOLD_MIN), "1228800");
     let doc = c.explain("cpu_min_freq.gold").unwrap();
     assert_eq!(doc.votes.len(), 2);

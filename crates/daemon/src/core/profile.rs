@@ -169,6 +169,19 @@ impl Journaled<'_> {
     }
 }
 
+/// The refusal of a profile message from a third-party client.
+fn third_party(client: &Client, what: &str) -> Option<Reply> {
+    (!client.id.system).then(|| {
+        refuse(
+            ErrorCode::NotPermitted,
+            format!(
+                "{what} needs a system client (root or the system group); uid {} is third-party",
+                client.id.uid
+            ),
+        )
+    })
+}
+
 /// Why a profile could not be put in effect: the reply's code and text.
 type Failure = (ErrorCode, String);
 
@@ -179,14 +192,8 @@ impl Core {
 
     /// PROFILE: resolve, then make it the base or a hold of `client`.
     pub(super) fn profile(&mut self, client: &Client, p: Profile, now: Duration) -> Reply {
-        if !client.id.system {
-            return refuse(
-                ErrorCode::NotPermitted,
-                format!(
-                    "applying a profile needs a system client (root or the system group); uid {} is third-party",
-                    client.id.uid
-                ),
-            );
+        if let Some(no) = third_party(client, "applying a profile") {
+            return no;
         }
         let choice = match self.choose(&p.name, p.rt_cpus.as_deref()) {
             Ok(c) => c,
@@ -229,14 +236,8 @@ impl Core {
 
     /// PROFILE_OFF: drop the base profile and restore what it wrote.
     pub(super) fn profile_off(&mut self, client: &Client, now: Duration) -> Reply {
-        if !client.id.system {
-            return refuse(
-                ErrorCode::NotPermitted,
-                format!(
-                    "removing the profile needs a system client (root or the system group); uid {} is third-party",
-                    client.id.uid
-                ),
-            );
+        if let Some(no) = third_party(client, "removing the profile") {
+            return no;
         }
         if self.profiles.base.is_none() {
             return refuse(ErrorCode::Invalid, "no base profile is applied");
