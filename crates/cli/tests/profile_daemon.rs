@@ -120,8 +120,16 @@ fn kill_9_after_apply_then_restart_keeps_the_base_profile_and_off_restores_every
     let dir = state_dir();
     let d = Daemon::start(dir.path(), &[]);
     let before = tree(&d);
+    let irq_before = d.node(IRQ27);
     ok(&d, &["profile", "apply", "rt", "--rt-cpus", "6-7"]);
     assert_rt_applied(&d);
+    // The IRQ affinity is no target resource: the daemon wrote it itself,
+    // its original recorded in the journal first.
+    let journal = std::fs::read_to_string(dir.path().join("originals.journal")).unwrap();
+    assert!(
+        journal.contains(&format!("set /{IRQ27} {irq_before}\n")),
+        "{journal}"
+    );
     d.signal(9);
     let _ = d.wait();
     // Restart without off: the journal puts every original back, then the
