@@ -7,7 +7,8 @@
 //! including after a crash, from the journal in its state directory.
 //!
 //! The parts: [`journal`] (crash-safe originals), [`identity`] (peer
-//! credentials and pidfds), [`core`] (decisions, bookkeeping, logs, status),
+//! credentials and pidfds), [`core`] (decisions, bookkeeping, logs, status,
+//! profiles applied through PROFILE — `docs/profiles.md`),
 //! [`server`] (the epoll loop), [`writer`] (the journal's disk thread),
 //! [`log`].
 //!
