@@ -93,7 +93,8 @@ pub enum Command {
     #[command(subcommand)]
     Rt(crate::cmd::rt::RtCommand),
     /// Profiles: named sets of tunable values from the seeds (performance,
-    /// rt, ...): list, show, diff, verify, apply --direct, off, import-tuned.
+    /// rt, ...): list, show, diff, verify, apply (through the daemon, or
+    /// --direct), off, hold, import-tuned.
     #[command(subcommand)]
     Profile(crate::cmd::profile::ProfileCommand),
     /// Shell completion script (bash, zsh, fish): `source <(lever completions bash)`.

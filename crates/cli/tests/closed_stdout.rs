@@ -145,6 +145,7 @@ fn no_subcommand_panics_on_a_closed_stdout() {
         vec!["profile", "list"],
         vec!["--root", root, "profile", "show", "rt", "--rt-cpus", "1-3"],
         vec!["--root", root, "profile", "diff", "performance"],
+        vec!["profile", "hold", "powersave", "--", "true"],
         vec!["bench", "--only", "lat_syscall-null", "--repeat", "3"],
         vec!["bench", "--list"],
         vec!["--help"],

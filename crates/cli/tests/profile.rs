@@ -101,12 +101,20 @@ fn mistakes_are_classified() {
     );
     let out = lever(&["profile", "show", "nonesuch"]);
     assert_eq!(out.status.code(), Some(3));
-    // apply and off need --direct until the daemon takes profiles.
-    assert_eq!(
-        lever(&["profile", "apply", "performance"]).status.code(),
-        Some(2)
-    );
-    assert_eq!(lever(&["profile", "off"]).status.code(), Some(2));
+    // Without --direct, apply and off go through the daemon: with none
+    // at the socket they say so (daemon_unreachable, 7).
+    let sock = dir.path().join("no-daemon.sock");
+    for verb in [&["apply", "performance"][..], &["off"][..]] {
+        let mut args = vec!["profile"];
+        args.extend_from_slice(verb);
+        args.extend(["--socket", sock.to_str().unwrap()]);
+        let out = lever(&args);
+        assert_eq!(out.status.code(), Some(7), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("start `lever daemon` or use --direct"),
+            "{args:?}"
+        );
+    }
 }
 
 #[test]

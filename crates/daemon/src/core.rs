@@ -3,6 +3,7 @@
 //! every change, status and explain documents. Time is an argument.
 
 mod apps;
+mod profile;
 mod signal;
 
 use crate::identity::Identity;
@@ -140,6 +141,8 @@ pub struct Core {
     granted: Option<RequestId>,
     /// Live counters for `--metrics`.
     metrics: Arc<Metrics>,
+    /// Profiles applied through the daemon (base, holds, the one in effect).
+    profiles: profile::Profiles,
 }
 
 /// Unguessable handles from the kernel's random pool, fetched 256 at a time
@@ -248,6 +251,7 @@ impl Core {
             tasks: TaskState::default(),
             granted: None,
             metrics: Arc::new(Metrics::default()),
+            profiles: profile::Profiles::default(),
         })
     }
 
@@ -286,7 +290,10 @@ impl Core {
     pub fn handle(&mut self, client: &Client, request: Wire, now: Duration) -> Reply {
         match request {
             Wire::Acquire(a) => self.acquire(client, a, now),
-            Wire::Release { handle } => self.release(client, handle),
+            Wire::Release { handle } => match self.profile_release(client, handle, now) {
+                Some(reply) => reply,
+                None => self.release(client, handle),
+            },
             Wire::Status => json_reply(&self.status(client, now)),
             Wire::Explain { resource } => match self.explain(client, &resource, now) {
                 Some(doc) => json_reply(&doc),
@@ -300,11 +307,8 @@ impl Core {
             },
             Wire::Ping => Reply::Pong(lever_protocol::VERSION),
             Wire::Signal(s) => self.signal(client, s, now),
-            Wire::Profile(_) | Wire::ProfileOff => refuse(
-                ErrorCode::Invalid,
-                "this daemon does not apply profiles yet (use `lever profile apply --direct`)"
-                    .to_string(),
-            ),
+            Wire::Profile(p) => self.profile(client, p, now),
+            Wire::ProfileOff => self.profile_off(client, now),
         }
     }
 
@@ -596,7 +600,7 @@ impl Core {
     ) -> Option<VoteInfo> {
         Some(VoteInfo {
             handle: self.holder(client, vote.id),
-            priority: self.meta.get(&vote.id)?.priority,
+            priority: self.vote_priority(vote.id)?,
             value: vote.value,
             shown: self.engine.spec(idx)?.render(vote.value),
             usecase: self.usecase_of(client, vote.id),
@@ -624,6 +628,8 @@ impl Core {
 
     /// A connection closed or its process exited: end its lease.
     pub fn client_gone(&mut self, conn: u64) {
+        // The engine ignores the clock for what a hold's end does.
+        self.profile_client_gone(conn, Duration::ZERO);
         let plan = self.engine.release_owner(OwnerId(conn));
         if plan.ended.is_empty() {
             return;
@@ -787,6 +793,9 @@ impl Core {
 
     /// Release everything and restore every node (SIGTERM).
     pub fn shutdown(&mut self) {
+        // The profile's own writes go back too; the base profile's file
+        // stays, so the next start applies it again.
+        self.profile_unapply();
         let plan = self.engine.release_all();
         let ids: Vec<RequestId> = self.meta.keys().copied().collect();
         for &id in &ids {
@@ -817,6 +826,8 @@ impl Core {
             .iter()
             .map(|r| (r.id, (r.owner, r.deadline)))
             .collect();
+        // The profile is rolled back with everything and re-applied last.
+        self.profile_unapply();
         let restore = self.engine.release_all();
         self.apply(&restore, "configuration reloaded");
         for (i, spec) in target.resources.iter().enumerate() {
@@ -869,6 +880,7 @@ impl Core {
                     .warn(&format!("request {} dropped on reload: {e}", id.0)),
             }
         }
+        self.profile_settle(now);
         Ok(())
     }
 
@@ -878,7 +890,7 @@ impl Core {
                 continue;
             };
             let id = RequestId(u64::from(h.get()));
-            if self.engine.request(id).is_none() {
+            if self.engine.request(id).is_none() && !self.profiles.has_handle(h.get()) {
                 return (id, h);
             }
         }
@@ -981,12 +993,24 @@ impl Core {
         }
     }
 
-    /// The use case request `id` triggered, if `client` may see the request.
+    /// The use case request `id` triggered, if `client` may see the request
+    /// (`profile:NAME` for the profile in effect, which everyone may see).
     fn usecase_of(&self, client: &Client, id: RequestId) -> Option<String> {
         self.meta
             .get(&id)
             .filter(|_| self.owns(client, id))
             .and_then(|m| m.usecase.clone())
+            .or_else(|| self.profile_vote_label(id))
+    }
+
+    /// A vote's class as the wire names it: the profile's (below every
+    /// wire class) shows as the lowest one, with `profile:NAME` as its
+    /// use case.
+    fn vote_priority(&self, id: RequestId) -> Option<Priority> {
+        match self.meta.get(&id) {
+            Some(m) => Some(m.priority),
+            None => self.profiles.name_of(id).map(|_| Priority::ThirdPartyLow),
+        }
     }
 
     /// A request as `client` may see it: its handle, or "another client".
@@ -1068,7 +1092,7 @@ impl Core {
                 })
                 .collect(),
             app_detection: self.tasks_app_detection(),
-            profile: None,
+            profile: self.profile_status(),
         }
     }
 
@@ -1089,7 +1113,7 @@ impl Core {
                     handle: self.holder(client, id),
                     value,
                     shown: spec.render(value),
-                    priority: self.meta.get(&id)?.priority,
+                    priority: self.vote_priority(id)?,
                     expires_in_ms: expires_in_ms(self.engine.request(id)?.deadline, now),
                     usecase: self.usecase_of(client, id),
                 })

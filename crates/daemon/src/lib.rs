@@ -7,7 +7,8 @@
 //! including after a crash, from the journal in its state directory.
 //!
 //! The parts: [`journal`] (crash-safe originals), [`identity`] (peer
-//! credentials and pidfds), [`core`] (decisions, bookkeeping, logs, status),
+//! credentials and pidfds), [`core`] (decisions, bookkeeping, logs, status,
+//! profiles applied through PROFILE — `docs/profiles.md`),
 //! [`server`] (the epoll loop), [`writer`] (the journal's disk thread),
 //! [`log`].
 //!
@@ -318,6 +319,11 @@ pub fn run(config: Config) -> Result<(), DaemonError> {
                 })?;
             log.info(&format!("metrics textfile {}", at.display()));
         }
+    }
+    // After the journal put every original back: the base profile kept
+    // from the last run goes in effect again.
+    if let Some(problem) = core.restore_profile() {
+        log.warn(&problem);
     }
     let target_arg = config.target.clone();
     let reload_fs = fs.clone();

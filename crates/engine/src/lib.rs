@@ -72,6 +72,11 @@ pub struct OwnerId(pub u64);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum PriorityClass {
+    /// A profile applied through the daemon: below every class a client
+    /// can ask for (the wire has no way to name it), so any perflock or
+    /// use case beats it while it lives, and when that ends the node goes
+    /// back to the profile's value, not the original.
+    Profile,
     /// Third-party client, low priority.
     ThirdPartyLow,
     /// Third-party client, high priority.

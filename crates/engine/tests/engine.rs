@@ -443,3 +443,37 @@ fn a_trusted_client_at_a_third_party_class_may_use_system_resources() {
         EngineError::NotPermitted { .. }
     ));
 }
+
+#[test]
+fn a_profile_vote_loses_to_every_client_class_and_comes_back_after() {
+    // uclamp_min aggregates by max: a lower value of a higher class must
+    // still beat the profile's, so the class decides, not the value.
+    for class in [
+        PriorityClass::ThirdPartyLow,
+        PriorityClass::ThirdPartyHigh,
+        PriorityClass::SystemLow,
+        PriorityClass::SystemHigh,
+    ] {
+        let (mut k, mut e) = KernelModel::new(small_target());
+        let u = e.index_of(UCLAMP_MIN).unwrap();
+        let profile = req(1, PriorityClass::Profile, &[(UCLAMP_MIN, 1024)]);
+        k.apply(&e.acquire_as(profile, ms(0), true).unwrap())
+            .unwrap();
+        assert_eq!(k.nodes[u], 1024);
+        k.apply(
+            &e.acquire(req(2, class, &[(UCLAMP_MIN, 64)]), ms(0))
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(k.nodes[u], 64, "{class:?} beats the profile");
+        assert_eq!(e.winner(u), Some(RequestId(2)));
+        k.apply(&e.release(RequestId(2)).unwrap()).unwrap();
+        assert_eq!(
+            k.nodes[u], 1024,
+            "back to the profile's value, not the original"
+        );
+        k.apply(&e.release(RequestId(1)).unwrap()).unwrap();
+        assert_eq!(k.nodes, k.originals);
+    }
+    assert!(!PriorityClass::Profile.is_system());
+}

@@ -1,9 +1,15 @@
 //! `lever profile`: built-in and file profiles, resolved against `--root`;
-//! `apply --direct` / `off --direct` write without the daemon.
+//! `apply` / `off` / `hold` go through the daemon, `apply --direct` /
+//! `off --direct` write without it.
 
 use crate::args::Global;
+use crate::cmd::client::SocketArg;
+use crate::exit::CommandExit;
+use crate::render::profile::ByDaemon;
 use crate::render::{self, emit};
+use anyhow::bail;
 use clap::{Args, Subcommand};
+use lever_client::{Client, ClientError, Profile};
 use lever_kernel::KernelFs;
 use lever_latency::config;
 use lever_profiles::{Options, Request};
@@ -22,11 +28,16 @@ pub enum ProfileCommand {
     /// Nodes that no longer hold an applied profile's values (from the
     /// state file of `apply --direct`, else NAME resolved now).
     Verify(VerifyArgs),
-    /// Apply a profile. Only --direct exists until the daemon takes
-    /// profiles: written once by this command, held by nobody.
+    /// Apply a profile through the daemon as its base profile (kept across
+    /// restarts, below every perflock); --direct writes it once, held by
+    /// nobody.
     Apply(ApplyArgs),
-    /// Put back every original an `apply --direct` recorded.
+    /// Remove the daemon's base profile (every node back to its original);
+    /// --direct undoes an `apply --direct`.
     Off(OffArgs),
+    /// Hold a profile through the daemon while a command runs; exits with
+    /// the command's status.
+    Hold(HoldArgs),
     /// Map a TuneD profile directory (its tuned.conf) to a Lever profile;
     /// names what cannot be mapped.
     ImportTuned(ImportArgs),
@@ -71,23 +82,42 @@ pub struct VerifyArgs {
 /// `lever profile apply`
 #[derive(Debug, Args)]
 pub struct ApplyArgs {
-    /// Write directly, without the daemon (required for now).
-    #[arg(long, required = true)]
+    /// Write directly under --root, without the daemon.
+    #[arg(long)]
     pub direct: bool,
     #[command(flatten)]
     pub profile: ProfileArgs,
     #[command(flatten)]
     pub state: StateArg,
+    #[command(flatten)]
+    pub socket: SocketArg,
 }
 
 /// `lever profile off`
 #[derive(Debug, Args)]
 pub struct OffArgs {
-    /// Undo a direct apply (required for now).
-    #[arg(long, required = true)]
+    /// Undo a direct apply.
+    #[arg(long)]
     pub direct: bool,
     #[command(flatten)]
     pub state: StateArg,
+    #[command(flatten)]
+    pub socket: SocketArg,
+}
+
+/// `lever profile hold`
+#[derive(Debug, Args)]
+pub struct HoldArgs {
+    /// Built-in profile name or path to a profile YAML file.
+    pub name: String,
+    /// The RT CPUs for `{rt_cpus}`.
+    #[arg(long, value_name = "LIST")]
+    pub rt_cpus: Option<String>,
+    #[command(flatten)]
+    pub socket: SocketArg,
+    /// The command to run while the profile is held (after `--`).
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<String>,
 }
 
 /// `lever profile import-tuned`
@@ -113,6 +143,61 @@ fn request<'a>(
         target,
         options: Options { rt_cpus },
     })
+}
+
+/// The daemon, or an error that says how to start it.
+fn daemon(global: &Global, socket: &SocketArg, command: &str) -> anyhow::Result<Client> {
+    socket.connect(global, command).map_err(|e| {
+        let path = match e.downcast_ref::<ClientError>() {
+            Some(ClientError::Connect { path, .. }) => path.display().to_string(),
+            _ => return e,
+        };
+        e.context(format!(
+            "no daemon at {path}: start `lever daemon` or use --direct"
+        ))
+    })
+}
+
+fn daemon_apply(global: &Global, a: ApplyArgs) -> anyhow::Result<()> {
+    if a.profile.target.is_some() {
+        bail!("--target has no meaning through the daemon (it uses its own target); use --direct");
+    }
+    let mut client = daemon(global, &a.socket, "profile apply")?;
+    client.profile(Profile {
+        name: a.profile.name.clone(),
+        hold: false,
+        rt_cpus: a.profile.rt_cpus.clone(),
+    })?;
+    let done = ByDaemon::new("applied", a.profile.name, None);
+    emit(global.json, &done, render::profile::by_daemon)
+}
+
+/// Hold the profile while CMD runs; its exit status becomes ours.
+fn hold(global: &Global, a: HoldArgs) -> anyhow::Result<()> {
+    let mut client = daemon(global, &a.socket, "profile hold")?;
+    let handle = client.profile(Profile {
+        name: a.name.clone(),
+        hold: true,
+        rt_cpus: a.rt_cpus,
+    })?;
+    let held = ByDaemon::new("held", a.name, handle.map(|h| h.get()));
+    emit(global.json, &held, render::profile::by_daemon)?;
+    let status = std::process::Command::new(&a.command[0])
+        .args(&a.command[1..])
+        .status()
+        .map_err(|e| anyhow::anyhow!("cannot run {}: {e}", a.command[0]))?;
+    if let Some(h) = handle {
+        client.release(h)?;
+    }
+    use std::os::unix::process::ExitStatusExt;
+    let code = status
+        .code()
+        .or_else(|| status.signal().map(|s| 128 + s))
+        .unwrap_or(1);
+    if code != 0 {
+        return Err(CommandExit(u8::try_from(code).unwrap_or(1)).into());
+    }
+    Ok(())
 }
 
 fn from(a: &ProfileArgs) -> anyhow::Result<Request<'_>> {
@@ -143,16 +228,26 @@ pub fn run(global: &Global, cmd: ProfileCommand) -> anyhow::Result<()> {
             let report = lever_profiles::verify_profile(&fs, &a.state.state, req.as_ref())?;
             emit(json, &report, render::profile::verify)
         }
-        ProfileCommand::Apply(a) => {
+        ProfileCommand::Apply(a) if a.direct => {
             let req = from(&a.profile)?;
             let done = lever_profiles::apply_profile_direct(&fs, &req, &a.state.state)?;
             emit(json, &done, render::profile::applied)
         }
-        ProfileCommand::Off(a) => emit(
+        ProfileCommand::Apply(a) => daemon_apply(global, a),
+        ProfileCommand::Off(a) if a.direct => emit(
             json,
             &lever_profiles::off_profile_direct(&fs, &a.state.state)?,
             render::profile::off,
         ),
+        ProfileCommand::Off(a) => {
+            daemon(global, &a.socket, "profile off")?.profile_off()?;
+            emit(
+                json,
+                &ByDaemon::new("off", String::new(), None),
+                render::profile::by_daemon,
+            )
+        }
+        ProfileCommand::Hold(a) => hold(global, a),
         ProfileCommand::ImportTuned(a) => {
             let imported = lever_profiles::tuned::import(&a.dir, a.output.as_deref())?;
             emit(json, &imported, render::profile::imported)

@@ -1,4 +1,4 @@
-//! `lever profile list|show|diff|verify|apply|off|import-tuned`.
+//! `lever profile list|show|diff|verify|apply|off|hold|import-tuned`.
 
 use crate::render::Table;
 use lever_profiles::tuned::Imported;
@@ -184,4 +184,41 @@ pub fn imported(i: &Imported) -> String {
         }
     }
     out
+}
+
+/// What the daemon did with `apply`, `off` or `hold`.
+#[derive(Debug, serde::Serialize)]
+pub struct ByDaemon {
+    /// `applied` (the base profile), `off`, `held`.
+    pub action: &'static str,
+    /// The profile (empty for `off`).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub profile: String,
+    /// The hold's handle.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub handle: Option<u32>,
+}
+
+impl ByDaemon {
+    /// One answer.
+    pub fn new(action: &'static str, profile: String, handle: Option<u32>) -> ByDaemon {
+        ByDaemon {
+            action,
+            profile,
+            handle,
+        }
+    }
+}
+
+/// One line: what the daemon now holds.
+pub fn by_daemon(d: &ByDaemon) -> String {
+    match (d.action, d.handle) {
+        ("applied", _) => format!(
+            "profile {} applied by the daemon as its base profile (kept across restarts; `lever profile off` removes it)\n",
+            d.profile
+        ),
+        ("off", _) => "base profile removed: its nodes are back to their originals\n".into(),
+        (_, Some(h)) => format!("holding profile {} (handle {h}) while the command runs\n", d.profile),
+        _ => format!("holding profile {} while the command runs\n", d.profile),
+    }
 }

@@ -46,6 +46,13 @@ pub fn explain(doc: &Explain, json: bool) -> anyhow::Result<()> {
     }
     outln!("  votes (strongest first):")?;
     for v in &doc.votes {
+        if let Some(p) = super::profile_of(v.usecase.as_deref()) {
+            outln!(
+                "    profile {p:<13} {:<12} below every priority class, until the profile ends",
+                v.shown
+            )?;
+            continue;
+        }
         outln!(
             "    handle {:<14} {:<12} priority {:<16} expires {}",
             v.handle.to_string(),

@@ -75,7 +75,16 @@ fn vote_text(v: &VoteInfo, unit: &str) -> String {
         Ok(n) => raw(n, unit),
         Err(_) => v.shown.clone(),
     };
-    format!("{value} (request {}, {})", v.handle, v.priority)
+    match profile_of(v.usecase.as_deref()) {
+        Some(p) => format!("{value} (profile {p}, below every priority class)"),
+        None => format!("{value} (request {}, {})", v.handle, v.priority),
+    }
+}
+
+/// The profile behind a vote: the daemon names its request's use case
+/// `profile:NAME`.
+fn profile_of(usecase: Option<&str>) -> Option<&str> {
+    usecase.and_then(|u| u.strip_prefix("profile:"))
 }
 
 /// Why a node holds another value than `mine` asked for, if it does.

@@ -24,6 +24,26 @@ pub fn status(doc: &Status, held_only: bool, json: bool) -> anyhow::Result<()> {
     if let Some(apps) = &doc.app_detection {
         outln!("app detection: {apps}")?;
     }
+    if let Some(p) = &doc.profile {
+        let base = p.base.as_deref().unwrap_or("none");
+        let holds: Vec<String> = p
+            .holds
+            .iter()
+            .map(|h| match h.pid {
+                Some(pid) => format!("{} (handle {}, pid {pid})", h.name, h.handle),
+                None => format!("{} (handle {})", h.name, h.handle),
+            })
+            .collect();
+        let holds = if holds.is_empty() {
+            String::new()
+        } else {
+            format!(", held: {}", holds.join(", "))
+        };
+        outln!(
+            "profile: {} (base {base}{holds})",
+            p.effective.as_deref().unwrap_or("none")
+        )?;
+    }
     // Originals a node refused at start-up: the daemon still owes them.
     for u in &doc.unrestored {
         outln!(
