@@ -612,6 +612,14 @@ mod tests {
     }
 
     #[test]
+    fn floats_parse_from_text_bit_exact() {
+        // serde_json's default parser rounds this to 1.6; the run
+        // document needs its float_roundtrip feature.
+        let v: f64 = serde_json::from_str("1.5999999999999999").unwrap();
+        assert_eq!(v.to_bits(), 1.5999999999999999f64.to_bits());
+    }
+
+    #[test]
     fn since_and_labels_are_checked() {
         assert!(parse_since("2026-11-01").is_ok());
         assert!(parse_since("2026-11-23T14:00:00Z").is_ok());
