@@ -146,6 +146,15 @@ fn the_store_on_postgresql() {
     pg.create_db("trend");
     common::trend(&mut Store::open(Some(&pg.url("trend"))).unwrap());
 
+    // The URL form of a Unix socket reaches the same database.
+    let url = format!(
+        "postgresql:///roundtrip?host={}&user=lever",
+        pg.socket_dir.display()
+    );
+    let mut by_url = Store::open(Some(&url)).unwrap();
+    assert_eq!(by_url.list(&Filter::default()).unwrap().len(), 1);
+    assert_eq!(by_url.location(), url);
+
     // A database holding a lab's other tables is fine; one with a `runs`
     // table that is not ours is refused.
     pg.create_db("shared");
