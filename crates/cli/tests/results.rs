@@ -212,6 +212,24 @@ fn wrong_runs_and_stores_have_precise_exit_codes() {
 }
 
 #[test]
+fn keys_of_a_newer_collector_survive_import_and_show() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let db = db.to_str().unwrap();
+    let mut doc =
+        serde_json::to_value(run_doc("b", "2026-11-01T00:00:00Z", 1.5999999999999999)).unwrap();
+    doc["future"] = serde_json::json!({"thermal": [1, 2]});
+    let f = dir.path().join("run.json");
+    std::fs::write(&f, doc.to_string()).unwrap();
+    common::ok(&["results", "--db", db, "import", f.to_str().unwrap()]);
+    let shown: serde_json::Value =
+        serde_json::from_str(&common::ok(&["results", "--db", db, "show", "1", "--json"])).unwrap();
+    assert_eq!(shown, doc);
+    let text = common::ok(&["results", "--db", db, "show", "1"]);
+    assert!(text.contains("latency.max  1.6"), "{text}");
+}
+
+#[test]
 fn the_default_store_is_under_the_data_dir() {
     let dir = tempfile::tempdir().unwrap();
     let f = write_run(

@@ -13,9 +13,31 @@ pub fn list(db: Option<&str>, filter: &Filter) -> Result<Vec<RunSummary>, StoreE
     Store::open(db)?.list(filter)
 }
 
+/// A stored run for `show`: `--json` prints the document as stored (with
+/// any keys a newer collector added), the table view reads the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Shown {
+    /// The run.
+    pub run: Run,
+    /// Its document as stored.
+    pub document: serde_json::Value,
+}
+
+impl Serialize for Shown {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.document.serialize(s)
+    }
+}
+
 /// `lever results show RUN`.
-pub fn show(db: Option<&str>, id: RunId) -> Result<Run, StoreError> {
-    Store::open(db)?.get(id)
+pub fn show(db: Option<&str>, id: RunId) -> Result<Shown, StoreError> {
+    let mut store = Store::open(db)?;
+    let document = store.document(id)?;
+    let run = serde_json::from_value(document.clone()).map_err(|source| StoreError::BadRun {
+        what: format!("run {id} in {}", store.location()),
+        source,
+    })?;
+    Ok(Shown { run, document })
 }
 
 /// `lever results trend METRIC`.
@@ -48,13 +70,17 @@ pub struct Stored {
 pub fn save(db: Option<&str>, run: &Run) -> Result<Stored, StoreError> {
     let mut store = Store::open(db)?;
     let id = store.save(run)?;
-    Ok(Stored {
+    Ok(stored(&store, id, run))
+}
+
+fn stored(store: &Store, id: RunId, run: &Run) -> Stored {
+    Stored {
         id,
         board: crate::store::board_name(run),
         collected_at: run.collected_at.clone(),
         store: store.location().to_string(),
         file: None,
-    })
+    }
 }
 
 /// `lever results import RUN.json`: store a run collected elsewhere.
@@ -63,11 +89,15 @@ pub fn import(db: Option<&str>, file: &Path) -> Result<Stored, StoreError> {
         path: file.to_path_buf(),
         source,
     })?;
-    let run: Run = serde_json::from_str(&text).map_err(|source| StoreError::BadRun {
+    let bad = |source| StoreError::BadRun {
         what: file.display().to_string(),
         source,
-    })?;
-    let mut stored = save(db, &run)?;
+    };
+    let document: serde_json::Value = serde_json::from_str(&text).map_err(bad)?;
+    let run: Run = serde_json::from_value(document.clone()).map_err(bad)?;
+    let mut store = Store::open(db)?;
+    let id = store.save_document(&run, &document)?;
+    let mut stored = stored(&store, id, &run);
     stored.file = Some(file.to_path_buf());
     Ok(stored)
 }

@@ -387,17 +387,27 @@ impl Store {
     /// Store `run` with its metrics and samples, in one transaction; the
     /// id comes from the database, so concurrent writers never collide.
     pub fn save(&mut self, run: &Run) -> Result<RunId, StoreError> {
-        let what = format!("run collected at {}", run.collected_at);
+        let document = serde_json::to_value(run).map_err(|source| StoreError::BadRun {
+            what: format!("run collected at {}", run.collected_at),
+            source,
+        })?;
+        self.save_document(run, &document)
+    }
+
+    /// Store `run` with `document` as its stored JSON: the file it was read
+    /// from, keeping keys a newer collector wrote that [`Run`] drops.
+    pub fn save_document(
+        &mut self,
+        run: &Run,
+        document: &serde_json::Value,
+    ) -> Result<RunId, StoreError> {
         if !starts_with_date(&run.collected_at) {
             return Err(StoreError::BadTime {
-                what,
+                what: format!("run collected at {}", run.collected_at),
                 value: run.collected_at.clone(),
             });
         }
-        let document = serde_json::to_string(run).map_err(|source| StoreError::BadRun {
-            what: what.clone(),
-            source,
-        })?;
+        let document = document.to_string();
         let d = &run.device;
         let board = board_name(run);
         self.write(|s| {
@@ -480,6 +490,15 @@ impl Store {
 
     /// The run `id`, exactly as it was stored.
     pub fn get(&mut self, id: RunId) -> Result<Run, StoreError> {
+        serde_json::from_value(self.document(id)?).map_err(|source| StoreError::BadRun {
+            what: format!("run {id} in {}", self.location),
+            source,
+        })
+    }
+
+    /// The run document `id` as stored, keys this build does not know
+    /// included.
+    pub fn document(&mut self, id: RunId) -> Result<serde_json::Value, StoreError> {
         let rows = self.query("SELECT document FROM runs WHERE id = $1", &[id.0.into()])?;
         let Some(row) = rows.first() else {
             return Err(StoreError::NoSuchRun {

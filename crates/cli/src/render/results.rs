@@ -3,7 +3,7 @@
 use crate::render::num::or_dash;
 use crate::render::Table;
 use lever_results::model::{Run, Status};
-use lever_results::ops::Stored;
+use lever_results::ops::{Shown, Stored};
 use lever_results::{Exported, RunSummary, TrendPoint};
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -52,7 +52,8 @@ pub fn list(runs: &Vec<RunSummary>) -> String {
 
 /// The device, then each section: how it was measured and its metrics, or
 /// why it was not.
-pub fn show(run: &Run) -> String {
+pub fn show(shown: &Shown) -> String {
+    let run: &Run = &shown.run;
     let d = &run.device;
     let mut s = String::new();
     let _ = writeln!(s, "collected  {}", run.collected_at);
