@@ -97,6 +97,9 @@ pub enum Command {
     /// --direct), off, hold, import-tuned.
     #[command(subcommand)]
     Profile(crate::cmd::profile::ProfileCommand),
+    /// Stored runs (SQLite by default, or PostgreSQL with --db): list,
+    /// show, trend METRIC, export --parquet DIR, import RUN.json.
+    Results(crate::cmd::results::ResultsArgs),
     /// Shell completion script (bash, zsh, fish): `source <(lever completions bash)`.
     Completions(crate::cmd::completions::CompletionsArgs),
     /// Man pages: lever(1) on stdout, or every page into -o DIR.

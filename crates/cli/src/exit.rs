@@ -140,6 +140,20 @@ fn profile(e: &lever_profiles::ProfileError) -> Option<Class> {
     }
 }
 
+/// A results store error: a `--db` that is not a store location, a file
+/// that is not a store or a run document is bad input (3); an unknown run
+/// id or an unreachable server is not available (4); a refused login or
+/// unreadable file is not allowed (5).
+fn results(e: &lever_results::StoreError) -> Class {
+    use lever_results::ErrorKind as K;
+    match e.kind() {
+        K::BadInput => Class::BadInput,
+        K::NotAvailable => Class::NotAvailable,
+        K::NotAllowed => Class::NotAllowed,
+        K::Failed => Class::Failed,
+    }
+}
+
 /// Classify an error by the first cause whose type says what happened.
 /// Library errors that wrap a `KernelError` transparently hide it from
 /// the chain, so those wrappers are looked into.
@@ -217,6 +231,8 @@ pub fn classify(err: &anyhow::Error) -> Class {
                 lever_urm::UrmError::Generated(_) => Some(Class::Failed),
                 _ => Some(Class::BadInput),
             }
+        } else if let Some(e) = cause.downcast_ref::<lever_results::StoreError>() {
+            Some(results(e))
         } else if let Some(e) = cause.downcast_ref::<io::Error>() {
             io_error(e)
         } else {
@@ -344,6 +360,27 @@ mod tests {
         };
         assert_eq!(class_of(no_cpu), Class::BadInput);
         assert_eq!(class_of(B::Broken("lost".into())), Class::Failed);
+    }
+
+    #[test]
+    fn results_store_errors_are_classified() {
+        use lever_results::StoreError as S;
+        let bad = lever_results::Location::parse("mysql://lab/db").unwrap_err();
+        assert_eq!(class_of(bad), Class::BadInput);
+        let not_db = S::NotADatabase {
+            path: "notes.db".into(),
+        };
+        assert_eq!(class_of(not_db), Class::BadInput);
+        let unknown = S::NoSuchRun {
+            location: "r.db".into(),
+            id: 7,
+        };
+        assert_eq!(class_of(unknown), Class::NotAvailable);
+        let denied = S::Io {
+            path: "/var/lib/lever/results.db".into(),
+            source: io::Error::from(io::ErrorKind::PermissionDenied),
+        };
+        assert_eq!(class_of(denied), Class::NotAllowed);
     }
 
     #[test]

@@ -86,6 +86,22 @@ fn no_subcommand_panics_on_a_closed_stdout() {
     let other_board = dir.path().join("board2");
     let man_dir = dir.path().join("man1");
     let state_dir = state.to_str().unwrap();
+    let results_db = dir.path().join("results.db");
+    let results_db = results_db.to_str().unwrap();
+    let run_json = dir.path().join("run.json");
+    let run = lever_results::model::Run::new(
+        "2026-11-23T14:00:00Z",
+        lever_results::model::Device::default(),
+    );
+    std::fs::write(&run_json, serde_json::to_string(&run).unwrap()).unwrap();
+    common::ok(&[
+        "results",
+        "--db",
+        results_db,
+        "import",
+        run_json.to_str().unwrap(),
+    ]);
+    let parquet_dir = dir.path().join("parquet");
 
     let commands: Vec<Vec<&str>> = vec![
         vec!["sim", "list"],
@@ -148,6 +164,24 @@ fn no_subcommand_panics_on_a_closed_stdout() {
         vec!["profile", "hold", "powersave", "--", "true"],
         vec!["bench", "--only", "lat_syscall-null", "--repeat", "3"],
         vec!["bench", "--list"],
+        vec!["results", "--db", results_db, "list"],
+        vec!["results", "--db", results_db, "show", "1"],
+        vec!["results", "--db", results_db, "trend", "boot.kernel"],
+        vec![
+            "results",
+            "--db",
+            results_db,
+            "import",
+            run_json.to_str().unwrap(),
+        ],
+        vec![
+            "results",
+            "--db",
+            results_db,
+            "export",
+            "--parquet",
+            parquet_dir.to_str().unwrap(),
+        ],
         vec!["--help"],
         vec!["--version"],
         vec!["completions", "bash"],

@@ -14,6 +14,7 @@ pub mod man;
 pub mod mem;
 pub mod profile;
 mod resources;
+pub mod results;
 pub mod rt;
 pub mod signal;
 mod sim;
@@ -55,6 +56,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Latency(args) => latency::run(&cli.global, args),
         Command::Rt(cmd) => rt::run_rt(&cli.global, cmd),
         Command::Profile(cmd) => profile::run(&cli.global, cmd),
+        Command::Results(args) => results::run(&cli.global, args),
         Command::Completions(args) => completions::run(&cli.global, args),
         Command::Man(args) => man::run(&cli.global, args),
     }

@@ -17,6 +17,7 @@ pub mod num;
 pub mod profile;
 mod progress;
 pub mod resources;
+pub mod results;
 pub mod signal;
 pub mod sim;
 mod table;

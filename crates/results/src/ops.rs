@@ -1,0 +1,103 @@
+//! One call per `lever results` command (and `lever report collect`'s
+//! store step): open the store named by `--db` (or the default file), do
+//! one thing.
+use crate::error::StoreError;
+use crate::model::Run;
+use crate::store::{Filter, RunId, RunSummary, Store, TrendPoint, TrendQuery};
+use crate::Exported;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// `lever results list`.
+pub fn list(db: Option<&str>, filter: &Filter) -> Result<Vec<RunSummary>, StoreError> {
+    Store::open(db)?.list(filter)
+}
+
+/// A stored run for `show`: `--json` prints the document as stored (with
+/// any keys a newer collector added), the table view reads the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Shown {
+    /// The run.
+    pub run: Run,
+    /// Its document as stored.
+    pub document: serde_json::Value,
+}
+
+impl Serialize for Shown {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.document.serialize(s)
+    }
+}
+
+/// `lever results show RUN`.
+pub fn show(db: Option<&str>, id: RunId) -> Result<Shown, StoreError> {
+    let mut store = Store::open(db)?;
+    let document = store.document(id)?;
+    let run = serde_json::from_value(document.clone()).map_err(|source| StoreError::BadRun {
+        what: format!("run {id} in {}", store.location()),
+        source,
+    })?;
+    Ok(Shown { run, document })
+}
+
+/// `lever results trend METRIC`.
+pub fn trend(db: Option<&str>, query: &TrendQuery) -> Result<Vec<TrendPoint>, StoreError> {
+    Store::open(db)?.trend(query)
+}
+
+/// `lever results export --parquet DIR`.
+pub fn export_parquet(db: Option<&str>, dir: &Path) -> Result<Exported, StoreError> {
+    Store::open(db)?.export_parquet(dir)
+}
+
+/// What storing a run did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Stored {
+    /// The new run's id.
+    pub id: RunId,
+    /// The board it is filed under.
+    pub board: String,
+    /// When it was collected.
+    pub collected_at: String,
+    /// The store (a path, or PostgreSQL without password).
+    pub store: String,
+    /// The file it came from, for `import`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<PathBuf>,
+}
+
+/// Store a run just collected (what `lever report collect` calls).
+pub fn save(db: Option<&str>, run: &Run) -> Result<Stored, StoreError> {
+    let mut store = Store::open(db)?;
+    let id = store.save(run)?;
+    Ok(stored(&store, id, run))
+}
+
+fn stored(store: &Store, id: RunId, run: &Run) -> Stored {
+    Stored {
+        id,
+        board: crate::store::board_name(run),
+        collected_at: run.collected_at.clone(),
+        store: store.location().to_string(),
+        file: None,
+    }
+}
+
+/// `lever results import RUN.json`: store a run collected elsewhere.
+pub fn import(db: Option<&str>, file: &Path) -> Result<Stored, StoreError> {
+    let text = std::fs::read_to_string(file).map_err(|source| StoreError::ReadRun {
+        path: file.to_path_buf(),
+        source,
+    })?;
+    let bad = |source| StoreError::BadRun {
+        what: file.display().to_string(),
+        source,
+    };
+    let document: serde_json::Value = serde_json::from_str(&text).map_err(bad)?;
+    let run: Run = serde_json::from_value(document.clone()).map_err(bad)?;
+    let mut store = Store::open(db)?;
+    let id = store.save_document(&run, &document)?;
+    let mut stored = stored(&store, id, &run);
+    stored.file = Some(file.to_path_buf());
+    Ok(stored)
+}
