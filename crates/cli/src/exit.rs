@@ -217,6 +217,13 @@ pub fn classify(err: &anyhow::Error) -> Class {
                 lever_urm::UrmError::Generated(_) => Some(Class::Failed),
                 _ => Some(Class::BadInput),
             }
+        } else if let Some(e) = cause.downcast_ref::<lever_report::ReportError>() {
+            Some(match e {
+                lever_report::ReportError::Io { source, .. } => {
+                    io_error(source).unwrap_or(Class::Failed)
+                }
+                _ => Class::BadInput,
+            })
         } else if let Some(e) = cause.downcast_ref::<io::Error>() {
             io_error(e)
         } else {

@@ -86,6 +86,8 @@ fn no_subcommand_panics_on_a_closed_stdout() {
     let other_board = dir.path().join("board2");
     let man_dir = dir.path().join("man1");
     let state_dir = state.to_str().unwrap();
+    let run_json = dir.path().join("run.json");
+    let run_md = dir.path().join("run.md");
 
     let commands: Vec<Vec<&str>> = vec![
         vec!["sim", "list"],
@@ -152,6 +154,21 @@ fn no_subcommand_panics_on_a_closed_stdout() {
         vec!["completions", "bash"],
         vec!["man"],
         vec!["man", "-o", man_dir.to_str().unwrap()],
+        vec![
+            "--root",
+            root,
+            "report",
+            "collect",
+            "-o",
+            run_json.to_str().unwrap(),
+        ],
+        vec![
+            "report",
+            "render",
+            run_json.to_str().unwrap(),
+            "--md",
+            run_md.to_str().unwrap(),
+        ],
     ];
     let mut ran = Vec::new();
     for args in &commands {

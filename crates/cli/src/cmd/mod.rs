@@ -13,6 +13,7 @@ pub mod latency;
 pub mod man;
 pub mod mem;
 pub mod profile;
+pub mod report;
 mod resources;
 pub mod rt;
 pub mod signal;
@@ -57,5 +58,6 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Profile(cmd) => profile::run(&cli.global, cmd),
         Command::Completions(args) => completions::run(&cli.global, args),
         Command::Man(args) => man::run(&cli.global, args),
+        Command::Report(cmd) => report::run(&cli.global, cmd),
     }
 }

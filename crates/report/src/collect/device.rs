@@ -11,7 +11,6 @@
 //! | arch | `uname -m`, only when the root is this machine |
 //! | CPUs | `lever-cpu`'s topology (policy = cluster, capacity, cpuinfo max), `/proc/cpuinfo` model |
 
-use super::not_this_machine;
 use crate::model::{Cpu, Device, Metric, Section};
 use lever_kernel::KernelFs;
 use std::collections::BTreeMap;
@@ -90,8 +89,8 @@ pub fn collect(fs: &KernelFs) -> (Device, Section) {
     }
     if device.arch.is_none() {
         missing.push(format!(
-            "arch: {}",
-            not_this_machine(fs).unwrap_or_default()
+            "arch: `uname -m` describes this machine, not the tree under --root {}",
+            fs.root().display()
         ));
     }
     let mut method = format!(

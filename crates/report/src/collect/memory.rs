@@ -115,9 +115,9 @@ pub fn collect(fs: &KernelFs, usecases: &[UseCase], interval: Duration) -> Secti
         Err(e) => return skipped("memory", format!("cannot read the memory map: {e}")),
     };
     let method = format!(
-        "lever-measure's memory map (seed 000 §8.3, as `lever mem map`) from {0}/proc/meminfo, /proc/vmstat, /proc/iomem, the device tree and the kernel log; \
+        "lever-measure's memory map (seed 000 §8.3, as `lever mem map`) from files under {0}: /proc/meminfo, /proc/vmstat, /proc/iomem, the device tree and the kernel log; \
          during a use case: `sh -c CMD`, sampled every {1} s, the sample with the least free memory",
-        fs.root().display().to_string().trim_end_matches('/'),
+        fs.root().display(),
         interval.as_secs_f64()
     );
     let mut section = Section::measured("memory", &method);

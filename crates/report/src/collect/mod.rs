@@ -146,6 +146,33 @@ fn slug(s: &str) -> String {
     out.trim_matches('_').to_string()
 }
 
+/// Now as RFC 3339 UTC (`2026-11-23T14:00:00Z`), the run document's time
+/// format. The calendar arithmetic is lever-latency's (cyclictest's RFC
+/// 2822 dates), reordered here.
+pub fn now_rfc3339() -> String {
+    let unix_s = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    rfc3339(unix_s)
+}
+
+/// `unix_s` as RFC 3339 UTC.
+pub fn rfc3339(unix_s: u64) -> String {
+    // `Mon, 23 Nov 2026 10:20:45 +0000`
+    let text = lever_latency::cyclictest::rfc2822_utc(unix_s);
+    let w: Vec<&str> = text.split_whitespace().collect();
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let month = MONTHS.iter().position(|m| Some(m) == w.get(2)).unwrap_or(0) + 1;
+    format!(
+        "{}-{month:02}-{}T{}Z",
+        w.get(3).unwrap_or(&"1970"),
+        w.get(1).unwrap_or(&"01"),
+        w.get(4).unwrap_or(&"00:00:00")
+    )
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -155,5 +182,12 @@ mod tests {
             "kernel_without_systemd"
         );
         assert_eq!(super::slug("PBL + XBL"), "pbl_xbl");
+    }
+
+    #[test]
+    fn rfc3339_times() {
+        assert_eq!(super::rfc3339(0), "1970-01-01T00:00:00Z");
+        // date -u -d @1795443645 → Mon Nov 23 14:20:45 UTC 2026
+        assert_eq!(super::rfc3339(1_795_443_645), "2026-11-23T14:20:45Z");
     }
 }

@@ -33,6 +33,7 @@ pub fn html(runs: &[Run]) -> String {
         h,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\
          <title>{}</title><style>{CSS}</style></head><body>\n<h1>{}</h1>\n",
         esc(&title),
         esc(&title)
