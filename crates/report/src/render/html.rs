@@ -160,32 +160,53 @@ fn boot(h: &mut String, runs: &[Run]) {
         let Some(stages) = detail(r, "boot", "stages") else {
             continue;
         };
+        let ms = |st: &serde_json::Value| st["ms"].as_f64().unwrap_or(0.0);
+        let name = |st: &serde_json::Value| st["stage"].as_str().unwrap_or("?").to_string();
+        // Marks count from the kernel's start, which is where the
+        // before-kernel stages end (x = 0 is power on).
+        let kernel_start = stages
+            .iter()
+            .find(|st| name(st) == "Total before kernel")
+            .map_or(0.0, ms);
+        let mark = |m: &str| {
+            stages
+                .iter()
+                .find(|st| st["kind"] == "mark" && name(st) == m)
+                .map(|st| kernel_start + ms(st))
+        };
         let mut at = 0.0;
         let mut steps = Vec::new();
         for st in stages {
-            let label = st["stage"].as_str().unwrap_or("?").to_string();
-            let ms = st["ms"].as_f64().unwrap_or(0.0);
+            let (label, len) = (name(st), ms(st));
             let step = match st["kind"].as_str() {
-                Some("stage") => {
-                    let s = Step {
+                // `Recorder init − Kernel init` starts at its second mark.
+                Some("stage") => match label.split_once(" − ").and_then(|(_, from)| mark(from)) {
+                    Some(start) => Step {
                         label,
-                        start: at,
-                        len: ms,
+                        start,
+                        len,
                         total: false,
-                    };
-                    at += ms;
-                    s
-                }
+                    },
+                    None => {
+                        at += len;
+                        Step {
+                            label,
+                            start: at - len,
+                            len,
+                            total: false,
+                        }
+                    }
+                },
                 Some("mark") => Step {
                     label,
-                    start: ms,
+                    start: kernel_start + len,
                     len: 0.0,
                     total: false,
                 },
                 _ => Step {
                     label,
                     start: 0.0,
-                    len: ms,
+                    len,
                     total: true,
                 },
             };
