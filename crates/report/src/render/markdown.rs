@@ -8,20 +8,20 @@ use crate::compare::{self, Row};
 use crate::model::Run;
 use std::fmt::Write as _;
 
-/// Escape run text for a Markdown table cell.
+/// Escape run text for a Markdown table cell: HTML's entities (Markdown
+/// passes inline HTML through), then backslashes before what would start
+/// a cell, a link, an image, emphasis or code; newlines become spaces.
 pub fn md(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '\n' | '\r' => out.push(' '),
-            '|' | '\\' | '`' | '*' | '_' | '[' | ']' | '!' | '#' => {
+        match (c, super::entity(c)) {
+            ('\n' | '\r', _) => out.push(' '),
+            (_, Some(e)) => out.push_str(e),
+            ('|' | '\\' | '`' | '*' | '_' | '[' | ']' | '!' | '#', _) => {
                 out.push('\\');
                 out.push(c);
             }
-            c => out.push(c),
+            _ => out.push(c),
         }
     }
     out

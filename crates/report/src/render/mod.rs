@@ -13,20 +13,28 @@ use serde::Serialize;
 pub use html::html;
 pub use markdown::markdown;
 
+/// The entity of a character that HTML/SVG text must not hold raw.
+fn entity(c: char) -> Option<&'static str> {
+    Some(match c {
+        '&' => "&amp;",
+        '<' => "&lt;",
+        '>' => "&gt;",
+        '"' => "&quot;",
+        '\'' => "&#39;",
+        _ => return None,
+    })
+}
+
 /// Escape text for HTML and SVG (element content and quoted attributes).
 pub fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
+    s.chars()
+        .fold(String::with_capacity(s.len()), |mut out, c| {
+            match entity(c) {
+                Some(e) => out.push_str(e),
+                None => out.push(c),
+            }
+            out
+        })
 }
 
 /// What the JSON output holds: the runs and their comparison.
