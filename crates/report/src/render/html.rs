@@ -186,6 +186,7 @@ fn boot(h: &mut String, runs: &[Run]) {
                         start,
                         len,
                         total: false,
+                        shown: len,
                     },
                     None => {
                         at += len;
@@ -194,6 +195,7 @@ fn boot(h: &mut String, runs: &[Run]) {
                             start: at - len,
                             len,
                             total: false,
+                            shown: len,
                         }
                     }
                 },
@@ -202,12 +204,14 @@ fn boot(h: &mut String, runs: &[Run]) {
                     start: kernel_start + len,
                     len: 0.0,
                     total: false,
+                    shown: len,
                 },
                 _ => Step {
                     label,
                     start: 0.0,
                     len,
                     total: true,
+                    shown: len,
                 },
             };
             steps.push(step);

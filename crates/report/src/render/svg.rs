@@ -271,8 +271,11 @@ pub struct Step {
     pub start: f64,
     /// Length, ms (0 for a point in time).
     pub len: f64,
-    /// Drawn as a total (full width, hatched colour).
+    /// Drawn as a total (from 0, in grey).
     pub total: bool,
+    /// The figure printed at the right, ms (a mark's time since the
+    /// kernel started, a stage's length).
+    pub shown: f64,
 }
 
 /// Boot stages as a waterfall: each stage starts where the one before ended.
@@ -312,7 +315,7 @@ pub fn waterfall(title: &str, steps: &[Step]) -> String {
             "<text x=\"{}\" y=\"{}\">{} ms</text>",
             left + pw + 6.0,
             y + 14.0,
-            short(if st.len > 0.0 { st.len } else { st.start })
+            short(st.shown)
         );
     }
     let yb = top + row * steps.len() as f64 + 14.0;
