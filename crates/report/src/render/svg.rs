@@ -21,11 +21,12 @@ fn open(kind: &str, h: f64, title: &str) -> String {
     )
 }
 
-/// The chart's title, centred at `x`.
-fn heading(s: &mut String, x: f64, title: &str) {
+/// The chart's title, from the left edge (a long title, such as a load
+/// description, is never cut off on the left).
+fn heading(s: &mut String, title: &str) {
     let _ = writeln!(
         s,
-        "<text x=\"{x}\" y=\"18\" text-anchor=\"middle\" class=\"t\">{}</text>",
+        "<text x=\"8\" y=\"18\" class=\"t\">{}</text>",
         esc(title)
     );
 }
@@ -75,7 +76,7 @@ pub fn histogram(title: &str, x_label: &str, series: &[Histogram]) -> String {
     // Counts of 1 sit half a decade above the axis, so single outliers show.
     let y = |n: f64| top + ph - (n.log10() + 0.5) / (decades + 0.5) * ph;
     let mut s = open("histogram", h, title);
-    heading(&mut s, left + pw / 2.0, title);
+    heading(&mut s, title);
     for d in 0..=decades as i32 {
         let yy = y(10f64.powi(d));
         let _ = writeln!(s, "<line x1=\"{left}\" x2=\"{}\" y1=\"{yy:.1}\" y2=\"{yy:.1}\" class=\"grid\"/><text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">1e{d}</text>", left + pw, left - 4.0, yy + 4.0);
@@ -156,7 +157,7 @@ pub fn stacked(title: &str, unit: &str, bars: &[Stack]) -> String {
         .map(|b| b.parts.iter().map(|p| p.1.max(0.0)).sum::<f64>())
         .fold(1.0, f64::max);
     let mut s = open("stacked", h, title);
-    heading(&mut s, left + pw / 2.0, title);
+    heading(&mut s, title);
     for (i, b) in bars.iter().enumerate() {
         let y = top + i as f64 * row;
         let _ = writeln!(
@@ -224,7 +225,7 @@ pub fn whiskers(title: &str, groups: &[Group]) -> String {
     let h = top + rows as f64 * (bar + 2.0) + groups.len() as f64 * 8.0 + 10.0;
     let pw = W - left - right;
     let mut s = open("whiskers", h, title);
-    heading(&mut s, left + pw / 2.0, title);
+    heading(&mut s, title);
     let mut y = top;
     for g in groups {
         let max = g
@@ -286,7 +287,7 @@ pub fn waterfall(title: &str, steps: &[Step]) -> String {
     let end = steps.iter().map(|s| s.start + s.len).fold(1.0, f64::max);
     let x = |v: f64| left + v / end * pw;
     let mut s = open("waterfall", h, title);
-    heading(&mut s, left + pw / 2.0, title);
+    heading(&mut s, title);
     for (i, st) in steps.iter().enumerate() {
         let y = top + i as f64 * row;
         let c = if st.total {
