@@ -332,3 +332,60 @@ pub fn waterfall(title: &str, steps: &[Step]) -> String {
     s.push_str("</svg>\n");
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_and_zero_inputs_draw_without_nan() {
+        let charts = [
+            histogram("h", "µs", &[]),
+            histogram(
+                "h",
+                "µs",
+                &[Histogram {
+                    name: "CPU 0".into(),
+                    counts: &[0, 0],
+                    bucket: 1.0,
+                }],
+            ),
+            stacked("s", "MB", &[]),
+            stacked(
+                "s",
+                "MB",
+                &[Stack {
+                    label: "a".into(),
+                    parts: vec![("free".into(), 0.0), ("x".into(), -5.0)],
+                }],
+            ),
+            whiskers(
+                "w",
+                &[Group {
+                    label: "t".into(),
+                    unit: "us".into(),
+                    bars: vec![Bar {
+                        run: "#1".into(),
+                        value: 0.0,
+                        range: Some((0.0, 0.0)),
+                    }],
+                }],
+            ),
+            waterfall("f", &[]),
+        ];
+        for c in &charts {
+            assert!(c.starts_with("<svg class=\"chart "), "{c}");
+            assert!(c.ends_with("</svg>\n"), "{c}");
+            assert!(!c.contains("NaN") && !c.contains("inf"), "{c}");
+        }
+    }
+
+    #[test]
+    fn short_numbers() {
+        assert_eq!(short(0.4), "0.400");
+        assert_eq!(short(12.345), "12.35");
+        assert_eq!(short(3469.0), "3469");
+        assert_eq!(short(126_300.0), "126.3k");
+        assert_eq!(short(25_000_000.0), "25.0M");
+    }
+}
