@@ -3,7 +3,7 @@
 //! board's web server and from a mail attachment alike.
 
 use super::svg::{self, Bar, Group, Histogram, Stack, Step};
-use super::{esc, how, run_label, section_names, value, verdict};
+use super::{esc, hows, run_label, section_names, value, verdict};
 use crate::compare::{self, Row};
 use crate::model::Run;
 use std::fmt::Write as _;
@@ -44,15 +44,9 @@ pub fn html(runs: &[Run]) -> String {
     }
     for name in section_names(runs) {
         let _ = writeln!(h, "<section id=\"{0}\"><h2>{0}</h2>", esc(&name));
-        for (i, run) in runs.iter().enumerate() {
-            let (ok, text) = how(run, &name);
-            let who = if runs.len() > 1 {
-                format!("{}: ", run_label(i, run))
-            } else {
-                String::new()
-            };
+        for (ok, text) in hows(runs, &name) {
             let class = if ok { "method" } else { "not" };
-            let _ = writeln!(h, "<p class=\"{class}\">{}{}</p>", esc(&who), esc(&text));
+            let _ = writeln!(h, "<p class=\"{class}\">{}</p>", esc(&text));
         }
         match name.as_str() {
             "device" => cpus(&mut h, runs),

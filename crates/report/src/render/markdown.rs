@@ -3,7 +3,7 @@
 //! from a run is escaped so that it cannot open a link, an image, inline
 //! HTML or a new table cell.
 
-use super::{how, run_label, section_names, value, verdict};
+use super::{hows, section_names, value, verdict};
 use crate::compare::{self, Row};
 use crate::model::Run;
 use std::fmt::Write as _;
@@ -68,14 +68,8 @@ pub fn markdown(runs: &[Run]) -> String {
     }
     for name in section_names(runs) {
         let _ = writeln!(m, "\n## {}\n", md(&name));
-        for (i, run) in runs.iter().enumerate() {
-            let (_, text) = how(run, &name);
-            let who = if runs.len() > 1 {
-                format!("{}: ", run_label(i, run))
-            } else {
-                String::new()
-            };
-            let _ = writeln!(m, "- {}{}", md(&who), md(&text));
+        for (_, text) in hows(runs, &name) {
+            let _ = writeln!(m, "- {}", md(&text));
         }
         let rows: Vec<&Row> = rows.iter().filter(|r| r.section == name).collect();
         if rows.is_empty() {

@@ -96,6 +96,21 @@ fn how(run: &Run, section: &str) -> (bool, String) {
     }
 }
 
+/// Per run, whether `section` was measured and how (or why not), prefixed
+/// with the run's name when there are several.
+fn hows(runs: &[Run], section: &str) -> Vec<(bool, String)> {
+    runs.iter()
+        .enumerate()
+        .map(|(i, run)| {
+            let (ok, text) = how(run, section);
+            match runs.len() {
+                1 => (ok, text),
+                _ => (ok, format!("{}: {text}", run_label(i, run))),
+            }
+        })
+        .collect()
+}
+
 /// The comparison cell text and its class.
 fn verdict(j: &lever_bench::compare::Judgement) -> (&'static str, String) {
     let pct = j.change_pct.map_or(String::new(), |p| format!("{p:+.1} %"));
