@@ -127,32 +127,66 @@ fn row(base: Option<&TestResult>, new: Option<&TestResult>, threshold_pct: f64) 
     let (Some(b), Some(n), Some(sb), Some(sn)) = (base, new, sb, sn) else {
         return r;
     };
-    if sb.median != 0.0 {
-        r.change_pct = Some(100.0 * (sn.median - sb.median) / sb.median.abs());
-    }
-    let significant = match mann_whitney(&b.samples, &n.samples) {
-        Some(mw) if b.samples.len() >= 5 && n.samples.len() >= 5 => {
-            r.p_value = Some(mw.p);
-            r.method = Some("mann-whitney".into());
-            mw.p < ALPHA
-        }
-        _ => {
-            r.method = Some("intervals".into());
-            intervals_apart(sb, sn)
-        }
+    let j = judge(
+        any.better,
+        (sb, &b.samples),
+        (sn, &n.samples),
+        threshold_pct,
+    );
+    r.change_pct = j.change_pct;
+    r.p_value = j.p_value;
+    r.method = j.method;
+    r.verdict = j.verdict;
+    r
+}
+
+/// What the significance test of [`compare`] says about one figure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Judgement {
+    /// (new - base) / base of the medians, percent; `None` when base is 0.
+    pub change_pct: Option<f64>,
+    /// Mann-Whitney two-sided p-value, when it was used.
+    pub p_value: Option<f64>,
+    /// How significance was decided: `mann-whitney` or `intervals`.
+    pub method: Option<String>,
+    /// The outcome.
+    pub verdict: Verdict,
+}
+
+/// The test [`compare`] applies to one figure, for other callers that
+/// compare runs (`lever report render`): each side is its summary and its
+/// samples; significant is Mann-Whitney U at [`ALPHA`] with 5 samples or
+/// more on each side, else non-overlapping intervals; a significant
+/// worsening past `threshold_pct` is a regression.
+pub fn judge(
+    better: Better,
+    base: (&Summary, &[f64]),
+    new: (&Summary, &[f64]),
+    threshold_pct: f64,
+) -> Judgement {
+    let ((sb, b), (sn, n)) = (base, new);
+    let change_pct = (sb.median != 0.0).then(|| 100.0 * (sn.median - sb.median) / sb.median.abs());
+    let (significant, p_value, method) = match mann_whitney(b, n) {
+        Some(mw) if b.len() >= 5 && n.len() >= 5 => (mw.p < ALPHA, Some(mw.p), "mann-whitney"),
+        _ => (intervals_apart(sb, sn), None, "intervals"),
     };
-    let change = r.change_pct.unwrap_or(0.0);
-    let worse = match any.better {
+    let change = change_pct.unwrap_or(0.0);
+    let worse = match better {
         Better::Lower => change > 0.0,
         Better::Higher => change < 0.0,
     };
-    r.verdict = match (significant, worse) {
+    let verdict = match (significant, worse) {
         (false, _) => Verdict::Unchanged,
         (true, false) => Verdict::Improved,
         (true, true) if change.abs() > threshold_pct => Verdict::Regressed,
         (true, true) => Verdict::WorseWithinThreshold,
     };
-    r
+    Judgement {
+        change_pct,
+        p_value,
+        method: Some(method.to_string()),
+        verdict,
+    }
 }
 
 /// The 95% intervals of the medians do not overlap (min..max when a side

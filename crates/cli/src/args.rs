@@ -104,6 +104,10 @@ pub enum Command {
     Completions(crate::cmd::completions::CompletionsArgs),
     /// Man pages: lever(1) on stdout, or every page into -o DIR.
     Man(crate::cmd::man::ManArgs),
+    /// One run of the board (collect RUN.json) and its page: HTML with
+    /// inline SVG plots, Markdown, JSON; runs compared side by side.
+    #[command(subcommand)]
+    Report(crate::cmd::report::ReportCommand),
 }
 
 #[derive(Debug, Subcommand)]

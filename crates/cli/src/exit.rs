@@ -233,6 +233,13 @@ pub fn classify(err: &anyhow::Error) -> Class {
             }
         } else if let Some(e) = cause.downcast_ref::<lever_results::StoreError>() {
             Some(results(e))
+        } else if let Some(e) = cause.downcast_ref::<lever_report::ReportError>() {
+            Some(match e {
+                lever_report::ReportError::Io { source, .. } => {
+                    io_error(source).unwrap_or(Class::Failed)
+                }
+                _ => Class::BadInput,
+            })
         } else if let Some(e) = cause.downcast_ref::<io::Error>() {
             io_error(e)
         } else {

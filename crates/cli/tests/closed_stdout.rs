@@ -102,6 +102,8 @@ fn no_subcommand_panics_on_a_closed_stdout() {
         run_json.to_str().unwrap(),
     ]);
     let parquet_dir = dir.path().join("parquet");
+    let report_json = dir.path().join("report-run.json");
+    let run_md = dir.path().join("run.md");
 
     let commands: Vec<Vec<&str>> = vec![
         vec!["sim", "list"],
@@ -187,6 +189,21 @@ fn no_subcommand_panics_on_a_closed_stdout() {
         vec!["completions", "bash"],
         vec!["man"],
         vec!["man", "-o", man_dir.to_str().unwrap()],
+        vec![
+            "--root",
+            root,
+            "report",
+            "collect",
+            "-o",
+            report_json.to_str().unwrap(),
+        ],
+        vec![
+            "report",
+            "render",
+            report_json.to_str().unwrap(),
+            "--md",
+            run_md.to_str().unwrap(),
+        ],
     ];
     let mut ran = Vec::new();
     for args in &commands {

@@ -578,3 +578,62 @@ fn dynamic_items(m: &Meminfo, x: &DynamicExtras) -> Vec<DynamicItem> {
         },
     ]
 }
+
+/// The memory map sampled while a use case ran ([`sample_command`]).
+#[derive(Debug)]
+pub struct CommandSamples {
+    /// How the command ended.
+    pub status: std::process::ExitStatus,
+    /// (seconds since the start, map) of every sample taken while it ran.
+    pub samples: Vec<(f64, MemoryMap)>,
+}
+
+impl CommandSamples {
+    /// The sample with the least free memory: seed 000 §8.3's "during"
+    /// column.
+    pub fn peak(&self) -> Option<&(f64, MemoryMap)> {
+        self.samples.iter().min_by_key(|(_, m)| m.free.free_kb)
+    }
+}
+
+/// Errors of [`sample_command`].
+#[derive(Debug, thiserror::Error)]
+pub enum SampleCommandError {
+    /// The command could not be started or waited for.
+    #[error(transparent)]
+    Command(#[from] crate::sampling::CommandError),
+    /// A sample could not be read.
+    #[error(transparent)]
+    Measure(#[from] MeasureError),
+    /// The sampling clock failed.
+    #[error("sampling: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Run `argv` and compute the memory map every `interval` while it runs
+/// (samples after it exited do not count); `on_sample(n)` is called after
+/// the n-th sample, for a progress line.
+pub fn sample_command(
+    fs: &KernelFs,
+    fixed: &StaticMemory,
+    page: Option<PageSize>,
+    argv: &[String],
+    interval: std::time::Duration,
+    mut on_sample: impl FnMut(usize),
+) -> Result<CommandSamples, SampleCommandError> {
+    let mut child = crate::sampling::spawn(argv)?;
+    let mut samples = Vec::new();
+    let status = crate::sampling::sample_while(
+        &mut child,
+        interval,
+        |tick| -> Result<(), SampleCommandError> {
+            if !tick.exited {
+                let map = MemoryMap::new(fixed, &MemSample::read(fs)?, page)?;
+                samples.push((tick.elapsed.as_secs_f64(), map));
+                on_sample(samples.len());
+            }
+            Ok(())
+        },
+    )?;
+    Ok(CommandSamples { status, samples })
+}

@@ -13,6 +13,7 @@ pub mod latency;
 pub mod man;
 pub mod mem;
 pub mod profile;
+pub mod report;
 mod resources;
 pub mod results;
 pub mod rt;
@@ -59,5 +60,6 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Results(args) => results::run(&cli.global, args),
         Command::Completions(args) => completions::run(&cli.global, args),
         Command::Man(args) => man::run(&cli.global, args),
+        Command::Report(cmd) => report::run(&cli.global, cmd),
     }
 }

@@ -16,6 +16,7 @@ pub mod mem;
 pub mod num;
 pub mod profile;
 mod progress;
+pub mod report;
 pub mod resources;
 pub mod results;
 pub mod signal;

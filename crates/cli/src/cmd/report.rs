@@ -1,0 +1,171 @@
+//! `lever report collect|render`: one run of a board (`lever_report::collect`)
+//! and its page, Markdown and JSON (`lever_report::render`).
+
+use crate::args::Global;
+use crate::cmd::util::seconds;
+use crate::render::report as show;
+use anyhow::{bail, Context};
+use clap::{Args, Subcommand};
+use lever_report::collect::{self, BenchSource, BootLog, Options, UseCase};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// `lever report …`
+#[derive(Debug, Subcommand)]
+pub enum ReportCommand {
+    /// Collect one run of the board into RUN.json: device and kernel, boot
+    /// KPIs (--boot-log), the memory map after boot and during each
+    /// --usecase, RT latency KPIs (--latency), benchmarks (--bench), marker
+    /// KPIs (--trace --kpi), the daemon's status; every section says how it
+    /// was measured or why not.
+    Collect(CollectArgs),
+    /// Render runs (the first is the base) as a self-contained HTML page
+    /// (--html), Markdown (--md) or JSON (--json FILE); two or more runs
+    /// side by side with significant changes marked.
+    Render(RenderArgs),
+}
+
+/// `lever report collect`
+#[derive(Debug, Args)]
+pub struct CollectArgs {
+    /// Where to write the run document.
+    #[arg(short = 'o', long, value_name = "RUN.json")]
+    pub output: PathBuf,
+    /// A use case: NAME=CMD (run with `sh -c`); the memory map is sampled
+    /// while it runs. Repeat for more columns.
+    #[arg(long = "usecase", value_name = "NAME=CMD")]
+    pub usecases: Vec<String>,
+    /// A boot log: serial=F, journal=F, time=F (systemd-analyze time),
+    /// blame=F, or a bare F (guessed). Repeatable.
+    #[arg(long = "boot-log", value_name = "[KIND=]FILE")]
+    pub boot_logs: Vec<String>,
+    /// Measure RT latency for SECS (default 10: half without load, half
+    /// under load).
+    #[arg(long, value_name = "SECS", num_args = 0..=1, require_equals = true, default_missing_value = "10", value_parser = seconds)]
+    pub latency: Option<Duration>,
+    /// Benchmarks: `quick` (run `lever bench --quick` now, the default) or
+    /// an existing `lever bench -o FILE.json` report.
+    #[arg(long, value_name = "quick|FILE.json", num_args = 0..=1, require_equals = true, default_missing_value = "quick")]
+    pub bench: Option<String>,
+    /// A trace file to take marker KPIs from.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// A marker KPI: NAME=FROM..TO (with --trace). Repeatable.
+    #[arg(long, value_name = "NAME=FROM..TO", requires = "trace")]
+    pub kpi: Vec<String>,
+    /// The daemon's socket (default: $LEVER_SOCKET, else /run/lever/lever.sock).
+    #[arg(long, value_name = "PATH")]
+    pub daemon_socket: Option<PathBuf>,
+    /// Memory sampling interval while a use case runs.
+    #[arg(long, value_name = "TIME", value_parser = seconds, default_value = "0.2")]
+    pub interval: Duration,
+}
+
+/// `lever report render`
+#[derive(Debug, Args)]
+pub struct RenderArgs {
+    /// Run documents; the first is the base of the comparison.
+    #[arg(required = true, value_name = "RUN.json")]
+    pub runs: Vec<PathBuf>,
+    /// Write the HTML page here.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Write Markdown here.
+    #[arg(long, value_name = "FILE")]
+    pub md: Option<PathBuf>,
+    /// Write the runs and their comparison as JSON here. `--json FILE`
+    /// does the same (the global `--json` switch takes FILE as its own);
+    /// `--json` alone prints it on stdout.
+    #[arg(long = "json-out", value_name = "FILE")]
+    pub json_out: Option<PathBuf>,
+}
+
+/// `render … --json FILE`: the global `--json` is a switch, so clap took
+/// FILE as one more run. The word right after `--json` on the command line
+/// is the output when it is among the runs.
+fn json_file_after_switch(runs: &mut Vec<PathBuf>) -> Option<PathBuf> {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let word = args
+        .windows(2)
+        .find(|w| w[0] == "--json")
+        .map(|w| PathBuf::from(&w[1]))?;
+    let at = runs.iter().rposition(|r| *r == word)?;
+    Some(runs.remove(at))
+}
+
+pub fn run(global: &Global, cmd: ReportCommand) -> anyhow::Result<()> {
+    match cmd {
+        ReportCommand::Collect(a) => run_collect(global, a),
+        ReportCommand::Render(a) => run_render(global, a),
+    }
+}
+
+fn run_collect(global: &Global, a: CollectArgs) -> anyhow::Result<()> {
+    if a.interval.is_zero() {
+        bail!("--interval must be more than 0");
+    }
+    let mut opts = Options::new(&global.root);
+    opts.usecases = a
+        .usecases
+        .iter()
+        .map(|u| UseCase::parse(u))
+        .collect::<Result<_, _>>()?;
+    opts.boot_logs = a.boot_logs.iter().map(|b| BootLog::parse(b)).collect();
+    opts.latency = a.latency;
+    opts.bench = a.bench.map(|b| match b.as_str() {
+        "quick" => BenchSource::Quick,
+        file => BenchSource::File(file.into()),
+    });
+    if opts.bench == Some(BenchSource::Quick) {
+        let exe = std::env::current_exe()
+            .context("cannot find the lever binary for the benchmarks' helper mode")?;
+        opts.bench_helper = Some(vec![exe.into(), "bench".into(), "__helper".into()]);
+    }
+    opts.trace = a.trace;
+    opts.kpis = a.kpi;
+    if let Some(s) = a.daemon_socket {
+        opts.daemon_socket = s;
+    }
+    opts.interval = a.interval;
+    opts.lever_version = env!("LEVER_VERSION").to_string();
+    let progress = crate::render::Progress::new("lever report collect");
+    let total = collect::SECTIONS.len() as u64;
+    let run = collect::collect(&opts, &collect::now_rfc3339(), &mut |i, name| {
+        progress.update(i as u64, Some(total), name)
+    });
+    progress.finish();
+    let run = run?;
+    let text = serde_json::to_string_pretty(&run)? + "\n";
+    lever_report::write_file(&a.output, &text)?;
+    show::collected(global.json, &run, &a.output)
+}
+
+fn run_render(global: &Global, mut a: RenderArgs) -> anyhow::Result<()> {
+    if global.json && a.json_out.is_none() {
+        a.json_out = json_file_after_switch(&mut a.runs);
+    }
+    if a.runs.is_empty() {
+        bail!("no run document given: lever report render RUN.json [RUN2.json ...]");
+    }
+    let runs = a
+        .runs
+        .iter()
+        .map(|p| lever_report::read_run(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut written = Vec::new();
+    if let Some(p) = &a.html {
+        lever_report::write_file(p, &lever_report::render::html(&runs))?;
+        written.push(p.clone());
+    }
+    if let Some(p) = &a.md {
+        lever_report::write_file(p, &lever_report::render::markdown(&runs))?;
+        written.push(p.clone());
+    }
+    if let Some(p) = &a.json_out {
+        lever_report::write_file(p, &lever_report::render::json(&runs))?;
+        written.push(p.clone());
+    }
+    // `--json` alone: the document on stdout.
+    let stdout_json = global.json && a.json_out.is_none();
+    show::rendered(stdout_json, &runs, &written)
+}

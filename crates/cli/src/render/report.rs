@@ -1,0 +1,44 @@
+//! `lever report collect|render`: what was written, per section measured
+//! or why not.
+
+use crate::render::{emit, outln, print_json, Table};
+use lever_report::model::{Run, Status};
+use std::path::{Path, PathBuf};
+
+/// After `collect`: one line per section.
+pub fn collected(json: bool, run: &Run, output: &Path) -> anyhow::Result<()> {
+    if json {
+        return print_json(run);
+    }
+    let mut t = Table::new(&["SECTION", "STATE", "METRICS", "HOW / WHY NOT"]);
+    for s in &run.sections {
+        let (state, how) = match &s.status {
+            Status::Measured => ("measured", s.method.as_str()),
+            Status::NotMeasured { why } => ("not measured", why.as_str()),
+        };
+        t.row(vec![
+            s.name.clone(),
+            state.to_string(),
+            s.metrics.len().to_string(),
+            how.to_string(),
+        ]);
+    }
+    outln!("{}", t.render().trim_end())?;
+    outln!("wrote {}", output.display())
+}
+
+/// After `render`: the files written, or the JSON document on stdout.
+pub fn rendered(json: bool, runs: &[Run], written: &[PathBuf]) -> anyhow::Result<()> {
+    if json {
+        return crate::render::out(&lever_report::render::json(runs));
+    }
+    emit(false, &written, |w| {
+        if w.is_empty() {
+            "nothing written: give --html FILE, --md FILE or --json FILE\n".to_string()
+        } else {
+            w.iter()
+                .map(|p| format!("wrote {}\n", p.display()))
+                .collect()
+        }
+    })
+}

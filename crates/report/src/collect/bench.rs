@@ -1,0 +1,74 @@
+//! The `bench` section: `lever-bench`'s suite (`lever bench --quick`) run
+//! now, or an existing `lever bench -o FILE` report; one metric per test,
+//! the median with every sample (the page's whiskers and the comparison's
+//! significance test use them).
+
+use super::{not_this_machine, skipped, BenchSource, Options};
+use crate::model::{Better, Metric, Section};
+use crate::ReportError;
+use lever_bench::BenchReport;
+use lever_kernel::KernelFs;
+
+/// Run or read the benchmarks, if asked.
+pub fn collect(fs: &KernelFs, opts: &Options) -> Result<Section, ReportError> {
+    let (report, method) = match &opts.bench {
+        None => {
+            return Ok(skipped(
+                "bench",
+                "not asked for (--bench[=quick|FILE.json])",
+            ))
+        }
+        Some(BenchSource::File(path)) => {
+            let r = lever_bench::compare::read_report(path).map_err(|e| ReportError::BadFile {
+                path: path.clone(),
+                message: e.to_string(),
+            })?;
+            (
+                r,
+                format!("read from `lever bench -o` report {}", path.display()),
+            )
+        }
+        Some(BenchSource::Quick) => {
+            if let Some(why) = not_this_machine(fs) {
+                return Ok(skipped("bench", why));
+            }
+            let mut b = lever_bench::Options::quick();
+            b.root = opts.root.clone();
+            b.helper = opts.bench_helper.clone();
+            match lever_bench::run(&b, &mut |_, _, _| {}) {
+                Ok(r) => (r, "lever-bench's suite, quick (`lever bench --quick`): LMBench micro-benchmarks and Dhrystone/Whetstone/Linpack, sampled until the 95 % interval of the median is within ±2 % or 250 ms".to_string()),
+                Err(e) => return Ok(skipped("bench", format!("the benchmarks could not run: {e}"))),
+            }
+        }
+    };
+    Ok(section(&report, &method))
+}
+
+/// The report as metrics: the median, the samples, which way is better.
+fn section(report: &BenchReport, method: &str) -> Section {
+    let mut s = Section::measured("bench", method);
+    let mut skipped_tests = Vec::new();
+    for t in &report.tests {
+        match (&t.summary, &t.skipped) {
+            (Some(sum), None) => {
+                let mut m = Metric::new(&format!("bench.{}", t.name), &t.unit, sum.median);
+                m.samples = t.samples.clone();
+                m.better = Some(match t.better {
+                    lever_bench::catalog::Better::Lower => Better::Lower,
+                    lever_bench::catalog::Better::Higher => Better::Higher,
+                });
+                s.metrics.push(m);
+            }
+            (_, why) => skipped_tests.push(serde_json::json!({
+                "test": t.name,
+                "why": why.clone().unwrap_or_else(|| "no samples".into()),
+            })),
+        }
+    }
+    s.detail = serde_json::json!({
+        "skipped": skipped_tests,
+        "host_note": report.host_note,
+        "dmips_per_mhz": report.dmips_per_mhz,
+    });
+    s
+}

@@ -1,0 +1,194 @@
+//! Two or more runs side by side: every metric of the first run (the
+//! base) and of the others, matched by name and labels, each later run
+//! judged against the base with `lever bench compare`'s significance test
+//! ([`lever_bench::compare::judge`]). The test needs samples: a metric
+//! with fewer than two samples on either side shows its change but is
+//! never called significant.
+
+use crate::model::{Better, Metric, Run};
+use lever_bench::compare::{judge, Judgement, Verdict};
+use lever_bench::stats::Summary;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// `lever bench compare`'s default regression threshold, percent.
+pub const THRESHOLD_PCT: f64 = 5.0;
+
+/// One metric across the runs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Row {
+    /// The section it belongs to.
+    pub section: String,
+    /// Metric name.
+    pub name: String,
+    /// Its labels.
+    pub labels: BTreeMap<String, String>,
+    /// Unit.
+    pub unit: String,
+    /// Which way is better, where known.
+    pub better: Option<Better>,
+    /// The value in each run (`None` where the run lacks it).
+    pub values: Vec<Option<f64>>,
+    /// Each run after the first against the first.
+    pub vs_base: Vec<Option<Judgement>>,
+}
+
+impl Row {
+    /// `name{k=v,…}`, for people.
+    pub fn key(&self) -> String {
+        if self.labels.is_empty() {
+            self.name.clone()
+        } else {
+            let l: Vec<String> = self
+                .labels
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            format!("{}{{{}}}", self.name, l.join(","))
+        }
+    }
+
+    /// True when some run differs significantly from the base.
+    pub fn significant(&self) -> bool {
+        self.vs_base
+            .iter()
+            .flatten()
+            .any(|j| is_significant(j.verdict))
+    }
+}
+
+/// Improved, regressed or worse within the threshold.
+pub fn is_significant(v: Verdict) -> bool {
+    matches!(
+        v,
+        Verdict::Improved | Verdict::Regressed | Verdict::WorseWithinThreshold
+    )
+}
+
+/// Judge `new` against `base`.
+fn judge_metric(base: &Metric, new: &Metric, threshold_pct: f64) -> Judgement {
+    let change_pct =
+        (base.value != 0.0).then(|| 100.0 * (new.value - base.value) / base.value.abs());
+    let summaries = (Summary::new(&base.samples), Summary::new(&new.samples));
+    match (base.better.or(new.better), summaries) {
+        (Some(better), (Some(sb), Some(sn)))
+            if base.samples.len() >= 2 && new.samples.len() >= 2 =>
+        {
+            let b = match better {
+                Better::Lower => lever_bench::catalog::Better::Lower,
+                Better::Higher => lever_bench::catalog::Better::Higher,
+            };
+            judge(b, (&sb, &base.samples), (&sn, &new.samples), threshold_pct)
+        }
+        (better, _) => Judgement {
+            change_pct,
+            p_value: None,
+            method: Some(
+                if better.is_none() {
+                    "no direction: not judged"
+                } else {
+                    "fewer than 2 samples: not judged"
+                }
+                .into(),
+            ),
+            verdict: Verdict::NotCompared,
+        },
+    }
+}
+
+/// Every metric of every run, in the order first seen.
+pub fn compare(runs: &[Run], threshold_pct: f64) -> Vec<Row> {
+    let mut rows: Vec<Row> = Vec::new();
+    let mut index: BTreeMap<(String, BTreeMap<String, String>), usize> = BTreeMap::new();
+    for (i, run) in runs.iter().enumerate() {
+        for section in &run.sections {
+            for m in &section.metrics {
+                let key = (m.name.clone(), m.labels.clone());
+                let at = *index.entry(key).or_insert_with(|| {
+                    rows.push(Row {
+                        section: section.name.clone(),
+                        name: m.name.clone(),
+                        labels: m.labels.clone(),
+                        unit: m.unit.clone(),
+                        better: m.better,
+                        values: vec![None; runs.len()],
+                        vs_base: vec![None; runs.len().saturating_sub(1)],
+                    });
+                    rows.len() - 1
+                });
+                rows[at].values[i] = Some(m.value);
+            }
+        }
+    }
+    // Judge with the metrics themselves (their samples).
+    let find = |run: &Run, row: &Row| -> Option<Metric> {
+        run.metrics()
+            .find(|m| m.name == row.name && m.labels == row.labels)
+            .cloned()
+    };
+    for row in &mut rows {
+        let Some(base) = runs.first().and_then(|r| find(r, row)) else {
+            continue;
+        };
+        for (j, run) in runs.iter().enumerate().skip(1) {
+            if let Some(new) = find(run, row) {
+                row.vs_base[j - 1] = Some(judge_metric(&base, &new, threshold_pct));
+            }
+        }
+    }
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Device, Section};
+
+    fn run_with(samples: Vec<f64>, single: f64) -> Run {
+        let mut r = Run::new("2026-11-23T14:00:00Z", Device::default());
+        let mut s = Section::measured("bench", "test");
+        let mut m = Metric::new("bench.lat_syscall-null", "us", samples[samples.len() / 2]);
+        m.samples = samples;
+        m.better = Some(Better::Lower);
+        s.metrics.push(m);
+        let mut one = Metric::new("memory.free", "kB", single);
+        one.better = Some(Better::Higher);
+        s.metrics.push(one);
+        r.sections.push(s);
+        r
+    }
+
+    #[test]
+    fn a_planted_shift_is_significant_and_noise_is_not() {
+        let base: Vec<f64> = (0..12).map(|i| 1.0 + (i % 4) as f64 * 0.01).collect();
+        let slower: Vec<f64> = base.iter().map(|v| v * 1.5).collect();
+        let same: Vec<f64> = base.iter().rev().copied().collect();
+        let rows = compare(
+            &[
+                run_with(base, 100.0),
+                run_with(slower, 50.0),
+                run_with(same, 100.0),
+            ],
+            THRESHOLD_PCT,
+        );
+        let bench = rows
+            .iter()
+            .find(|r| r.name == "bench.lat_syscall-null")
+            .unwrap();
+        assert_eq!(
+            bench.vs_base[0].as_ref().unwrap().verdict,
+            Verdict::Regressed
+        );
+        assert_eq!(
+            bench.vs_base[1].as_ref().unwrap().verdict,
+            Verdict::Unchanged
+        );
+        assert!(bench.significant());
+        // A single value halves: its change shows, but it is not judged.
+        let free = rows.iter().find(|r| r.name == "memory.free").unwrap();
+        let j = free.vs_base[0].as_ref().unwrap();
+        assert_eq!(j.verdict, Verdict::NotCompared);
+        assert_eq!(j.change_pct, Some(-50.0));
+        assert!(!free.significant());
+    }
+}

@@ -1,0 +1,430 @@
+//! The page: one self-contained HTML document, inline CSS and inline SVG,
+//! no script and no external resource, so it opens from `file://`, from a
+//! board's web server and from a mail attachment alike.
+
+use super::svg::{self, Bar, Group, Histogram, Stack, Step};
+use super::{esc, hows, run_label, section_names, value, verdict};
+use crate::compare::{self, Row};
+use crate::model::Run;
+use std::fmt::Write as _;
+
+const CSS: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:24px;color:#222;max-width:1200px}\
+h1{font-size:24px}h2{font-size:19px;border-bottom:1px solid #ccc;padding-bottom:4px;margin-top:32px}\
+table{border-collapse:collapse;margin:8px 0;font-size:13px}th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}\
+th{background:#f4f4f4}td.num{text-align:right;font-variant-numeric:tabular-nums}\
+.method{color:#555;font-size:13px;margin:4px 0}.not{color:#a33;font-size:13px;margin:4px 0}\
+.worse{background:#fbd5d5}.better{background:#d5f5dc}.same{color:#666}.nc{color:#999}\
+svg.chart{display:block;margin:10px 0;font:11px sans-serif;background:#fff}svg .t{font-size:13px;font-weight:bold}\
+svg .grid{stroke:#e5e5e5}svg .axis{fill:none;stroke:#333}svg .whisker{stroke:#222;fill:none}svg .in{fill:#fff}\
+code{font-size:12px;background:#f6f6f6;padding:1px 3px}";
+
+/// Render `runs` (base first) as one HTML page.
+pub fn html(runs: &[Run]) -> String {
+    let title = match runs {
+        [one] => format!(
+            "Lever report: {}",
+            one.device.board.as_deref().unwrap_or("unknown board")
+        ),
+        _ => format!("Lever report: {} runs compared", runs.len()),
+    };
+    let rows = compare::compare(runs, compare::THRESHOLD_PCT);
+    let mut h = String::new();
+    let _ = write!(
+        h,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\
+         <title>{}</title><style>{CSS}</style></head><body>\n<h1>{}</h1>\n",
+        esc(&title),
+        esc(&title)
+    );
+    runs_table(&mut h, runs);
+    if runs.len() > 1 {
+        significant(&mut h, &rows);
+    }
+    for name in section_names(runs) {
+        let _ = writeln!(h, "<section id=\"{0}\"><h2>{0}</h2>", esc(&name));
+        for (ok, text) in hows(runs, &name) {
+            let class = if ok { "method" } else { "not" };
+            let _ = writeln!(h, "<p class=\"{class}\">{}</p>", esc(&text));
+        }
+        match name.as_str() {
+            "device" => cpus(&mut h, runs),
+            "boot" => boot(&mut h, runs),
+            "memory" => memory(&mut h, runs),
+            "latency" => latency(&mut h, runs),
+            "bench" | "markers" => bars(&mut h, runs, &name),
+            _ => {}
+        }
+        metrics(&mut h, runs, &rows, &name);
+        h.push_str("</section>\n");
+    }
+    h.push_str("<p class=\"method\">Written by <code>lever report render</code>. Changes are judged as <code>lever bench compare</code> does (Mann-Whitney U, p &lt; 0.05, or non-overlapping intervals; regression past 5 %); a figure with fewer than 2 samples is not judged.</p>\n</body></html>\n");
+    h
+}
+
+fn runs_table(h: &mut String, runs: &[Run]) {
+    h.push_str("<table class=\"runs\"><tr><th>run</th><th>board</th><th>SoC</th><th>kernel</th><th>collected at</th><th>Lever</th></tr>\n");
+    for (i, r) in runs.iter().enumerate() {
+        let d = &r.device;
+        let o = |v: &Option<String>| esc(v.as_deref().unwrap_or("—"));
+        let _ = writeln!(
+            h,
+            "<tr><td>#{}{}</td><td>{}</td><td>{}</td><td>{} {}</td><td>{}</td><td>{}</td></tr>",
+            i + 1,
+            if i == 0 && runs.len() > 1 {
+                " (base)"
+            } else {
+                ""
+            },
+            o(&d.board),
+            o(&d.soc),
+            o(&d.kernel_release),
+            o(&d.arch),
+            esc(&r.collected_at),
+            esc(&r.lever_version)
+        );
+    }
+    h.push_str("</table>\n");
+    if let Some(c) = runs.first().and_then(|r| r.device.cmdline.as_ref()) {
+        let _ = writeln!(
+            h,
+            "<p class=\"method\">Kernel command line (#1): <code>{}</code></p>",
+            esc(c)
+        );
+    }
+}
+
+fn significant(h: &mut String, rows: &[Row]) {
+    let sig: Vec<&Row> = rows.iter().filter(|r| r.significant()).collect();
+    let _ = writeln!(h, "<h2>Significant changes against #1</h2>");
+    if sig.is_empty() {
+        h.push_str("<p class=\"method\">None.</p>\n");
+        return;
+    }
+    h.push_str("<table class=\"changes\"><tr><th>metric</th><th>change</th></tr>\n");
+    for r in sig {
+        let cells: Vec<String> = r
+            .vs_base
+            .iter()
+            .enumerate()
+            .filter_map(|(i, j)| j.as_ref().map(|j| (i, verdict(j))))
+            .map(|(i, (class, text))| {
+                format!("<span class=\"{class}\">#{}: {}</span>", i + 2, esc(&text))
+            })
+            .collect();
+        let _ = writeln!(
+            h,
+            "<tr class=\"sig\"><td>{}</td><td>{}</td></tr>",
+            esc(&r.key()),
+            cells.join("<br>")
+        );
+    }
+    h.push_str("</table>\n");
+}
+
+fn cpus(h: &mut String, runs: &[Run]) {
+    for (i, r) in runs.iter().enumerate() {
+        if r.device.cpus.is_empty() {
+            continue;
+        }
+        let _ = writeln!(h, "<table class=\"cpus\"><tr><th colspan=\"5\">CPUs of {}</th></tr><tr><th>CPU</th><th>cluster</th><th>model</th><th>max MHz</th><th>capacity</th></tr>", esc(&run_label(i, r)));
+        for c in &r.device.cpus {
+            let o = |v: Option<String>| esc(&v.unwrap_or_else(|| "—".into()));
+            let _ = writeln!(
+                h,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+                c.cpu,
+                o(c.cluster.map(|v| v.to_string())),
+                o(c.model.clone()),
+                o(c.max_khz.map(|v| (v / 1000).to_string())),
+                o(c.capacity.map(|v| v.to_string()))
+            );
+        }
+        h.push_str("</table>\n");
+    }
+}
+
+fn detail<'a>(run: &'a Run, section: &str, key: &str) -> Option<&'a Vec<serde_json::Value>> {
+    run.section(section)?.detail.get(key)?.as_array()
+}
+
+fn boot(h: &mut String, runs: &[Run]) {
+    for (i, r) in runs.iter().enumerate() {
+        let Some(stages) = detail(r, "boot", "stages") else {
+            continue;
+        };
+        let ms = |st: &serde_json::Value| st["ms"].as_f64().unwrap_or(0.0);
+        let name = |st: &serde_json::Value| st["stage"].as_str().unwrap_or("?").to_string();
+        // Marks count from the kernel's start, which is where the
+        // before-kernel stages end (x = 0 is power on).
+        let kernel_start = stages
+            .iter()
+            .find(|st| name(st) == "Total before kernel")
+            .map_or(0.0, ms);
+        let mark = |m: &str| {
+            stages
+                .iter()
+                .find(|st| st["kind"] == "mark" && name(st) == m)
+                .map(|st| kernel_start + ms(st))
+        };
+        let mut at = 0.0;
+        let mut steps = Vec::new();
+        for st in stages {
+            let (label, len) = (name(st), ms(st));
+            let step = match st["kind"].as_str() {
+                // `Recorder init − Kernel init` starts at its second mark.
+                Some("stage") => match label.split_once(" − ").and_then(|(_, from)| mark(from)) {
+                    Some(start) => Step {
+                        label,
+                        start,
+                        len,
+                        total: false,
+                        shown: len,
+                    },
+                    None => {
+                        at += len;
+                        Step {
+                            label,
+                            start: at - len,
+                            len,
+                            total: false,
+                            shown: len,
+                        }
+                    }
+                },
+                Some("mark") => Step {
+                    label,
+                    start: kernel_start + len,
+                    len: 0.0,
+                    total: false,
+                    shown: len,
+                },
+                _ => Step {
+                    label,
+                    start: 0.0,
+                    len,
+                    total: true,
+                    shown: len,
+                },
+            };
+            steps.push(step);
+        }
+        if !steps.is_empty() {
+            h.push_str(&svg::waterfall(
+                &format!("Boot stages, {}", run_label(i, r)),
+                &steps,
+            ));
+        }
+    }
+}
+
+fn memory(h: &mut String, runs: &[Run]) {
+    let parts = [
+        ("memory.non_linux", "non-Linux"),
+        ("memory.kernel_static", "kernel static"),
+        ("memory.apps_framework", "apps + framework"),
+        ("memory.free", "free"),
+    ];
+    let mut bars = Vec::new();
+    for (i, r) in runs.iter().enumerate() {
+        let Some(cols) = detail(r, "memory", "columns") else {
+            continue;
+        };
+        for col in cols {
+            let Some(uc) = col["usecase"].as_str() else {
+                continue;
+            };
+            let value = |name: &str| {
+                r.metrics()
+                    .find(|m| {
+                        m.name == name && m.labels.get("usecase").map(String::as_str) == Some(uc)
+                    })
+                    .map(|m| m.value / 1024.0)
+            };
+            let stack: Vec<(String, f64)> = parts
+                .iter()
+                .filter_map(|(n, label)| value(n).map(|v| (label.to_string(), v)))
+                .collect();
+            if stack.is_empty() {
+                continue;
+            }
+            let label = if runs.len() > 1 {
+                format!("#{} {uc}", i + 1)
+            } else {
+                uc.to_string()
+            };
+            bars.push(Stack {
+                label,
+                parts: stack,
+            });
+        }
+    }
+    if !bars.is_empty() {
+        h.push_str(&svg::stacked("Memory map (seed 000 §8.3), MB", "MB", &bars));
+    }
+    for (i, r) in runs.iter().enumerate() {
+        let Some(series) = detail(r, "memory", "series") else {
+            continue;
+        };
+        let lines: Vec<lever_measure::svg::Series> = series
+            .iter()
+            .map(|s| {
+                let t = s["t_s"].as_array().cloned().unwrap_or_default();
+                let free = s["free_kb"].as_array().cloned().unwrap_or_default();
+                lever_measure::svg::Series {
+                    name: format!("free during {}", s["usecase"].as_str().unwrap_or("?")),
+                    points: t
+                        .iter()
+                        .zip(&free)
+                        .filter_map(|(t, f)| Some((t.as_f64()?, f.as_f64()? / 1024.0)))
+                        .collect(),
+                }
+            })
+            .filter(|s| !s.points.is_empty())
+            .collect();
+        if lines.is_empty() {
+            continue;
+        }
+        let plot = lever_measure::svg::LinePlot {
+            title: format!("Free memory while each use case ran, {}", run_label(i, r)),
+            x_label: "seconds".into(),
+            y_label: "free (MB)".into(),
+            series: lines,
+        };
+        let _ = writeln!(h, "<div class=\"chart series\">{}</div>", plot.render());
+    }
+}
+
+fn latency(h: &mut String, runs: &[Run]) {
+    for (i, r) in runs.iter().enumerate() {
+        let Some(hists) = detail(r, "latency", "histograms") else {
+            continue;
+        };
+        let mut conditions: Vec<&str> = Vec::new();
+        for x in hists {
+            let c = x["condition"].as_str().unwrap_or("");
+            if !conditions.contains(&c) {
+                conditions.push(c);
+            }
+        }
+        for c in conditions {
+            let counts: Vec<(String, Vec<u64>, f64)> = hists
+                .iter()
+                .filter(|x| x["condition"].as_str() == Some(c))
+                .map(|x| {
+                    let cpu = x["cpu"].as_u64().map_or("-".into(), |v| v.to_string());
+                    let counts = x["counts"]
+                        .as_array()
+                        .map(|a| a.iter().filter_map(|v| v.as_u64()).collect())
+                        .unwrap_or_default();
+                    (
+                        format!("CPU {cpu}"),
+                        counts,
+                        x["bucket_us"].as_f64().unwrap_or(1.0),
+                    )
+                })
+                .collect();
+            let series: Vec<Histogram> = counts
+                .iter()
+                .map(|(name, c, b)| Histogram {
+                    name: name.clone(),
+                    counts: c,
+                    bucket: *b,
+                })
+                .collect();
+            h.push_str(&svg::histogram(
+                &format!("Latency, {c}, {}", run_label(i, r)),
+                "latency (µs)",
+                &series,
+            ));
+        }
+    }
+}
+
+fn bars(h: &mut String, runs: &[Run], section: &str) {
+    let mut groups: Vec<Group> = Vec::new();
+    for (i, r) in runs.iter().enumerate() {
+        let Some(s) = r.section(section) else {
+            continue;
+        };
+        for m in s
+            .metrics
+            .iter()
+            .filter(|m| !m.samples.is_empty() || section == "markers")
+        {
+            let label = match m.labels.get("kpi") {
+                Some(k) => k.clone(),
+                None => m.name.trim_start_matches("bench.").to_string(),
+            };
+            if m.name == "markers.count" {
+                continue;
+            }
+            let range = (!m.samples.is_empty()).then(|| {
+                m.samples
+                    .iter()
+                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
+                        (lo.min(v), hi.max(v))
+                    })
+            });
+            let bar = Bar {
+                run: run_label(i, r),
+                value: m.value,
+                range,
+            };
+            match groups.iter_mut().find(|g| g.label == label) {
+                Some(g) => g.bars.push(bar),
+                None => groups.push(Group {
+                    label,
+                    unit: m.unit.clone(),
+                    bars: vec![bar],
+                }),
+            }
+        }
+    }
+    if !groups.is_empty() {
+        let title = if section == "bench" {
+            "Benchmarks: median, whiskers min..max of the samples"
+        } else {
+            "Marker KPIs: mean, whiskers min..max of the occurrences"
+        };
+        h.push_str(&svg::whiskers(title, &groups));
+    }
+}
+
+fn metrics(h: &mut String, runs: &[Run], rows: &[Row], section: &str) {
+    let rows: Vec<&Row> = rows.iter().filter(|r| r.section == section).collect();
+    if rows.is_empty() {
+        return;
+    }
+    h.push_str("<table class=\"metrics\"><tr><th>metric</th>");
+    for (i, r) in runs.iter().enumerate() {
+        let _ = write!(h, "<th>{}</th>", esc(&run_label(i, r)));
+        if i > 0 {
+            let _ = write!(h, "<th>#{} vs #1</th>", i + 1);
+        }
+    }
+    h.push_str("</tr>\n");
+    for row in rows {
+        let class = if row.significant() {
+            " class=\"sig\""
+        } else {
+            ""
+        };
+        let _ = write!(h, "<tr{class}><td>{}</td>", esc(&row.key()));
+        for (i, v) in row.values.iter().enumerate() {
+            let _ = write!(h, "<td class=\"num\">{}</td>", esc(&value(*v, &row.unit)));
+            if i > 0 {
+                match &row.vs_base[i - 1] {
+                    Some(j) => {
+                        let (class, text) = verdict(j);
+                        let _ = write!(h, "<td class=\"{class}\">{}</td>", esc(&text));
+                    }
+                    None => h.push_str("<td class=\"nc\">—</td>"),
+                }
+            }
+        }
+        h.push_str("</tr>\n");
+    }
+    h.push_str("</table>\n");
+}

@@ -1,0 +1,391 @@
+//! The page's charts as inline SVG (no script, no fonts but the page's):
+//! a log-scale histogram, stacked horizontal bars, bars with min/max
+//! whiskers, and a waterfall. Each returns one `<svg class="chart KIND">`
+//! element; every text in it is escaped.
+
+use super::esc;
+use std::fmt::Write as _;
+
+/// Colours for series and segments (colour-blind-safe Tableau 10).
+pub const COLOURS: [&str; 10] = [
+    "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
+    "#9c755f", "#bab0ac",
+];
+
+const W: f64 = 760.0;
+
+fn open(kind: &str, h: f64, title: &str) -> String {
+    format!(
+        "<svg class=\"chart {kind}\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{W}\" height=\"{h}\" viewBox=\"0 0 {W} {h}\" role=\"img\"><title>{}</title>\n",
+        esc(title)
+    )
+}
+
+/// The chart's title, from the left edge (a long title, such as a load
+/// description, is never cut off on the left).
+fn heading(s: &mut String, title: &str) {
+    let _ = writeln!(
+        s,
+        "<text x=\"8\" y=\"18\" class=\"t\">{}</text>",
+        esc(title)
+    );
+}
+
+/// A short number: 3 significant digits, k/M for large values.
+pub fn short(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1e7 {
+        format!("{:.1}M", v / 1e6)
+    } else if a >= 1e4 {
+        format!("{:.1}k", v / 1e3)
+    } else if a >= 100.0 || v.fract() == 0.0 {
+        format!("{v:.0}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// One histogram series: a name and counts per bucket of `bucket` units.
+pub struct Histogram<'a> {
+    /// Legend.
+    pub name: String,
+    /// Counts per bucket, from 0.
+    pub counts: &'a [u64],
+    /// Bucket width (µs).
+    pub bucket: f64,
+}
+
+/// Histograms on one log-scale count axis, as steps.
+pub fn histogram(title: &str, x_label: &str, series: &[Histogram]) -> String {
+    let (left, right, top, bottom, h) = (60.0, 180.0, 30.0, 40.0, 300.0);
+    let (pw, ph) = (W - left - right, h - top - bottom);
+    let x_max = series
+        .iter()
+        .map(|s| s.counts.len() as f64 * s.bucket)
+        .fold(1.0, f64::max);
+    let y_max = series
+        .iter()
+        .flat_map(|s| s.counts.iter().copied())
+        .max()
+        .unwrap_or(1)
+        .max(1) as f64;
+    let decades = y_max.log10().ceil().max(1.0);
+    let x = |v: f64| left + v / x_max * pw;
+    // Counts of 1 sit half a decade above the axis, so single outliers show.
+    let y = |n: f64| top + ph - (n.log10() + 0.5) / (decades + 0.5) * ph;
+    let mut s = open("histogram", h, title);
+    heading(&mut s, title);
+    for d in 0..=decades as i32 {
+        let yy = y(10f64.powi(d));
+        let _ = writeln!(s, "<line x1=\"{left}\" x2=\"{}\" y1=\"{yy:.1}\" y2=\"{yy:.1}\" class=\"grid\"/><text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">1e{d}</text>", left + pw, left - 4.0, yy + 4.0);
+    }
+    for k in 0..=5 {
+        let v = x_max * k as f64 / 5.0;
+        let _ = writeln!(
+            s,
+            "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+            x(v),
+            top + ph + 16.0,
+            short(v)
+        );
+    }
+    let _ = writeln!(
+        s,
+        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{} — counts on a log scale</text>",
+        left + pw / 2.0,
+        h - 6.0,
+        esc(x_label)
+    );
+    let _ = writeln!(
+        s,
+        "<path d=\"M{left},{top} V{} H{}\" class=\"axis\"/>",
+        top + ph,
+        left + pw
+    );
+    for (i, ser) in series.iter().enumerate() {
+        let c = COLOURS[i % COLOURS.len()];
+        let mut d = String::new();
+        for (b, &n) in ser.counts.iter().enumerate() {
+            if n == 0 {
+                continue;
+            }
+            let (x0, x1) = (x(b as f64 * ser.bucket), x((b + 1) as f64 * ser.bucket));
+            let _ = write!(
+                d,
+                "M{x0:.1},{:.1} V{:.1} H{x1:.1} V{:.1} ",
+                top + ph,
+                y(n as f64),
+                top + ph
+            );
+        }
+        let _ = writeln!(s, "<path d=\"{}\" fill=\"{c}\" fill-opacity=\"0.45\" stroke=\"{c}\"><title>{}</title></path>", d.trim_end(), esc(&ser.name));
+        let ly = top + 10.0 + i as f64 * 16.0;
+        let _ = writeln!(s, "<rect x=\"{}\" y=\"{}\" width=\"12\" height=\"10\" fill=\"{c}\"/><text x=\"{}\" y=\"{}\">{}</text>", W - right + 10.0, ly - 9.0, W - right + 26.0, ly, esc(&ser.name));
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
+/// One stacked bar: its label and (segment, value) parts.
+pub struct Stack {
+    /// Bar label.
+    pub label: String,
+    /// Segments, left to right.
+    pub parts: Vec<(String, f64)>,
+}
+
+/// Horizontal stacked bars on one scale.
+pub fn stacked(title: &str, unit: &str, bars: &[Stack]) -> String {
+    let (left, right, top, row) = (200.0, 20.0, 30.0, 34.0);
+    let names: Vec<&str> = {
+        let mut n: Vec<&str> = Vec::new();
+        for b in bars {
+            for (p, _) in &b.parts {
+                if !n.contains(&p.as_str()) {
+                    n.push(p);
+                }
+            }
+        }
+        n
+    };
+    let h = top + row * bars.len() as f64 + 30.0 + 18.0 * names.len().div_ceil(4) as f64;
+    let pw = W - left - right;
+    let max = bars
+        .iter()
+        .map(|b| b.parts.iter().map(|p| p.1.max(0.0)).sum::<f64>())
+        .fold(1.0, f64::max);
+    let mut s = open("stacked", h, title);
+    heading(&mut s, title);
+    for (i, b) in bars.iter().enumerate() {
+        let y = top + i as f64 * row;
+        let _ = writeln!(
+            s,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
+            left - 6.0,
+            y + 17.0,
+            esc(&b.label)
+        );
+        let mut x = left;
+        for (name, v) in &b.parts {
+            let w = v.max(0.0) / max * pw;
+            let c = COLOURS[names.iter().position(|n| n == name).unwrap_or(0) % COLOURS.len()];
+            let _ = writeln!(s, "<rect class=\"seg\" x=\"{x:.1}\" y=\"{y}\" width=\"{w:.1}\" height=\"24\" fill=\"{c}\"><title>{}: {} {}</title></rect>", esc(name), short(*v), esc(unit));
+            x += w;
+        }
+        let total: f64 = b.parts.iter().map(|p| p.1.max(0.0)).sum();
+        let _ = writeln!(
+            s,
+            "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"end\" class=\"in\">{} {}</text>",
+            (x - 4.0).max(left + 60.0),
+            y + 17.0,
+            short(total),
+            esc(unit)
+        );
+    }
+    let ly = top + row * bars.len() as f64 + 14.0;
+    for (i, n) in names.iter().enumerate() {
+        let (lx, yy) = (
+            left + (i % 4) as f64 * (pw / 4.0),
+            ly + (i / 4) as f64 * 18.0,
+        );
+        let c = COLOURS[i % COLOURS.len()];
+        let _ = writeln!(s, "<rect x=\"{lx}\" y=\"{}\" width=\"12\" height=\"10\" fill=\"{c}\"/><text x=\"{}\" y=\"{yy}\">{}</text>", yy - 9.0, lx + 16.0, esc(n));
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
+/// One bar of a whisker chart.
+pub struct Bar {
+    /// Which run.
+    pub run: String,
+    /// The value (median).
+    pub value: f64,
+    /// Smallest and largest sample, when there are samples.
+    pub range: Option<(f64, f64)>,
+}
+
+/// One group of bars (a test), on its own scale.
+pub struct Group {
+    /// Test name.
+    pub label: String,
+    /// Unit.
+    pub unit: String,
+    /// One bar per run.
+    pub bars: Vec<Bar>,
+}
+
+/// Horizontal bars with min/max whiskers; each group is scaled to its
+/// own largest value (tests have different units).
+pub fn whiskers(title: &str, groups: &[Group]) -> String {
+    let (left, right, top, bar) = (230.0, 110.0, 30.0, 14.0);
+    let rows: usize = groups.iter().map(|g| g.bars.len()).sum();
+    let h = top + rows as f64 * (bar + 2.0) + groups.len() as f64 * 8.0 + 10.0;
+    let pw = W - left - right;
+    let mut s = open("whiskers", h, title);
+    heading(&mut s, title);
+    let mut y = top;
+    for g in groups {
+        let max = g
+            .bars
+            .iter()
+            .map(|b| b.range.map_or(b.value, |r| r.1).max(b.value))
+            .fold(f64::MIN_POSITIVE, f64::max);
+        let _ = writeln!(
+            s,
+            "<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
+            left - 6.0,
+            y + bar - 2.0,
+            esc(&g.label)
+        );
+        for (i, b) in g.bars.iter().enumerate() {
+            let c = COLOURS[i % COLOURS.len()];
+            let w = b.value.max(0.0) / max * pw;
+            let _ = writeln!(s, "<rect class=\"bar\" x=\"{left}\" y=\"{y:.1}\" width=\"{w:.1}\" height=\"{bar}\" fill=\"{c}\"><title>{}: {} {}</title></rect>", esc(&b.run), short(b.value), esc(&g.unit));
+            if let Some((lo, hi)) = b.range {
+                let (x0, x1, ym) = (left + lo / max * pw, left + hi / max * pw, y + bar / 2.0);
+                let _ = writeln!(s, "<path class=\"whisker\" d=\"M{x0:.1},{ym:.1} H{x1:.1} M{x0:.1},{:.1} V{:.1} M{x1:.1},{:.1} V{:.1}\"/>", y + 2.0, y + bar - 2.0, y + 2.0, y + bar - 2.0);
+            }
+            let _ = writeln!(
+                s,
+                "<text x=\"{}\" y=\"{:.1}\">{} {}</text>",
+                left + pw + 6.0,
+                y + bar - 3.0,
+                short(b.value),
+                esc(&g.unit)
+            );
+            y += bar + 2.0;
+        }
+        y += 8.0;
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
+/// One row of a waterfall.
+pub struct Step {
+    /// Stage name.
+    pub label: String,
+    /// Start, ms since the first stage.
+    pub start: f64,
+    /// Length, ms (0 for a point in time).
+    pub len: f64,
+    /// Drawn as a total (from 0, in grey).
+    pub total: bool,
+    /// The figure printed at the right, ms (a mark's time since the
+    /// kernel started, a stage's length).
+    pub shown: f64,
+}
+
+/// Boot stages as a waterfall: each stage starts where the one before ended.
+pub fn waterfall(title: &str, steps: &[Step]) -> String {
+    let (left, right, top, row) = (220.0, 90.0, 30.0, 22.0);
+    let h = top + row * steps.len() as f64 + 24.0;
+    let pw = W - left - right;
+    let end = steps.iter().map(|s| s.start + s.len).fold(1.0, f64::max);
+    let x = |v: f64| left + v / end * pw;
+    let mut s = open("waterfall", h, title);
+    heading(&mut s, title);
+    for (i, st) in steps.iter().enumerate() {
+        let y = top + i as f64 * row;
+        let c = if st.total {
+            "#555"
+        } else {
+            COLOURS[i % COLOURS.len()]
+        };
+        let _ = writeln!(
+            s,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
+            left - 6.0,
+            y + 14.0,
+            esc(&st.label)
+        );
+        if st.len > 0.0 {
+            let _ = writeln!(s, "<rect class=\"stage\" x=\"{:.1}\" y=\"{y}\" width=\"{:.1}\" height=\"16\" fill=\"{c}\"><title>{}: {} ms</title></rect>", x(st.start), (x(st.start + st.len) - x(st.start)).max(1.0), esc(&st.label), short(st.len));
+        } else {
+            let _ = writeln!(
+                s,
+                "<path class=\"mark\" d=\"M{:.1},{y} v16\" stroke=\"{c}\" stroke-width=\"3\"/>",
+                x(st.start)
+            );
+        }
+        let _ = writeln!(
+            s,
+            "<text x=\"{}\" y=\"{}\">{} ms</text>",
+            left + pw + 6.0,
+            y + 14.0,
+            short(st.shown)
+        );
+    }
+    let yb = top + row * steps.len() as f64 + 14.0;
+    for k in 0..=4 {
+        let v = end * k as f64 / 4.0;
+        let _ = writeln!(
+            s,
+            "<text x=\"{:.1}\" y=\"{yb}\" text-anchor=\"middle\">{} ms</text>",
+            x(v),
+            short(v)
+        );
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_and_zero_inputs_draw_without_nan() {
+        let charts = [
+            histogram("h", "µs", &[]),
+            histogram(
+                "h",
+                "µs",
+                &[Histogram {
+                    name: "CPU 0".into(),
+                    counts: &[0, 0],
+                    bucket: 1.0,
+                }],
+            ),
+            stacked("s", "MB", &[]),
+            stacked(
+                "s",
+                "MB",
+                &[Stack {
+                    label: "a".into(),
+                    parts: vec![("free".into(), 0.0), ("x".into(), -5.0)],
+                }],
+            ),
+            whiskers(
+                "w",
+                &[Group {
+                    label: "t".into(),
+                    unit: "us".into(),
+                    bars: vec![Bar {
+                        run: "#1".into(),
+                        value: 0.0,
+                        range: Some((0.0, 0.0)),
+                    }],
+                }],
+            ),
+            waterfall("f", &[]),
+        ];
+        for c in &charts {
+            assert!(c.starts_with("<svg class=\"chart "), "{c}");
+            assert!(c.ends_with("</svg>\n"), "{c}");
+            assert!(!c.contains("NaN") && !c.contains("inf"), "{c}");
+        }
+    }
+
+    #[test]
+    fn short_numbers() {
+        assert_eq!(short(0.4), "0.400");
+        assert_eq!(short(12.345), "12.35");
+        assert_eq!(short(3469.0), "3469");
+        assert_eq!(short(126_300.0), "126.3k");
+        assert_eq!(short(25_000_000.0), "25.0M");
+    }
+}
