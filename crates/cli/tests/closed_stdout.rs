@@ -194,6 +194,8 @@ fn no_subcommand_panics_on_a_closed_stdout() {
             root,
             "report",
             "collect",
+            "--db",
+            results_db,
             "-o",
             report_json.to_str().unwrap(),
         ],

@@ -39,6 +39,7 @@ fn collect_on_a_simulated_board_with_its_daemon() {
     std::fs::create_dir(&state).unwrap();
     let daemon = Daemon::start(&state, &["--root", board.to_str().unwrap()]);
     let out = dir.path().join("run.json");
+    let db = dir.path().join("results.db");
     let text = common::ok(&[
         "--root",
         board.to_str().unwrap(),
@@ -46,6 +47,8 @@ fn collect_on_a_simulated_board_with_its_daemon() {
         "collect",
         "-o",
         out.to_str().unwrap(),
+        "--db",
+        db.to_str().unwrap(),
         "--boot-log",
         &format!("serial={}", boot_fixture("seed000-8.3-serial.log")),
         "--boot-log",
@@ -72,6 +75,20 @@ fn collect_on_a_simulated_board_with_its_daemon() {
     // Round trip through the model: the file is exactly what the model writes.
     let again = serde_json::to_string_pretty(&run).unwrap() + "\n";
     assert_eq!(again, std::fs::read_to_string(&out).unwrap());
+    // ... and through the results store: collect stored it, `results show`
+    // gives back the same document.
+    assert!(text.contains("stored as run 1 in "), "{text}");
+    let shown = common::ok(&[
+        "results",
+        "--db",
+        db.to_str().unwrap(),
+        "show",
+        "1",
+        "--json",
+    ]);
+    let shown: serde_json::Value = serde_json::from_str(&shown).unwrap();
+    let collected: serde_json::Value = serde_json::from_str(&again).unwrap();
+    assert_eq!(shown, collected);
 }
 
 #[test]
@@ -81,6 +98,7 @@ fn collect_on_this_machine_measures_the_use_case() {
     common::ok(&[
         "report",
         "collect",
+        "--no-store",
         "-o",
         out.to_str().unwrap(),
         "--usecase",
@@ -115,6 +133,7 @@ fn render_writes_the_page_markdown_and_json() {
         board.to_str().unwrap(),
         "report",
         "collect",
+        "--no-store",
         "-o",
         run.to_str().unwrap(),
     ]);
@@ -180,6 +199,7 @@ fn render_refuses_what_is_not_a_run() {
     let out = common::lever(&[
         "report",
         "collect",
+        "--no-store",
         "-o",
         "/dev/null",
         "--usecase",

@@ -129,6 +129,7 @@ fn collect_run(dir: &Path, board: &Path, name: &str, scale: f64) -> PathBuf {
         board.to_str().unwrap(),
         "report",
         "collect",
+        "--no-store",
         "-o",
         out.to_str().unwrap(),
         "--boot-log",

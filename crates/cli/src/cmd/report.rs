@@ -59,6 +59,13 @@ pub struct CollectArgs {
     /// Memory sampling interval while a use case runs.
     #[arg(long, value_name = "TIME", value_parser = seconds, default_value = "0.2")]
     pub interval: Duration,
+    /// The results store that keeps the run (`lever results`): an SQLite
+    /// file (default under the user's data dir) or `postgres://...`.
+    #[arg(long, value_name = "PATH|URL")]
+    pub db: Option<String>,
+    /// Only write RUN.json; keep nothing in the results store.
+    #[arg(long, conflicts_with = "db")]
+    pub no_store: bool,
 }
 
 /// `lever report render`
@@ -137,7 +144,19 @@ fn run_collect(global: &Global, a: CollectArgs) -> anyhow::Result<()> {
     let run = run?;
     let text = serde_json::to_string_pretty(&run)? + "\n";
     lever_report::write_file(&a.output, &text)?;
-    show::collected(global.json, &run, &a.output)
+    let stored = if a.no_store {
+        None
+    } else {
+        Some(
+            lever_results::ops::save(a.db.as_deref(), &run).with_context(|| {
+                format!(
+                    "{} written, but the run is not in the results store",
+                    a.output.display()
+                )
+            })?,
+        )
+    };
+    show::collected(global.json, &run, &a.output, stored.as_ref())
 }
 
 fn run_render(global: &Global, mut a: RenderArgs) -> anyhow::Result<()> {

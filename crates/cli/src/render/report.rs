@@ -5,9 +5,20 @@ use crate::render::{emit, outln, print_json, Table};
 use lever_report::model::{Run, Status};
 use std::path::{Path, PathBuf};
 
-/// After `collect`: one line per section.
-pub fn collected(json: bool, run: &Run, output: &Path) -> anyhow::Result<()> {
+/// After `collect`: one line per section, the file and where the run is
+/// stored (with `--json`, the run document; the store's line goes to
+/// stderr).
+pub fn collected(
+    json: bool,
+    run: &Run,
+    output: &Path,
+    stored: Option<&lever_results::ops::Stored>,
+) -> anyhow::Result<()> {
+    let stored_line = stored.map(|s| format!("stored as run {} in {}", s.id, s.store));
     if json {
+        if let Some(line) = &stored_line {
+            eprintln!("lever report collect: {line}");
+        }
         return print_json(run);
     }
     let mut t = Table::new(&["SECTION", "STATE", "METRICS", "HOW / WHY NOT"]);
@@ -24,7 +35,11 @@ pub fn collected(json: bool, run: &Run, output: &Path) -> anyhow::Result<()> {
         ]);
     }
     outln!("{}", t.render().trim_end())?;
-    outln!("wrote {}", output.display())
+    outln!("wrote {}", output.display())?;
+    if let Some(line) = stored_line {
+        outln!("{line}")?;
+    }
+    Ok(())
 }
 
 /// After `render`: the files written, or the JSON document on stdout.
