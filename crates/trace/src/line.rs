@@ -308,9 +308,18 @@ fn parse_header(t: &str) -> Header<'_> {
 
 /// `comm-pid` → (comm, pid); the pid is after the last dash.
 pub(crate) fn split_comm_pid(s: &str) -> Option<(&str, i32)> {
-    let dash = s.rfind('-')?;
-    let pid = parse_i32(&s[dash + 1..])?;
-    Some((&s[..dash], pid))
+    // Backwards over the digits to the dash: the same as parsing what
+    // follows the last '-', without searching for it first.
+    let b = s.as_bytes();
+    let mut k = b.len();
+    while k > 0 && b[k - 1].is_ascii_digit() {
+        k -= 1;
+    }
+    if k == 0 || k == b.len() || b[k - 1] != b'-' {
+        return None;
+    }
+    let pid = parse_i32(&s[k..])?;
+    Some((&s[..k - 1], pid))
 }
 
 /// Why a line naming CPU 8192 or above is malformed.
@@ -338,7 +347,9 @@ fn parse_event(t: &str, typed: bool) -> Option<Result<Event<'_>, &'static str>> 
     let b = t.as_bytes();
     // Find the CPU column "[001]": a '[' followed by digits and ']' whose
     // left side (after optional "(tgid)") ends in "-pid". Comms may contain
-    // '[' themselves, so try every candidate left to right.
+    // '[' themselves, so try every candidate left to right. Each step
+    // reads the line once front to back (the pid backwards from the
+    // column): byte loops, since every piece is a few bytes long.
     let mut from = 0;
     loop {
         let open = from + memchr::memchr(b'[', &b[from..])?;
@@ -354,13 +365,18 @@ fn parse_event(t: &str, typed: bool) -> Option<Result<Event<'_>, &'static str>> 
             continue;
         };
         let cpu_ok = cpu < MAX_CPUS;
-        let left = trim_end_spaces(&t[..open]);
-        let (task, tgid) = match left.strip_suffix(')') {
-            Some(l) => match l.rfind('(') {
-                Some(p) => (l[..p].trim_end(), parse_i32(l[p + 1..].trim())),
+        let mut l = open;
+        while l > 0 && b[l - 1] == b' ' {
+            l -= 1;
+        }
+        let (task, tgid) = if l > 0 && b[l - 1] == b')' {
+            let left = &t[..l - 1];
+            match left.rfind('(') {
+                Some(p) => (left[..p].trim_end(), parse_i32(left[p + 1..].trim())),
                 None => continue,
-            },
-            None => (left, None),
+            }
+        } else {
+            (&t[..l], None)
         };
         let Some((comm, pid)) = split_comm_pid(task) else {
             continue;
@@ -371,7 +387,18 @@ fn parse_event(t: &str, typed: bool) -> Option<Result<Event<'_>, &'static str>> 
     }
 }
 
+/// Index of the first space in `b` at or after `from` (or `b.len()`).
+#[inline]
+fn space_at(b: &[u8], from: usize) -> usize {
+    let mut i = from;
+    while i < b.len() && b[i] != b' ' {
+        i += 1;
+    }
+    i
+}
+
 // After "[cpu] ": optional flags, then "ts: name: body".
+#[inline]
 fn finish_event<'a>(
     comm: &'a str,
     pid: i32,
@@ -380,23 +407,23 @@ fn finish_event<'a>(
     rest: &'a str,
     typed: bool,
 ) -> Option<Result<Event<'a>, &'static str>> {
-    let sp = memchr::memchr(b' ', rest.as_bytes()).unwrap_or(rest.len());
+    let rb = rest.as_bytes();
+    let sp = space_at(rb, 0);
     let first = &rest[..sp];
     let (flags, ts_tok, after) = if first.ends_with(':') {
         (None, first, &rest[sp..])
     } else {
         let r2 = trim_start_ascii(&rest[sp..]);
-        let sp2 = memchr::memchr(b' ', r2.as_bytes()).unwrap_or(r2.len());
+        let sp2 = space_at(r2.as_bytes(), 0);
         (Some(first), &r2[..sp2], &r2[sp2..])
     };
     let ts_ns = parse_timestamp(ts_tok.strip_suffix(':')?)?;
     let payload = after.strip_prefix(' ').unwrap_or(after);
-    let (name, body) = split_name_body(payload);
     // Every event prints "name: body" and the function tracer
     // "func <-parent": a bare word is a line cut inside the name.
-    if name.len() == trim_end_cr(payload).len() {
+    let Some((name, body)) = split_name_body(payload) else {
         return Some(Err("event line cut short (no ':' after the event name)"));
-    }
+    };
     let kind = if typed {
         EventKind::try_parse(name, body)
     } else {
@@ -418,16 +445,24 @@ fn finish_event<'a>(
 
 // "sched_switch: prev_comm=..." → ("sched_switch", "prev_comm=...")
 // "sys_close <-system_call_fastpath" → ("sys_close", "<-system_call_fastpath")
-fn split_name_body(payload: &str) -> (&str, &str) {
+// "sched_swi" (cut inside the name) → None
+#[inline]
+fn split_name_body(payload: &str) -> Option<(&str, &str)> {
     let p = trim_end_cr(payload);
     // A byte loop: names are short, and a char-set `find` costs more.
-    match p.bytes().position(|c| c == b':' || c == b' ') {
-        Some(i) if p.as_bytes()[i] == b':' => {
-            let body = &p[i + 1..];
-            (&p[..i], body.strip_prefix(' ').unwrap_or(body))
-        }
-        Some(i) => (&p[..i], p[i + 1..].trim_start()),
-        None => (p, ""),
+    let b = p.as_bytes();
+    let mut i = 0;
+    while i < b.len() && b[i] != b':' && b[i] != b' ' {
+        i += 1;
+    }
+    if i == b.len() {
+        return None;
+    }
+    if b[i] == b':' {
+        let body = &p[i + 1..];
+        Some((&p[..i], body.strip_prefix(' ').unwrap_or(body)))
+    } else {
+        Some((&p[..i], p[i + 1..].trim_start()))
     }
 }
 
@@ -503,7 +538,7 @@ fn parse_latency_event(t: &str) -> Option<Result<Event<'_>, &'static str>> {
             if !tok.ends_with(':') {
                 rest = rest.strip_prefix(':')?.trim_start();
             }
-            let (name, body) = split_name_body(rest);
+            let (name, body) = split_name_body(rest).unwrap_or((trim_end_cr(rest), ""));
             let ts_ns = us.checked_mul(1000)?;
             return Some(EventKind::try_parse(name, body).map(|kind| Event {
                 comm,
@@ -690,16 +725,6 @@ fn trim_start_ascii(s: &str) -> &str {
         .take_while(|&c| c == b' ' || c == b'\t' || c == b'\r')
         .count();
     &s[n..]
-}
-
-/// Without trailing spaces (the padding before `[001]`).
-fn trim_end_spaces(s: &str) -> &str {
-    let b = s.as_bytes();
-    let mut n = b.len();
-    while n > 0 && b[n - 1] == b' ' {
-        n -= 1;
-    }
-    &s[..n]
 }
 
 /// Without trailing CR/LF.

@@ -594,3 +594,43 @@ fn parallel_pass_equals_single_pass() {
         }
     }
 }
+
+/// Parsing a trace in memory (a mapped file) feeds exactly the lines,
+/// numbers and summary of the streaming pass, whatever the block size
+/// (lines longer than a block, bad UTF-8 in any block, no final newline)
+/// and thread count.
+#[test]
+fn in_memory_pass_equals_streaming_pass() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "txt") {
+            continue;
+        }
+        let mut data = std::fs::read(&path).unwrap();
+        data.splice(0..0, b"  bad-1 [000] .... 1.0: x: \xc3\n".iter().copied());
+        data.extend_from_slice(b"no newline at the end \xff");
+        let streaming = {
+            let mut lines = Vec::new();
+            let s = lever_trace::for_each_line(
+                &data[..],
+                |no, l| lines.push(format!("{no} {l:?}")),
+                |_| {},
+            )
+            .unwrap();
+            (lines, s)
+        };
+        for (threads, block) in [(1, 1), (1, 5), (1, 333), (1, 1 << 20), (2, 7), (3, 4096)] {
+            let mut lines = Vec::new();
+            let s = lever_trace::reader::for_each_line_in_blocks(
+                &data,
+                threads,
+                block,
+                |no, l| lines.push(format!("{no} {l:?}")),
+                |_| {},
+            );
+            assert_eq!(lines, streaming.0, "{path:?} {threads} {block}");
+            assert_eq!(s, streaming.1, "{path:?} {threads} {block}");
+        }
+    }
+}

@@ -19,7 +19,7 @@
 //! heap keyed by each stream's next timestamp merges them (ties go to the
 //! lower CPU, as the kernel's own text output does).
 
-use super::decode::{render_generic, sanitize, typed, typed_body, Decoder};
+use super::decode::{render_generic, sanitize, string_slots, typed, typed_body, Decoder, Slot};
 use super::{read_chunk, DatError, DatInfo, Data};
 use lever_trace::{Event, EventKind, Line, LineSource, Summary, TimeBase};
 use std::cmp::Reverse;
@@ -219,6 +219,8 @@ impl CpuStream {
 struct Typed {
     format: usize,
     decoder: Decoder,
+    /// Its string fields, made UTF-8 before typing.
+    strings: Vec<Slot>,
     /// Offset and size of `common_pid`.
     pid: Option<(usize, usize)>,
 }
@@ -305,6 +307,7 @@ impl DatReader {
             typed_by.push(Typed {
                 format: i,
                 decoder: Decoder::for_format(fmt),
+                strings: string_slots(fmt),
                 pid: fmt.field("common_pid").map(|f| (f.offset, f.size)),
             });
         }
@@ -370,7 +373,7 @@ impl DatReader {
                 None => malformed(&mut sum, no, "event type not in the file's formats", cpu),
                 Some(t) => {
                     let (fmt, dec) = (&info.formats[t.format], &t.decoder);
-                    sanitize(fmt, payload, e);
+                    sanitize(&t.strings, payload, e);
                     let p: &[u8] = payload;
                     let pid = t
                         .pid
