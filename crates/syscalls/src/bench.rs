@@ -223,14 +223,28 @@ impl MemoryMap {
     /// back keeps the RSS small. A no-op for a writable mapping, whose
     /// pages would come back zeroed.
     pub fn release_front(&self, len: usize) -> io::Result<()> {
+        self.release(0, len)
+    }
+
+    /// [`MemoryMap::release_front`] for the whole pages inside
+    /// `start..end` only (a reader that releases as it goes passes what it
+    /// read since the last call).
+    pub fn release(&self, start: usize, end: usize) -> io::Result<()> {
         let page = 4096usize;
-        let len = len.min(self.len) / page * page;
-        if self.writable || len == 0 {
+        let start = start.div_ceil(page) * page;
+        let end = end.min(self.len) / page * page;
+        if self.writable || end <= start {
             return Ok(());
         }
         // SAFETY: the range lies in our read-only shared file mapping;
         // its contents after the call are the file's, as before.
-        let rc = unsafe { libc::madvise(self.addr, len, libc::MADV_DONTNEED) };
+        let rc = unsafe {
+            libc::madvise(
+                (self.addr as *mut u8).add(start) as *mut libc::c_void,
+                end - start,
+                libc::MADV_DONTNEED,
+            )
+        };
         if rc == 0 {
             Ok(())
         } else {

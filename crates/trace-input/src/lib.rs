@@ -152,6 +152,7 @@ impl LineSource for Mapped {
         P: FnMut(u64),
     {
         let map = &self.0;
+        let mut released = 0;
         Ok(lever_trace::for_each_line_in(
             map.as_slice(),
             threads,
@@ -159,7 +160,8 @@ impl LineSource for Mapped {
             |done| {
                 // Every line before `done` is parsed and fed: its pages
                 // need not stay resident. Advice only; an error is moot.
-                let _ = map.release_front(done as usize);
+                let _ = map.release(released, done as usize);
+                released = done as usize / 4096 * 4096;
                 progress(done)
             },
         ))

@@ -298,7 +298,15 @@ fn find(hay: &str, needle: &str) -> Option<usize> {
     let (h, n) = (hay.as_bytes(), needle.as_bytes());
     let first = *n.first()?;
     let last = h.len().checked_sub(n.len())?;
-    (0..=last).find(|&i| h[i] == first && has_at(h, i, n))
+    // A while loop: `RangeInclusive` iteration costs an extra test a step.
+    let mut i = 0;
+    while i <= last {
+        if h[i] == first && has_at(h, i, n) {
+            return Some(i);
+        }
+        i += 1;
+    }
+    None
 }
 
 /// `h[i..].starts_with(n)` as an inlined byte loop: the needles are a few
@@ -313,8 +321,14 @@ fn has_at(h: &[u8], i: usize, n: &[u8]) -> bool {
 fn rfind(hay: &str, needle: &str) -> Option<usize> {
     let (h, n) = (hay.as_bytes(), needle.as_bytes());
     let first = *n.first()?;
-    let last = h.len().checked_sub(n.len())?;
-    (0..=last).rev().find(|&i| h[i] == first && has_at(h, i, n))
+    let mut i = h.len().checked_sub(n.len())? + 1;
+    while i > 0 {
+        i -= 1;
+        if h[i] == first && has_at(h, i, n) {
+            return Some(i);
+        }
+    }
+    None
 }
 
 /// The text up to the first space, and what follows that space (`""` when

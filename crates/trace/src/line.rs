@@ -343,6 +343,7 @@ pub fn parse_line_untyped(line: &str) -> Line<'_> {
     }
 }
 
+#[inline]
 fn parse_event(t: &str, typed: bool) -> Option<Result<Event<'_>, &'static str>> {
     let b = t.as_bytes();
     // Find the CPU column "[001]": a '[' followed by digits and ']' whose
@@ -473,7 +474,12 @@ pub fn parse_timestamp(s: &str) -> Option<u64> {
     let mut secs: u64 = 0;
     let mut i = 0;
     while i < b.len() && b[i].is_ascii_digit() {
-        secs = secs.checked_mul(10)?.checked_add((b[i] - b'0') as u64)?;
+        // 19 digits cannot overflow a u64: test only past that.
+        secs = if i < 19 {
+            secs * 10 + (b[i] - b'0') as u64
+        } else {
+            secs.checked_mul(10)?.checked_add((b[i] - b'0') as u64)?
+        };
         i += 1;
     }
     if i == 0 {

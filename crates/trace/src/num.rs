@@ -11,6 +11,16 @@ pub(crate) fn parse_u64(s: &str) -> Option<u64> {
         return None;
     }
     let mut v: u64 = 0;
+    if b.len() <= 19 {
+        // 19 digits cannot overflow a u64: no overflow test per digit.
+        for &c in b {
+            if !c.is_ascii_digit() {
+                return None;
+            }
+            v = v * 10 + (c - b'0') as u64;
+        }
+        return Some(v);
+    }
     for &c in b {
         if !c.is_ascii_digit() {
             return None;

@@ -28,6 +28,7 @@ impl Slot {
     }
 
     /// The integer value, sign-extended when the field is signed.
+    #[inline]
     pub fn int(&self, p: &[u8], e: Endian) -> Option<i64> {
         let v = e.uint(p, self.offset, self.size)?;
         Some(match (self.signed, self.size) {
@@ -54,6 +55,7 @@ impl Slot {
 
     /// A C string field as `&str` (cut at the first NUL; the caller made
     /// the bytes UTF-8 with [`sanitize`]).
+    #[inline]
     pub fn str<'p>(&self, p: &'p [u8], e: Endian) -> &'p str {
         let b = self.bytes(p, e).unwrap_or_default();
         let b = &b[..memchr0(b)];
@@ -61,6 +63,7 @@ impl Slot {
     }
 }
 
+#[inline]
 fn memchr0(b: &[u8]) -> usize {
     b.iter().position(|&c| c == 0).unwrap_or(b.len())
 }
@@ -213,6 +216,7 @@ const SOFTIRQS: [&str; 10] = [
 
 /// Type the payload `p` with decoder `d`; `None` when a field is out of
 /// the payload (a short or corrupt event).
+#[inline]
 pub fn typed<'p>(d: &Decoder, p: &'p [u8], e: Endian) -> Option<EventKind<'p>> {
     let i32_ = |s: &Slot| s.int(p, e).map(|v| v as i32);
     let u32_ = |s: &Slot| s.int(p, e).map(|v| v as u32);

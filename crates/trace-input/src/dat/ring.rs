@@ -20,7 +20,7 @@
 //! lower CPU, as the kernel's own text output does).
 
 use super::decode::{render_generic, sanitize, string_slots, typed, typed_body, Decoder, Slot};
-use super::{read_chunk, DatError, DatInfo, Data};
+use super::{read_chunk, ChunkBufs, DatError, DatInfo, Data};
 use lever_trace::{Event, EventKind, Line, LineSource, Summary, TimeBase};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -31,6 +31,8 @@ const BLOCK_PAGES: u64 = 64;
 const MISSED_EVENTS: u64 = 1 << 31;
 const MISSED_STORED: u64 = 1 << 30;
 const TS_MSB: u64 = !((1u64 << 59) - 1);
+/// Entries of the pid → comm cache.
+const COMM_CACHE: usize = 256;
 
 /// One CPU's pages.
 struct CpuStream {
@@ -52,6 +54,8 @@ struct CpuStream {
     lost: Option<Option<u64>>,
     /// The next data event: its payload range in `buf`.
     payload: (usize, usize),
+    /// A compressed chunk's bytes (reused).
+    src: Vec<u8>,
     /// zstd context, reused for every chunk of this CPU.
     zctx: Option<zstd::bulk::Decompressor<'static>>,
 }
@@ -71,10 +75,20 @@ impl CpuStream {
                 *n -= 1;
                 // The chunk count ends the data; the recorded size leaves
                 // out the chunk headers, so only the file bounds them.
-                let (bytes, after) =
-                    read_chunk(data, self.next_off, codec, info.endian, &mut self.zctx)?;
-                self.next_off = after;
-                self.buf = bytes;
+                let mut bufs = ChunkBufs {
+                    src: std::mem::take(&mut self.src),
+                    out: std::mem::take(&mut self.buf),
+                };
+                let res = read_chunk(
+                    data,
+                    self.next_off,
+                    codec,
+                    info.endian,
+                    &mut self.zctx,
+                    &mut bufs,
+                );
+                (self.src, self.buf) = (bufs.src, bufs.out);
+                self.next_off = res?;
                 Ok(true)
             }
             _ => {
@@ -314,6 +328,7 @@ impl DatReader {
         // pid → comm with a cheap hash (pids are small integers).
         let comms: HashMap<i32, &str, PidHash> =
             info.comms.iter().map(|(p, c)| (*p, c.as_str())).collect();
+        let mut comm_cache = [(i32::MIN, ""); COMM_CACHE];
         let mut streams = Vec::new();
         for c in &info.cpus {
             let mut s = CpuStream {
@@ -322,6 +337,7 @@ impl DatReader {
                 end_off: c.offset + c.size,
                 chunks_left: None,
                 buf: Vec::new(),
+                src: Vec::new(),
                 page: 0,
                 next_page: 0,
                 pos: 0,
@@ -381,7 +397,15 @@ impl DatReader {
                         .map_or(-1, |v| v as i32);
                     let comm = match pid {
                         0 => "<idle>",
-                        _ => comms.get(&pid).copied().unwrap_or("<...>"),
+                        _ => {
+                            // A few tasks make most events: a direct-mapped
+                            // cache in front of the hash map.
+                            let slot = &mut comm_cache[pid as u32 as usize % COMM_CACHE];
+                            if slot.0 != pid {
+                                *slot = (pid, comms.get(&pid).copied().unwrap_or("<...>"));
+                            }
+                            slot.1
+                        }
                     };
                     let kind = typed(dec, p, e);
                     let (kind, body) = match kind {
