@@ -411,14 +411,23 @@ fn finish_event<'a>(
     let rb = rest.as_bytes();
     let sp = space_at(rb, 0);
     let first = &rest[..sp];
-    let (flags, ts_tok, after) = if first.ends_with(':') {
-        (None, first, &rest[sp..])
+    let (flags, ts_ns, after) = if first.ends_with(':') {
+        (
+            None,
+            parse_timestamp(&first[..first.len() - 1])?,
+            &rest[sp..],
+        )
     } else {
+        // The time token read as it is parsed: "18561.820272:" then a
+        // space or the end, as a whole token would have to be.
         let r2 = trim_start_ascii(&rest[sp..]);
-        let sp2 = space_at(r2.as_bytes(), 0);
-        (Some(first), &r2[..sp2], &r2[sp2..])
+        let b2 = r2.as_bytes();
+        let (ts, end) = timestamp_prefix(b2)?;
+        if b2.get(end) != Some(&b':') || b2.get(end + 1).is_some_and(|&c| c != b' ') {
+            return None;
+        }
+        (Some(first), ts, &r2[end + 1..])
     };
-    let ts_ns = parse_timestamp(ts_tok.strip_suffix(':')?)?;
     let payload = after.strip_prefix(' ').unwrap_or(after);
     // Every event prints "name: body" and the function tracer
     // "func <-parent": a bare word is a line cut inside the name.
@@ -470,7 +479,18 @@ fn split_name_body(payload: &str) -> Option<(&str, &str)> {
 /// "1480.549228" → ns; also integer clocks ("counter", "x86-tsc") and up to
 /// 9 fractional digits.
 pub fn parse_timestamp(s: &str) -> Option<u64> {
-    let b = s.as_bytes();
+    match timestamp_prefix(s.as_bytes())? {
+        (ts, end) if end == s.len() => Some(ts),
+        _ => None,
+    }
+}
+
+/// The timestamp at the start of `b` and where it ends: seconds, then
+/// optionally `.` and 1 or more fraction digits (up to 9 kept), or an
+/// integer clock (kept in its unit). `None` when `b` starts with no digit
+/// or a `.` is followed by none, or on overflow.
+#[inline]
+fn timestamp_prefix(b: &[u8]) -> Option<(u64, usize)> {
     let mut secs: u64 = 0;
     let mut i = 0;
     while i < b.len() && b[i].is_ascii_digit() {
@@ -485,12 +505,9 @@ pub fn parse_timestamp(s: &str) -> Option<u64> {
     if i == 0 {
         return None;
     }
-    if i == b.len() {
+    if i == b.len() || b[i] != b'.' {
         // An integer clock: keep its unit (it is not seconds).
-        return Some(secs);
-    }
-    if b[i] != b'.' {
-        return None;
+        return Some((secs, i));
     }
     i += 1;
     let mut frac: u64 = 0;
@@ -502,13 +519,13 @@ pub fn parse_timestamp(s: &str) -> Option<u64> {
         }
         i += 1;
     }
-    if i != b.len() || digits == 0 {
+    if digits == 0 {
         return None;
     }
     for _ in digits..9 {
         frac *= 10;
     }
-    secs.checked_mul(1_000_000_000)?.checked_add(frac)
+    Some((secs.checked_mul(1_000_000_000)?.checked_add(frac)?, i))
 }
 
 /// Latency format: `    sshd-1991    1d..1   46us : irq_exit <-do_IRQ`.
