@@ -57,7 +57,7 @@ pub fn process_cpu() -> Option<f64> {
         t.tv_sec.max(0) as u64,
         t.tv_nsec.clamp(0, 999_999_999) as u32,
     );
-    (!d.is_zero()).then(|| d.as_secs_f64())
+    (!d.is_zero()).then_some(d.as_secs_f64())
 }
 
 /// This thread's on-CPU time.

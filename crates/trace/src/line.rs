@@ -411,12 +411,8 @@ fn finish_event<'a>(
     let rb = rest.as_bytes();
     let sp = space_at(rb, 0);
     let first = &rest[..sp];
-    let (flags, ts_ns, after) = if first.ends_with(':') {
-        (
-            None,
-            parse_timestamp(&first[..first.len() - 1])?,
-            &rest[sp..],
-        )
+    let (flags, ts_ns, after) = if let Some(ts) = first.strip_suffix(':') {
+        (None, parse_timestamp(ts)?, &rest[sp..])
     } else {
         // The time token read as it is parsed: "18561.820272:" then a
         // space or the end, as a whole token would have to be.
