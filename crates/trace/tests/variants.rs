@@ -561,12 +561,11 @@ fn lock_and_raw_syscall_events() {
     );
 }
 
-/// Parallel parsing feeds exactly the lines, numbers and summary of the
-/// one-thread pass, whatever the block size (cuts at every place) and
-/// thread count, on every fixture.
-#[test]
-fn parallel_pass_equals_single_pass() {
+/// Every text fixture, ending in a line with a bad UTF-8 byte and no
+/// newline.
+fn fixtures_with_ragged_end() -> Vec<(std::path::PathBuf, Vec<u8>)> {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+    let mut out = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_none_or(|e| e != "txt") {
@@ -574,6 +573,18 @@ fn parallel_pass_equals_single_pass() {
         }
         let mut data = std::fs::read(&path).unwrap();
         data.extend_from_slice(b"no newline at the end \xff");
+        out.push((path, data));
+    }
+    assert!(!out.is_empty());
+    out
+}
+
+/// Parallel parsing feeds exactly the lines, numbers and summary of the
+/// one-thread pass, whatever the block size (cuts at every place) and
+/// thread count, on every fixture.
+#[test]
+fn parallel_pass_equals_single_pass() {
+    for (path, data) in fixtures_with_ragged_end() {
         let collect = |threads: usize, block: usize| {
             let mut lines = Vec::new();
             let s = lever_trace::reader::for_each_line_blocks(
@@ -601,15 +612,8 @@ fn parallel_pass_equals_single_pass() {
 /// and thread count.
 #[test]
 fn in_memory_pass_equals_streaming_pass() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_none_or(|e| e != "txt") {
-            continue;
-        }
-        let mut data = std::fs::read(&path).unwrap();
+    for (path, mut data) in fixtures_with_ragged_end() {
         data.splice(0..0, b"  bad-1 [000] .... 1.0: x: \xc3\n".iter().copied());
-        data.extend_from_slice(b"no newline at the end \xff");
         let streaming = {
             let mut lines = Vec::new();
             let s = lever_trace::for_each_line(
