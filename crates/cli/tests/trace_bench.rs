@@ -23,6 +23,17 @@ fn peak_rss_is_our_own_not_the_roots() {
     assert!(peak > 100 && peak < 999_999, "peak {peak} kB");
     assert_eq!(v["events"], 1187, "{out}");
     assert!(v["parse_cpu_seconds"].as_f64().unwrap() > 0.0);
+    // The whole command: at least the two timed passes, on the wall and
+    // on the CPU.
+    let (parse, sched) = (
+        v["parse_seconds"].as_f64().unwrap(),
+        v["sched_seconds"].as_f64().unwrap(),
+    );
+    assert!(
+        v["process_seconds"].as_f64().unwrap() >= parse + sched,
+        "{out}"
+    );
+    assert!(v["process_cpu_seconds"].as_f64().unwrap() > 0.0, "{out}");
 }
 
 #[test]

@@ -216,6 +216,42 @@ impl MemoryMap {
         unsafe { std::slice::from_raw_parts(self.addr as *const u8, self.len) }
     }
 
+    /// `madvise(MADV_DONTNEED)` over the whole pages in the first `len`
+    /// bytes of a read-only file mapping: drops them from this process's
+    /// resident set (they stay in the page cache and fault back in with
+    /// the same bytes if read again), so reading a large file front to
+    /// back keeps the RSS small. A no-op for a writable mapping, whose
+    /// pages would come back zeroed.
+    pub fn release_front(&self, len: usize) -> io::Result<()> {
+        self.release(0, len)
+    }
+
+    /// [`MemoryMap::release_front`] for the whole pages inside
+    /// `start..end` only (a reader that releases as it goes passes what it
+    /// read since the last call).
+    pub fn release(&self, start: usize, end: usize) -> io::Result<()> {
+        let page = 4096usize;
+        let start = start.div_ceil(page) * page;
+        let end = end.min(self.len) / page * page;
+        if self.writable || end <= start {
+            return Ok(());
+        }
+        // SAFETY: the range lies in our read-only shared file mapping;
+        // its contents after the call are the file's, as before.
+        let rc = unsafe {
+            libc::madvise(
+                (self.addr as *mut u8).add(start) as *mut libc::c_void,
+                end - start,
+                libc::MADV_DONTNEED,
+            )
+        };
+        if rc == 0 {
+            Ok(())
+        } else {
+            Err(io::Error::last_os_error())
+        }
+    }
+
     /// The mapped bytes, writable (anonymous mappings only; a read-only
     /// file mapping returns `None`).
     pub fn as_mut_slice(&mut self) -> Option<&mut [u8]> {

@@ -41,6 +41,23 @@ pub struct BenchResult {
     pub sched_events_per_s: f64,
     /// Peak resident memory of the process, kB (filled by the caller).
     pub peak_rss_kb: Option<u64>,
+    /// Wall time of the whole command: opening, the warm-up pass and both
+    /// timed passes (filled by the caller, who knows when it started).
+    pub process_seconds: Option<f64>,
+    /// On-CPU time of the whole process so far, every thread (filled by
+    /// the caller; see [`process_cpu`]).
+    pub process_cpu_seconds: Option<f64>,
+}
+
+/// This process's on-CPU time so far, all threads
+/// (`CLOCK_PROCESS_CPUTIME_ID`); `None` where the kernel gives none.
+pub fn process_cpu() -> Option<f64> {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+    let d = Duration::new(
+        t.tv_sec.max(0) as u64,
+        t.tv_nsec.clamp(0, 999_999_999) as u32,
+    );
+    (!d.is_zero()).then_some(d.as_secs_f64())
 }
 
 /// This thread's on-CPU time.
@@ -92,6 +109,8 @@ pub fn bench<S: LineSource>(mut open: impl FnMut() -> io::Result<S>) -> io::Resu
         sched_seconds: sched,
         sched_events_per_s: report.summary.events as f64 / sched,
         peak_rss_kb: None,
+        process_seconds: None,
+        process_cpu_seconds: None,
     })
 }
 

@@ -427,7 +427,7 @@ impl SchedTracker {
             th.close(t);
             th.state = State::Running { since: t, cpu };
             th.switches += 1;
-            if th.comm != next_comm {
+            if !same_str(&th.comm, next_comm) {
                 th.comm = next_comm.to_string();
             }
             if let Some(last) = th.last_cpu {
@@ -540,6 +540,14 @@ impl SchedTracker {
             cpus,
         }
     }
+}
+
+/// `a == b` for the short strings comms are, as an inlined loop: the
+/// equal case (every switch-in of a known task) would otherwise be a
+/// `memcmp` call each.
+#[inline]
+fn same_str(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.bytes().zip(b.bytes()).all(|(x, y)| x == y)
 }
 
 /// CPU-bound check of one thread (seed 000 §7.2).

@@ -120,6 +120,52 @@ pub enum Input {
     Report(report::Report<Box<dyn Read + Send>>),
     /// A decoded trace.dat.
     Dat(Box<DatReader>),
+    /// Plain text in a file, mapped into memory: parsed where it lies,
+    /// without copying it through read buffers (see [`Mapped`]).
+    Mapped(Mapped),
+}
+
+/// A plain-text trace file mapped read-only (`lever-syscalls` owns the
+/// `mmap`). A file that another process truncates while it is being read
+/// would fault (SIGBUS); a saved trace is not rewritten in place, and
+/// the read path, which copies, is used for stdin, pipes and anything
+/// that is not a regular file.
+pub struct Mapped(lever_syscalls::MemoryMap);
+
+impl LineSource for Mapped {
+    fn for_each_line<F, P>(self, f: F, progress: P) -> io::Result<Summary>
+    where
+        F: FnMut(u64, &Line<'_>),
+        P: FnMut(u64),
+    {
+        self.for_each_line_threaded(1, f, progress)
+    }
+
+    fn for_each_line_threaded<F, P>(
+        self,
+        threads: usize,
+        f: F,
+        mut progress: P,
+    ) -> io::Result<Summary>
+    where
+        F: FnMut(u64, &Line<'_>),
+        P: FnMut(u64),
+    {
+        let map = &self.0;
+        let mut released = 0;
+        Ok(lever_trace::for_each_line_in(
+            map.as_slice(),
+            threads,
+            f,
+            |done| {
+                // Every line before `done` is parsed and fed: its pages
+                // need not stay resident. Advice only; an error is moot.
+                let _ = map.release(released, done as usize);
+                released = done as usize / 4096 * 4096;
+                progress(done)
+            },
+        ))
+    }
 }
 
 impl Input {
@@ -127,6 +173,7 @@ impl Input {
     pub fn kind(&self) -> Kind {
         match self {
             Input::Text(k, _) => *k,
+            Input::Mapped(_) => Kind::Text,
             Input::Report(_) => Kind::TraceCmdReport,
             Input::Dat(d) => Kind::Dat {
                 version: d.info().version,
@@ -143,6 +190,7 @@ impl LineSource for Input {
     {
         match self {
             Input::Text(_, t) => t.for_each_line(f, progress),
+            Input::Mapped(m) => m.for_each_line(f, progress),
             Input::Report(r) => r.for_each_line(f, progress),
             Input::Dat(d) => d.for_each_line(f, progress),
         }
@@ -155,6 +203,7 @@ impl LineSource for Input {
     {
         match self {
             Input::Text(_, t) => t.for_each_line_threaded(threads, f, progress),
+            Input::Mapped(m) => m.for_each_line_threaded(threads, f, progress),
             other => other.for_each_line(f, progress),
         }
     }
@@ -194,8 +243,28 @@ pub fn open(path: &Path) -> Result<Input, InputError> {
             })?;
         return Ok(Input::Dat(Box::new(reader)));
     }
+    if let Some(mapped) = map_text(&file, &head[..n]) {
+        return Ok(Input::Mapped(mapped));
+    }
     // Not seekable back cheaply in general: put the bytes read in front.
     from_reader(io::Cursor::new(head[..n].to_vec()).chain(file), path)
+}
+
+/// A regular, non-empty file whose first bytes say plain text, mapped;
+/// `None` for anything else (the caller reads it the usual way).
+fn map_text(file: &File, head: &[u8]) -> Option<Mapped> {
+    use std::os::fd::AsFd;
+    let meta = file.metadata().ok()?;
+    let len = usize::try_from(meta.len()).ok()?;
+    if !meta.is_file() || len == 0 || head.starts_with(dat::MAGIC) {
+        return None;
+    }
+    let map = lever_syscalls::MemoryMap::file_read_only(file.as_fd(), len).ok()?;
+    let bytes = map.as_slice();
+    let head = &bytes[..bytes.len().min(SNIFF)];
+    let compressed = head.starts_with(&[0x1f, 0x8b]) || head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]);
+    let text = !compressed && binary(head).is_none() && !report::looks_like(head);
+    text.then_some(Mapped(map))
 }
 
 /// Tell what `input` holds and wrap it; `name` is for messages. A

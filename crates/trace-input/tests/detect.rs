@@ -72,3 +72,37 @@ fn a_missing_file_is_an_io_error_naming_it() {
     assert!(matches!(e, InputError::Io { .. }));
     assert_eq!(e.to_string(), "cannot open /nonexistent/x.dat");
 }
+
+/// A text file is mapped, not read through buffers; its events and
+/// summary are the streaming reader's, and a compressed or empty file
+/// still takes the usual path.
+#[test]
+fn a_text_file_is_mapped_and_reads_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.txt");
+    let mut text = TEXT.as_bytes().to_vec();
+    text.extend_from_slice(b"  a-7 [000] d..2. 1.000060: sched_waking: comm=b pid=8 prio=120 target_cpu=000\nlast line \xff");
+    std::fs::write(&file, &text).unwrap();
+    let input = open(&file).unwrap();
+    assert!(matches!(input, lever_trace_input::Input::Mapped(_)));
+    assert_eq!(input.kind(), Kind::Text);
+    let mapped = input.for_each_line(|_, _| {}, |_| {}).unwrap();
+    let streamed = from_reader(std::io::Cursor::new(text), "t")
+        .unwrap()
+        .for_each_line(|_, _| {}, |_| {})
+        .unwrap();
+    assert_eq!(mapped, streamed);
+    assert_eq!((mapped.events, mapped.malformed), (2, 1));
+
+    let gz = dir.path().join("t.gz");
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    enc.write_all(TEXT.as_bytes()).unwrap();
+    std::fs::write(&gz, enc.finish().unwrap()).unwrap();
+    assert_eq!(open(&gz).unwrap().kind(), Kind::GzipText);
+    let empty = dir.path().join("e.txt");
+    std::fs::write(&empty, b"").unwrap();
+    assert!(matches!(
+        open(&empty).err().unwrap(),
+        InputError::Empty { .. }
+    ));
+}

@@ -290,12 +290,23 @@ impl<'a> Marker<'a> {
 }
 
 /// Byte-offset of `needle` in `hay` (first match). `str::find` builds a
-/// Two-Way searcher per call, which costs more than the search on lines
-/// this short; scanning for the needle's first byte with memchr is faster.
+/// Two-Way searcher per call, and even a memchr call per candidate costs
+/// more than the search on fields this short (a comm, a few numbers): a
+/// plain loop over the first byte, then an inlined compare.
+#[inline]
 fn find(hay: &str, needle: &str) -> Option<usize> {
     let (h, n) = (hay.as_bytes(), needle.as_bytes());
     let first = *n.first()?;
-    memchr::memchr_iter(first, h).find(|&i| has_at(h, i, n))
+    let last = h.len().checked_sub(n.len())?;
+    // A while loop: `RangeInclusive` iteration costs an extra test a step.
+    let mut i = 0;
+    while i <= last {
+        if h[i] == first && has_at(h, i, n) {
+            return Some(i);
+        }
+        i += 1;
+    }
+    None
 }
 
 /// `h[i..].starts_with(n)` as an inlined byte loop: the needles are a few
@@ -306,10 +317,30 @@ fn has_at(h: &[u8], i: usize, n: &[u8]) -> bool {
 }
 
 /// Like [`find`], last match.
+#[inline]
 fn rfind(hay: &str, needle: &str) -> Option<usize> {
     let (h, n) = (hay.as_bytes(), needle.as_bytes());
     let first = *n.first()?;
-    memchr::memrchr_iter(first, h).find(|&i| has_at(h, i, n))
+    let mut i = h.len().checked_sub(n.len())? + 1;
+    while i > 0 {
+        i -= 1;
+        if h[i] == first && has_at(h, i, n) {
+            return Some(i);
+        }
+    }
+    None
+}
+
+/// The text up to the first space, and what follows that space (`""` when
+/// there is none): `split(' ')` one step at a time, without its searcher.
+#[inline]
+fn token(s: &str) -> (&str, &str) {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() && b[i] != b' ' {
+        i += 1;
+    }
+    (&s[..i], s.get(i + 1..).unwrap_or(""))
 }
 
 /// The value of `key=` in a space-separated `k=v` body, where the value
@@ -396,9 +427,9 @@ impl<'a> EventKind<'a> {
                 let i = rfind(rest, " pid=")?;
                 // " pid=30212 runtime=3970691 [ns]" (before v6.8 also
                 // " vruntime=... [ns]").
-                let mut it = rest[i + 1..].split(' ');
-                let pid = parse_i32(it.next()?.strip_prefix("pid=")?)?;
-                let runtime_ns = parse_u64(it.next()?.strip_prefix("runtime=")?)?;
+                let (pid, tail) = token(&rest[i + 1..]);
+                let pid = parse_i32(pid.strip_prefix("pid=")?)?;
+                let runtime_ns = parse_u64(token(tail).0.strip_prefix("runtime=")?)?;
                 Some(EventKind::SchedStatRuntime {
                     comm: &rest[..i],
                     pid,
@@ -481,15 +512,16 @@ fn parse_switch(body: &str) -> Option<SchedSwitch<'_>> {
     let rest = &rest[i + 10..];
     let arrow = find(rest, " ==> next_comm=")?;
     let (prev, next) = (&rest[..arrow], &rest[arrow + 15..]);
-    let mut it = prev.split(' ');
-    let prev_pid = parse_i32(it.next()?)?;
-    let prev_prio = parse_i32(it.next()?.strip_prefix("prev_prio=")?)?;
-    let prev_state = it.next()?.strip_prefix("prev_state=")?;
+    let (pid, prev) = token(prev);
+    let prev_pid = parse_i32(pid)?;
+    let (prio, prev) = token(prev);
+    let prev_prio = parse_i32(prio.strip_prefix("prev_prio=")?)?;
+    let prev_state = token(prev).0.strip_prefix("prev_state=")?;
     let j = rfind(next, " next_pid=")?;
     let next_comm = &next[..j];
-    let mut it = next[j + 10..].split(' ');
-    let next_pid = parse_i32(it.next()?)?;
-    let next_prio = parse_i32(it.next()?.strip_prefix("next_prio=")?.trim_end())?;
+    let (pid, next) = token(&next[j + 10..]);
+    let next_pid = parse_i32(pid)?;
+    let next_prio = parse_i32(token(next).0.strip_prefix("next_prio=")?.trim_end())?;
     Some(SchedSwitch {
         prev_comm,
         prev_pid,
@@ -508,7 +540,9 @@ fn parse_wakeup(kind: WakeKind, body: &str) -> Option<EventKind<'_>> {
     // " pid=1977 prio=120 target_cpu=001" (older: " success=1" too), in
     // one pass over the tokens instead of a search per key.
     let (mut pid, mut prio, mut target_cpu) = (None, 0, None);
-    for tok in rest[i + 1..].split(' ') {
+    let mut tail = &rest[i + 1..];
+    loop {
+        let (tok, more) = token(tail);
         if let Some(v) = tok.strip_prefix("pid=") {
             pid = parse_i32(v);
         } else if let Some(v) = tok.strip_prefix("prio=") {
@@ -516,6 +550,10 @@ fn parse_wakeup(kind: WakeKind, body: &str) -> Option<EventKind<'_>> {
         } else if let Some(v) = tok.strip_prefix("target_cpu=") {
             target_cpu = parse_cpu(v);
         }
+        if tok.len() == tail.len() {
+            break;
+        }
+        tail = more;
     }
     Some(EventKind::SchedWakeup(SchedWakeup {
         kind,

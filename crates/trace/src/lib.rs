@@ -33,6 +33,7 @@ pub use event::{EventKind, Marker, SchedMigrateTask, SchedSwitch, SchedWakeup, W
 pub use file::{open, OpenError};
 pub use line::{parse_line, parse_line_untyped, Event, FgItem, FuncGraph, Header, Line, TimeBase};
 pub use reader::{
-    for_each_line, for_each_line_parallel, Malformed, NoEventsError, Summary, TraceReader,
+    for_each_line, for_each_line_in, for_each_line_parallel, Malformed, NoEventsError, Summary,
+    TraceReader,
 };
 pub use source::{LineSource, Text};

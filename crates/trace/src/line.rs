@@ -308,9 +308,18 @@ fn parse_header(t: &str) -> Header<'_> {
 
 /// `comm-pid` → (comm, pid); the pid is after the last dash.
 pub(crate) fn split_comm_pid(s: &str) -> Option<(&str, i32)> {
-    let dash = s.rfind('-')?;
-    let pid = parse_i32(&s[dash + 1..])?;
-    Some((&s[..dash], pid))
+    // Backwards over the digits to the dash: the same as parsing what
+    // follows the last '-', without searching for it first.
+    let b = s.as_bytes();
+    let mut k = b.len();
+    while k > 0 && b[k - 1].is_ascii_digit() {
+        k -= 1;
+    }
+    if k == 0 || k == b.len() || b[k - 1] != b'-' {
+        return None;
+    }
+    let pid = parse_i32(&s[k..])?;
+    Some((&s[..k - 1], pid))
 }
 
 /// Why a line naming CPU 8192 or above is malformed.
@@ -334,11 +343,14 @@ pub fn parse_line_untyped(line: &str) -> Line<'_> {
     }
 }
 
+#[inline]
 fn parse_event(t: &str, typed: bool) -> Option<Result<Event<'_>, &'static str>> {
     let b = t.as_bytes();
     // Find the CPU column "[001]": a '[' followed by digits and ']' whose
     // left side (after optional "(tgid)") ends in "-pid". Comms may contain
-    // '[' themselves, so try every candidate left to right.
+    // '[' themselves, so try every candidate left to right. Each step
+    // reads the line once front to back (the pid backwards from the
+    // column): byte loops, since every piece is a few bytes long.
     let mut from = 0;
     loop {
         let open = from + memchr::memchr(b'[', &b[from..])?;
@@ -354,13 +366,18 @@ fn parse_event(t: &str, typed: bool) -> Option<Result<Event<'_>, &'static str>> 
             continue;
         };
         let cpu_ok = cpu < MAX_CPUS;
-        let left = trim_end_spaces(&t[..open]);
-        let (task, tgid) = match left.strip_suffix(')') {
-            Some(l) => match l.rfind('(') {
-                Some(p) => (l[..p].trim_end(), parse_i32(l[p + 1..].trim())),
+        let mut l = open;
+        while l > 0 && b[l - 1] == b' ' {
+            l -= 1;
+        }
+        let (task, tgid) = if l > 0 && b[l - 1] == b')' {
+            let left = &t[..l - 1];
+            match left.rfind('(') {
+                Some(p) => (left[..p].trim_end(), parse_i32(left[p + 1..].trim())),
                 None => continue,
-            },
-            None => (left, None),
+            }
+        } else {
+            (&t[..l], None)
         };
         let Some((comm, pid)) = split_comm_pid(task) else {
             continue;
@@ -371,7 +388,18 @@ fn parse_event(t: &str, typed: bool) -> Option<Result<Event<'_>, &'static str>> 
     }
 }
 
+/// Index of the first space in `b` at or after `from` (or `b.len()`).
+#[inline]
+fn space_at(b: &[u8], from: usize) -> usize {
+    let mut i = from;
+    while i < b.len() && b[i] != b' ' {
+        i += 1;
+    }
+    i
+}
+
 // After "[cpu] ": optional flags, then "ts: name: body".
+#[inline]
 fn finish_event<'a>(
     comm: &'a str,
     pid: i32,
@@ -380,23 +408,28 @@ fn finish_event<'a>(
     rest: &'a str,
     typed: bool,
 ) -> Option<Result<Event<'a>, &'static str>> {
-    let sp = memchr::memchr(b' ', rest.as_bytes()).unwrap_or(rest.len());
+    let rb = rest.as_bytes();
+    let sp = space_at(rb, 0);
     let first = &rest[..sp];
-    let (flags, ts_tok, after) = if first.ends_with(':') {
-        (None, first, &rest[sp..])
+    let (flags, ts_ns, after) = if let Some(ts) = first.strip_suffix(':') {
+        (None, parse_timestamp(ts)?, &rest[sp..])
     } else {
+        // The time token read as it is parsed: "18561.820272:" then a
+        // space or the end, as a whole token would have to be.
         let r2 = trim_start_ascii(&rest[sp..]);
-        let sp2 = memchr::memchr(b' ', r2.as_bytes()).unwrap_or(r2.len());
-        (Some(first), &r2[..sp2], &r2[sp2..])
+        let b2 = r2.as_bytes();
+        let (ts, end) = timestamp_prefix(b2)?;
+        if b2.get(end) != Some(&b':') || b2.get(end + 1).is_some_and(|&c| c != b' ') {
+            return None;
+        }
+        (Some(first), ts, &r2[end + 1..])
     };
-    let ts_ns = parse_timestamp(ts_tok.strip_suffix(':')?)?;
     let payload = after.strip_prefix(' ').unwrap_or(after);
-    let (name, body) = split_name_body(payload);
     // Every event prints "name: body" and the function tracer
     // "func <-parent": a bare word is a line cut inside the name.
-    if name.len() == trim_end_cr(payload).len() {
+    let Some((name, body)) = split_name_body(payload) else {
         return Some(Err("event line cut short (no ':' after the event name)"));
-    }
+    };
     let kind = if typed {
         EventKind::try_parse(name, body)
     } else {
@@ -418,38 +451,59 @@ fn finish_event<'a>(
 
 // "sched_switch: prev_comm=..." → ("sched_switch", "prev_comm=...")
 // "sys_close <-system_call_fastpath" → ("sys_close", "<-system_call_fastpath")
-fn split_name_body(payload: &str) -> (&str, &str) {
+// "sched_swi" (cut inside the name) → None
+#[inline]
+fn split_name_body(payload: &str) -> Option<(&str, &str)> {
     let p = trim_end_cr(payload);
     // A byte loop: names are short, and a char-set `find` costs more.
-    match p.bytes().position(|c| c == b':' || c == b' ') {
-        Some(i) if p.as_bytes()[i] == b':' => {
-            let body = &p[i + 1..];
-            (&p[..i], body.strip_prefix(' ').unwrap_or(body))
-        }
-        Some(i) => (&p[..i], p[i + 1..].trim_start()),
-        None => (p, ""),
+    let b = p.as_bytes();
+    let mut i = 0;
+    while i < b.len() && b[i] != b':' && b[i] != b' ' {
+        i += 1;
+    }
+    if i == b.len() {
+        return None;
+    }
+    if b[i] == b':' {
+        let body = &p[i + 1..];
+        Some((&p[..i], body.strip_prefix(' ').unwrap_or(body)))
+    } else {
+        Some((&p[..i], p[i + 1..].trim_start()))
     }
 }
 
 /// "1480.549228" → ns; also integer clocks ("counter", "x86-tsc") and up to
 /// 9 fractional digits.
 pub fn parse_timestamp(s: &str) -> Option<u64> {
-    let b = s.as_bytes();
+    match timestamp_prefix(s.as_bytes())? {
+        (ts, end) if end == s.len() => Some(ts),
+        _ => None,
+    }
+}
+
+/// The timestamp at the start of `b` and where it ends: seconds, then
+/// optionally `.` and 1 or more fraction digits (up to 9 kept), or an
+/// integer clock (kept in its unit). `None` when `b` starts with no digit
+/// or a `.` is followed by none, or on overflow.
+#[inline]
+fn timestamp_prefix(b: &[u8]) -> Option<(u64, usize)> {
     let mut secs: u64 = 0;
     let mut i = 0;
     while i < b.len() && b[i].is_ascii_digit() {
-        secs = secs.checked_mul(10)?.checked_add((b[i] - b'0') as u64)?;
+        // 19 digits cannot overflow a u64: test only past that.
+        secs = if i < 19 {
+            secs * 10 + (b[i] - b'0') as u64
+        } else {
+            secs.checked_mul(10)?.checked_add((b[i] - b'0') as u64)?
+        };
         i += 1;
     }
     if i == 0 {
         return None;
     }
-    if i == b.len() {
+    if i == b.len() || b[i] != b'.' {
         // An integer clock: keep its unit (it is not seconds).
-        return Some(secs);
-    }
-    if b[i] != b'.' {
-        return None;
+        return Some((secs, i));
     }
     i += 1;
     let mut frac: u64 = 0;
@@ -461,13 +515,13 @@ pub fn parse_timestamp(s: &str) -> Option<u64> {
         }
         i += 1;
     }
-    if i != b.len() || digits == 0 {
+    if digits == 0 {
         return None;
     }
     for _ in digits..9 {
         frac *= 10;
     }
-    secs.checked_mul(1_000_000_000)?.checked_add(frac)
+    Some((secs.checked_mul(1_000_000_000)?.checked_add(frac)?, i))
 }
 
 /// Latency format: `    sshd-1991    1d..1   46us : irq_exit <-do_IRQ`.
@@ -503,7 +557,7 @@ fn parse_latency_event(t: &str) -> Option<Result<Event<'_>, &'static str>> {
             if !tok.ends_with(':') {
                 rest = rest.strip_prefix(':')?.trim_start();
             }
-            let (name, body) = split_name_body(rest);
+            let (name, body) = split_name_body(rest).unwrap_or((trim_end_cr(rest), ""));
             let ts_ns = us.checked_mul(1000)?;
             return Some(EventKind::try_parse(name, body).map(|kind| Event {
                 comm,
@@ -690,16 +744,6 @@ fn trim_start_ascii(s: &str) -> &str {
         .take_while(|&c| c == b' ' || c == b'\t' || c == b'\r')
         .count();
     &s[n..]
-}
-
-/// Without trailing spaces (the padding before `[001]`).
-fn trim_end_spaces(s: &str) -> &str {
-    let b = s.as_bytes();
-    let mut n = b.len();
-    while n > 0 && b[n - 1] == b' ' {
-        n -= 1;
-    }
-    &s[..n]
 }
 
 /// Without trailing CR/LF.

@@ -5,12 +5,23 @@
 //! else or an overflow.
 
 /// Decimal digits only → u64 (None on empty, non-digits or overflow).
+#[inline]
 pub(crate) fn parse_u64(s: &str) -> Option<u64> {
     let b = s.as_bytes();
     if b.is_empty() || b.len() > 20 {
         return None;
     }
     let mut v: u64 = 0;
+    if b.len() <= 19 {
+        // 19 digits cannot overflow a u64: no overflow test per digit.
+        for &c in b {
+            if !c.is_ascii_digit() {
+                return None;
+            }
+            v = v * 10 + (c - b'0') as u64;
+        }
+        return Some(v);
+    }
     for &c in b {
         if !c.is_ascii_digit() {
             return None;
@@ -21,11 +32,13 @@ pub(crate) fn parse_u64(s: &str) -> Option<u64> {
 }
 
 /// Decimal digits only → u32.
+#[inline]
 pub(crate) fn parse_u32(s: &str) -> Option<u32> {
     parse_u64(s).and_then(|v| u32::try_from(v).ok())
 }
 
 /// An optional `-`, then decimal digits → i32.
+#[inline]
 pub(crate) fn parse_i32(s: &str) -> Option<i32> {
     parse_signed(s).and_then(|v| i32::try_from(v).ok())
 }
@@ -36,6 +49,7 @@ pub(crate) fn parse_i64(s: &str) -> Option<i64> {
     parse_signed(s.trim())
 }
 
+#[inline]
 fn parse_signed(s: &str) -> Option<i64> {
     match s.strip_prefix('-') {
         Some(r) => parse_u64(r).and_then(|v| i64::try_from(v).ok()).map(|v| -v),
@@ -50,6 +64,7 @@ fn parse_signed(s: &str) -> Option<i64> {
 pub const MAX_CPUS: u32 = 8192;
 
 /// A CPU number (`001`, `cpu_id=3`) below [`MAX_CPUS`].
+#[inline]
 pub(crate) fn parse_cpu(s: &str) -> Option<u32> {
     parse_u32(s).filter(|&c| c < MAX_CPUS)
 }

@@ -282,20 +282,7 @@ pub fn for_each_line<R: Read>(
             None => continue,
         };
         let text = fix_utf8(&mut buf[start..block_end]);
-        let mut from = 0;
-        let mut each = |line: &str| {
-            line_no += 1;
-            let parsed = parse_line(line);
-            summary.note(line_no, line, &parsed);
-            f(line_no, &parsed);
-        };
-        for nl in memchr::memchr_iter(b'\n', text.as_bytes()) {
-            each(&text[from..nl]);
-            from = nl + 1;
-        }
-        if from < text.len() {
-            each(&text[from..]);
-        }
+        feed_lines(text, &mut line_no, &mut summary, &mut f);
         bytes += (block_end - start) as u64;
         start = block_end;
         if bytes >= next_progress {
@@ -380,30 +367,140 @@ pub fn for_each_line_blocks<R: Read>(
         buf.truncate(cut);
         bytes += cut as u64;
         let text = fix_utf8(&mut buf);
-        let pieces = split_pieces(text, threads);
-        std::thread::scope(|s| {
-            let workers: Vec<_> = pieces[1..]
-                .iter()
-                .map(|p| s.spawn(move || parse_piece(p)))
-                .collect();
-            let mut feed = |parsed: Parsed<'_>| {
-                for (text, line) in &parsed {
-                    line_no += 1;
-                    summary.note(line_no, text, line);
-                    f(line_no, line);
-                }
-            };
-            feed(parse_piece(pieces[0]));
-            for w in workers {
-                // A worker only parses; it cannot panic on any input (the
-                // parser never does), so a join error is a bug.
-                feed(w.join().unwrap_or_default());
-            }
-        });
+        feed_parallel(text, threads, &mut line_no, &mut summary, &mut f);
         progress(bytes);
     }
     summary.bytes = bytes;
     Ok(summary)
+}
+
+/// Parse every line of `text` (whole lines; the last may lack its
+/// newline) on this thread, in order.
+fn feed_lines(
+    text: &str,
+    line_no: &mut u64,
+    summary: &mut Summary,
+    f: &mut impl FnMut(u64, &Line<'_>),
+) {
+    let mut from = 0;
+    let mut each = |line: &str| {
+        *line_no += 1;
+        let parsed = parse_line(line);
+        summary.note(*line_no, line, &parsed);
+        f(*line_no, &parsed);
+    };
+    for nl in memchr::memchr_iter(b'\n', text.as_bytes()) {
+        each(&text[from..nl]);
+        from = nl + 1;
+    }
+    if from < text.len() {
+        each(&text[from..]);
+    }
+}
+
+/// [`feed_lines`] with the parsing of `text` spread over `threads`
+/// threads (see [`for_each_line_parallel`]).
+fn feed_parallel(
+    text: &str,
+    threads: usize,
+    line_no: &mut u64,
+    summary: &mut Summary,
+    f: &mut impl FnMut(u64, &Line<'_>),
+) {
+    let pieces = split_pieces(text, threads);
+    std::thread::scope(|s| {
+        let workers: Vec<_> = pieces[1..]
+            .iter()
+            .map(|p| s.spawn(move || parse_piece(p)))
+            .collect();
+        let mut feed = |parsed: Parsed<'_>| {
+            for (text, line) in &parsed {
+                *line_no += 1;
+                summary.note(*line_no, text, line);
+                f(*line_no, line);
+            }
+        };
+        feed(parse_piece(pieces[0]));
+        for w in workers {
+            // A worker only parses; it cannot panic on any input (the
+            // parser never does), so a join error is a bug.
+            feed(w.join().unwrap_or_default());
+        }
+    });
+}
+
+/// Bytes per block of [`for_each_line_in`] on one thread.
+const MEM_BLOCK: usize = 1 << 20;
+
+/// [`for_each_line_parallel`] over a trace already in memory (a mapped
+/// file): no read copies, and the blocks are borrowed, not filled. Each
+/// block that is valid UTF-8 (any ASCII trace) is parsed in place; one
+/// that is not is copied once and its bad bytes become `?`, as the
+/// streaming reader does. Lines, numbers and the summary are the same as
+/// [`for_each_line`] gives for the same bytes.
+pub fn for_each_line_in(
+    bytes: &[u8],
+    threads: usize,
+    f: impl FnMut(u64, &Line<'_>),
+    progress: impl FnMut(u64),
+) -> Summary {
+    let block = if threads <= 1 {
+        MEM_BLOCK
+    } else {
+        PARALLEL_BLOCK
+    };
+    for_each_line_in_blocks(bytes, threads, block, f, progress)
+}
+
+#[doc(hidden)]
+/// [`for_each_line_in`] with the block size as a parameter (tests cut
+/// lines at every place).
+pub fn for_each_line_in_blocks(
+    bytes: &[u8],
+    threads: usize,
+    block: usize,
+    mut f: impl FnMut(u64, &Line<'_>),
+    mut progress: impl FnMut(u64),
+) -> Summary {
+    let block = block.max(1);
+    let mut summary = Summary::default();
+    let (mut line_no, mut start, mut next_progress) = (0u64, 0usize, 4usize << 20);
+    let mut scratch = Vec::new();
+    while start < bytes.len() {
+        let limit = (start + block).min(bytes.len());
+        let end = if limit == bytes.len() {
+            limit
+        } else {
+            match memchr::memrchr(b'\n', &bytes[start..limit]) {
+                Some(i) => start + i + 1,
+                // A line longer than a block: up to its end.
+                None => {
+                    memchr::memchr(b'\n', &bytes[limit..]).map_or(bytes.len(), |i| limit + i + 1)
+                }
+            }
+        };
+        let raw = &bytes[start..end];
+        let text = match std::str::from_utf8(raw) {
+            Ok(t) => t,
+            Err(_) => {
+                scratch.clear();
+                scratch.extend_from_slice(raw);
+                fix_utf8(&mut scratch)
+            }
+        };
+        if threads <= 1 {
+            feed_lines(text, &mut line_no, &mut summary, &mut f);
+        } else {
+            feed_parallel(text, threads, &mut line_no, &mut summary, &mut f);
+        }
+        start = end;
+        if start >= next_progress {
+            progress(start as u64);
+            next_progress = start + (4 << 20);
+        }
+    }
+    summary.bytes = bytes.len() as u64;
+    summary
 }
 
 /// `text` (whole lines) cut into `n` pieces at newlines; the first is

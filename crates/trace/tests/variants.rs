@@ -561,12 +561,11 @@ fn lock_and_raw_syscall_events() {
     );
 }
 
-/// Parallel parsing feeds exactly the lines, numbers and summary of the
-/// one-thread pass, whatever the block size (cuts at every place) and
-/// thread count, on every fixture.
-#[test]
-fn parallel_pass_equals_single_pass() {
+/// Every text fixture, ending in a line with a bad UTF-8 byte and no
+/// newline.
+fn fixtures_with_ragged_end() -> Vec<(std::path::PathBuf, Vec<u8>)> {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+    let mut out = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_none_or(|e| e != "txt") {
@@ -574,6 +573,18 @@ fn parallel_pass_equals_single_pass() {
         }
         let mut data = std::fs::read(&path).unwrap();
         data.extend_from_slice(b"no newline at the end \xff");
+        out.push((path, data));
+    }
+    assert!(!out.is_empty());
+    out
+}
+
+/// Parallel parsing feeds exactly the lines, numbers and summary of the
+/// one-thread pass, whatever the block size (cuts at every place) and
+/// thread count, on every fixture.
+#[test]
+fn parallel_pass_equals_single_pass() {
+    for (path, data) in fixtures_with_ragged_end() {
         let collect = |threads: usize, block: usize| {
             let mut lines = Vec::new();
             let s = lever_trace::reader::for_each_line_blocks(
@@ -591,6 +602,39 @@ fn parallel_pass_equals_single_pass() {
             let par = collect(threads, block);
             assert_eq!(par.0, single.0, "{path:?} {threads} {block}");
             assert_eq!(par.1, single.1, "{path:?} {threads} {block}");
+        }
+    }
+}
+
+/// Parsing a trace in memory (a mapped file) feeds exactly the lines,
+/// numbers and summary of the streaming pass, whatever the block size
+/// (lines longer than a block, bad UTF-8 in any block, no final newline)
+/// and thread count.
+#[test]
+fn in_memory_pass_equals_streaming_pass() {
+    for (path, mut data) in fixtures_with_ragged_end() {
+        data.splice(0..0, b"  bad-1 [000] .... 1.0: x: \xc3\n".iter().copied());
+        let streaming = {
+            let mut lines = Vec::new();
+            let s = lever_trace::for_each_line(
+                &data[..],
+                |no, l| lines.push(format!("{no} {l:?}")),
+                |_| {},
+            )
+            .unwrap();
+            (lines, s)
+        };
+        for (threads, block) in [(1, 1), (1, 5), (1, 333), (1, 1 << 20), (2, 7), (3, 4096)] {
+            let mut lines = Vec::new();
+            let s = lever_trace::reader::for_each_line_in_blocks(
+                &data,
+                threads,
+                block,
+                |no, l| lines.push(format!("{no} {l:?}")),
+                |_| {},
+            );
+            assert_eq!(lines, streaming.0, "{path:?} {threads} {block}");
+            assert_eq!(s, streaming.1, "{path:?} {threads} {block}");
         }
     }
 }

@@ -36,6 +36,7 @@ impl Endian {
     }
     /// An unsigned number of 1, 2, 4 or 8 bytes at `at` in `b`; `None`
     /// when out of range or another size.
+    #[inline]
     pub fn uint(self, b: &[u8], at: usize, size: usize) -> Option<u64> {
         let s = b.get(at..at.checked_add(size)?)?;
         Some(match size {

@@ -28,6 +28,7 @@ impl Slot {
     }
 
     /// The integer value, sign-extended when the field is signed.
+    #[inline]
     pub fn int(&self, p: &[u8], e: Endian) -> Option<i64> {
         let v = e.uint(p, self.offset, self.size)?;
         Some(match (self.signed, self.size) {
@@ -54,6 +55,7 @@ impl Slot {
 
     /// A C string field as `&str` (cut at the first NUL; the caller made
     /// the bytes UTF-8 with [`sanitize`]).
+    #[inline]
     pub fn str<'p>(&self, p: &'p [u8], e: Endian) -> &'p str {
         let b = self.bytes(p, e).unwrap_or_default();
         let b = &b[..memchr0(b)];
@@ -61,6 +63,7 @@ impl Slot {
     }
 }
 
+#[inline]
 fn memchr0(b: &[u8]) -> usize {
     b.iter().position(|&c| c == 0).unwrap_or(b.len())
 }
@@ -74,6 +77,9 @@ pub enum Decoder {
     Wakeup(WakeKind, [Slot; 3], Option<Slot>),
     /// sched_migrate_task: comm, pid, orig_cpu, dest_cpu.
     Migrate([Slot; 4]),
+    /// sched_stat_runtime: comm, pid, runtime (a third of a sched
+    /// capture's events: typed here, not rendered as text and re-parsed).
+    StatRuntime([Slot; 3]),
     /// cpu_frequency: state, cpu_id.
     Freq([Slot; 2]),
     /// cpu_idle: state, cpu_id.
@@ -121,6 +127,9 @@ impl Decoder {
                 ("sched", "sched_migrate_task") => {
                     Decoder::Migrate([s("comm")?, s("pid")?, s("orig_cpu")?, s("dest_cpu")?])
                 }
+                ("sched", "sched_stat_runtime") => {
+                    Decoder::StatRuntime([s("comm")?, s("pid")?, s("runtime")?])
+                }
                 ("power", "cpu_frequency") => Decoder::Freq([s("state")?, s("cpu_id")?]),
                 ("power", "cpu_idle") => Decoder::Idle([s("state")?, s("cpu_id")?]),
                 ("power", "power_start") => {
@@ -148,16 +157,22 @@ impl Decoder {
     }
 }
 
-/// Replace bytes that are not UTF-8 in the string fields of `p` by `?`
-/// (as the text reader does), so [`Slot::str`] can borrow them. Only the
-/// string fields are looked at, and an ASCII field (the usual comm) costs
-/// one scan.
-pub fn sanitize(f: &Format, p: &mut [u8], e: Endian) {
-    for fld in &f.fields {
-        if fld.layout == Layout::Int || !fld.ctype.ends_with("char") {
-            continue;
-        }
-        let slot = Slot::of(fld);
+/// The string fields of a format (`char` arrays and `__data_loc char[]`),
+/// found once per format so the per-event [`sanitize`] compares no type
+/// names.
+pub fn string_slots(f: &Format) -> Vec<Slot> {
+    f.fields
+        .iter()
+        .filter(|fld| fld.layout != Layout::Int && fld.ctype.ends_with("char"))
+        .map(Slot::of)
+        .collect()
+}
+
+/// Replace bytes that are not UTF-8 in the string fields of `p` (from
+/// [`string_slots`]) by `?` (as the text reader does), so [`Slot::str`]
+/// can borrow them. An ASCII field (the usual comm) costs one scan.
+pub fn sanitize(strings: &[Slot], p: &mut [u8], e: Endian) {
+    for slot in strings {
         let Some(b) = slot.bytes(p, e) else { continue };
         if b.is_ascii() {
             continue;
@@ -201,6 +216,7 @@ const SOFTIRQS: [&str; 10] = [
 
 /// Type the payload `p` with decoder `d`; `None` when a field is out of
 /// the payload (a short or corrupt event).
+#[inline]
 pub fn typed<'p>(d: &Decoder, p: &'p [u8], e: Endian) -> Option<EventKind<'p>> {
     let i32_ = |s: &Slot| s.int(p, e).map(|v| v as i32);
     let u32_ = |s: &Slot| s.int(p, e).map(|v| v as u32);
@@ -227,6 +243,11 @@ pub fn typed<'p>(d: &Decoder, p: &'p [u8], e: Endian) -> Option<EventKind<'p>> {
             orig_cpu: u32_(&s[2])?,
             dest_cpu: u32_(&s[3])?,
         }),
+        Decoder::StatRuntime(s) => EventKind::SchedStatRuntime {
+            comm: s[0].str(p, e),
+            pid: i32_(&s[1])?,
+            runtime_ns: s[2].int(p, e)? as u64,
+        },
         Decoder::Freq(s) => EventKind::CpuFrequency {
             state_khz: s[0].int(p, e)? as u32 as u64,
             cpu: u32_(&s[1])?,

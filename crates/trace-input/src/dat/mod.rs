@@ -154,17 +154,49 @@ impl Codec {
         self.decompress_with(&mut None, src, size, offset)
     }
 
-    /// [`Codec::decompress`] reusing a zstd context across calls (making
-    /// one costs as much as decompressing a small chunk).
-    fn decompress_with(
+    /// [`Codec::decompress_with`] into `out` (replacing its content),
+    /// reusing its allocation; zstd writes straight into it.
+    fn decompress_into(
         self,
         zctx: &mut Option<zstd::bulk::Decompressor<'static>>,
         src: &[u8],
         size: usize,
         offset: u64,
-    ) -> Result<Vec<u8>, DatError> {
-        // An untrusted size is not allocated beyond what the input could
-        // plausibly expand to (event formats compress about 10:1).
+        out: &mut Vec<u8>,
+    ) -> Result<(), DatError> {
+        let Codec::Zstd = self else {
+            *out = self.decompress_with(zctx, src, size, offset)?;
+            return Ok(());
+        };
+        self.check_size(src, size, offset)?;
+        if zctx.is_none() {
+            *zctx = Some(
+                zstd::bulk::Decompressor::new()
+                    .map_err(|e| DatError::bad(offset, format!("cannot set up zstd: {e}")))?,
+            );
+        }
+        out.clear();
+        out.reserve(size);
+        let res = match zctx {
+            Some(z) => z.decompress_to_buffer(src, out).map_err(|e| e.to_string()),
+            None => Err("no zstd context".to_string()),
+        };
+        match res {
+            Ok(n) if n == size => Ok(()),
+            Ok(n) => Err(DatError::bad(
+                offset,
+                format!("compressed block gives {n} bytes, its header says {size}"),
+            )),
+            Err(e) => Err(DatError::bad(
+                offset,
+                format!("{self:?} block does not decompress: {e}"),
+            )),
+        }
+    }
+
+    /// An untrusted size is not allocated beyond what the input could
+    /// plausibly expand to (event formats compress about 10:1).
+    fn check_size(self, src: &[u8], size: usize, offset: u64) -> Result<(), DatError> {
         if size > src.len().saturating_mul(1024).max(1 << 16) {
             return Err(DatError::bad(
                 offset,
@@ -174,6 +206,19 @@ impl Codec {
                 ),
             ));
         }
+        Ok(())
+    }
+
+    /// [`Codec::decompress`] reusing a zstd context across calls (making
+    /// one costs as much as decompressing a small chunk).
+    fn decompress_with(
+        self,
+        zctx: &mut Option<zstd::bulk::Decompressor<'static>>,
+        src: &[u8],
+        size: usize,
+        offset: u64,
+    ) -> Result<Vec<u8>, DatError> {
+        self.check_size(src, size, offset)?;
         let out = match self {
             Codec::Zstd => {
                 if zctx.is_none() {
@@ -744,7 +789,8 @@ fn read_chunk(
     codec: Codec,
     endian: Endian,
     zctx: &mut Option<zstd::bulk::Decompressor<'static>>,
-) -> Result<(Vec<u8>, u64), DatError> {
+    bufs: &mut ChunkBufs,
+) -> Result<u64, DatError> {
     let mut c = FileCursor {
         data,
         off: offset,
@@ -759,9 +805,17 @@ fn read_chunk(
         ));
     }
     let at = c.off;
-    let src = c.take(csize, "a compressed chunk")?;
-    Ok((
-        codec.decompress_with(zctx, &src, usize_ as usize, at)?,
-        c.off,
-    ))
+    data.read_into(at, csize, &mut bufs.src, "a compressed chunk")?;
+    codec.decompress_into(zctx, &bufs.src, usize_ as usize, at, &mut bufs.out)?;
+    Ok(at + csize)
+}
+
+/// The two buffers a CPU's compressed chunks go through, reused from one
+/// chunk to the next (a fresh allocation per chunk costs page faults).
+#[derive(Default)]
+pub(crate) struct ChunkBufs {
+    /// The compressed bytes.
+    pub src: Vec<u8>,
+    /// The decompressed pages.
+    pub out: Vec<u8>,
 }

@@ -19,8 +19,8 @@
 //! heap keyed by each stream's next timestamp merges them (ties go to the
 //! lower CPU, as the kernel's own text output does).
 
-use super::decode::{render_generic, sanitize, typed, typed_body, Decoder};
-use super::{read_chunk, DatError, DatInfo, Data};
+use super::decode::{render_generic, sanitize, string_slots, typed, typed_body, Decoder, Slot};
+use super::{read_chunk, ChunkBufs, DatError, DatInfo, Data};
 use lever_trace::{Event, EventKind, Line, LineSource, Summary, TimeBase};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -31,6 +31,8 @@ const BLOCK_PAGES: u64 = 64;
 const MISSED_EVENTS: u64 = 1 << 31;
 const MISSED_STORED: u64 = 1 << 30;
 const TS_MSB: u64 = !((1u64 << 59) - 1);
+/// Entries of the pid → comm cache.
+const COMM_CACHE: usize = 256;
 
 /// One CPU's pages.
 struct CpuStream {
@@ -52,6 +54,8 @@ struct CpuStream {
     lost: Option<Option<u64>>,
     /// The next data event: its payload range in `buf`.
     payload: (usize, usize),
+    /// A compressed chunk's bytes (reused).
+    src: Vec<u8>,
     /// zstd context, reused for every chunk of this CPU.
     zctx: Option<zstd::bulk::Decompressor<'static>>,
 }
@@ -71,10 +75,20 @@ impl CpuStream {
                 *n -= 1;
                 // The chunk count ends the data; the recorded size leaves
                 // out the chunk headers, so only the file bounds them.
-                let (bytes, after) =
-                    read_chunk(data, self.next_off, codec, info.endian, &mut self.zctx)?;
-                self.next_off = after;
-                self.buf = bytes;
+                let mut bufs = ChunkBufs {
+                    src: std::mem::take(&mut self.src),
+                    out: std::mem::take(&mut self.buf),
+                };
+                let res = read_chunk(
+                    data,
+                    self.next_off,
+                    codec,
+                    info.endian,
+                    &mut self.zctx,
+                    &mut bufs,
+                );
+                (self.src, self.buf) = (bufs.src, bufs.out);
+                self.next_off = res?;
                 Ok(true)
             }
             _ => {
@@ -219,6 +233,8 @@ impl CpuStream {
 struct Typed {
     format: usize,
     decoder: Decoder,
+    /// Its string fields, made UTF-8 before typing.
+    strings: Vec<Slot>,
     /// Offset and size of `common_pid`.
     pid: Option<(usize, usize)>,
 }
@@ -305,12 +321,14 @@ impl DatReader {
             typed_by.push(Typed {
                 format: i,
                 decoder: Decoder::for_format(fmt),
+                strings: string_slots(fmt),
                 pid: fmt.field("common_pid").map(|f| (f.offset, f.size)),
             });
         }
         // pid → comm with a cheap hash (pids are small integers).
         let comms: HashMap<i32, &str, PidHash> =
             info.comms.iter().map(|(p, c)| (*p, c.as_str())).collect();
+        let mut comm_cache = [(i32::MIN, ""); COMM_CACHE];
         let mut streams = Vec::new();
         for c in &info.cpus {
             let mut s = CpuStream {
@@ -319,6 +337,7 @@ impl DatReader {
                 end_off: c.offset + c.size,
                 chunks_left: None,
                 buf: Vec::new(),
+                src: Vec::new(),
                 page: 0,
                 next_page: 0,
                 pos: 0,
@@ -370,7 +389,7 @@ impl DatReader {
                 None => malformed(&mut sum, no, "event type not in the file's formats", cpu),
                 Some(t) => {
                     let (fmt, dec) = (&info.formats[t.format], &t.decoder);
-                    sanitize(fmt, payload, e);
+                    sanitize(&t.strings, payload, e);
                     let p: &[u8] = payload;
                     let pid = t
                         .pid
@@ -378,7 +397,15 @@ impl DatReader {
                         .map_or(-1, |v| v as i32);
                     let comm = match pid {
                         0 => "<idle>",
-                        _ => comms.get(&pid).copied().unwrap_or("<...>"),
+                        _ => {
+                            // A few tasks make most events: a direct-mapped
+                            // cache in front of the hash map.
+                            let slot = &mut comm_cache[pid as u32 as usize % COMM_CACHE];
+                            if slot.0 != pid {
+                                *slot = (pid, comms.get(&pid).copied().unwrap_or("<...>"));
+                            }
+                            slot.1
+                        }
                     };
                     let kind = typed(dec, p, e);
                     let (kind, body) = match kind {

@@ -253,6 +253,7 @@ pub fn export(
 /// this process's own, from the real `/proc/self` (not `--root`, which may
 /// be a simulated board).
 pub fn bench(global: &Global, file: &Path) -> anyhow::Result<()> {
+    let start = std::time::Instant::now();
     // Open errors name the path already (checked once here so they keep
     // their type for the exit code); "no events" needs it added.
     lever_trace_input::open(file)?;
@@ -266,5 +267,7 @@ pub fn bench(global: &Global, file: &Path) -> anyhow::Result<()> {
     res.peak_rss_kb = process::status(&KernelFs::system(), Pid::Current)
         .ok()
         .and_then(|s| s.vm_hwm_kb);
+    res.process_seconds = Some(start.elapsed().as_secs_f64());
+    res.process_cpu_seconds = lever_trace_analysis::bench::process_cpu();
     emit(global.json, &res, render::trace::bench)
 }

@@ -149,5 +149,10 @@ pub fn bench(res: &lever_trace_analysis::bench::BenchResult) -> String {
         res.sched_events_per_s / 1e6,
         res.peak_rss_kb.map_or("?".into(), |k| k.to_string())
     );
+    if let (Some(w), Some(c)) = (res.process_seconds, res.process_cpu_seconds) {
+        out += &format!(
+            "whole command (open, warm-up and both passes): wall {w:.3} s, on-CPU {c:.3} s (every thread)\n"
+        );
+    }
     out
 }
