@@ -257,6 +257,11 @@ impl Core {
         &mut self.journal
     }
 
+    /// The kernel filesystem root the daemon works under.
+    pub fn fs(&self) -> &KernelFs {
+        &self.fs
+    }
+
     /// Live requests.
     pub fn live(&self) -> usize {
         self.engine.live_count()
@@ -285,6 +290,12 @@ impl Core {
             },
             Wire::Ping => Reply::Pong(lever_protocol::VERSION),
             Wire::Signal(s) => self.signal(client, s, now),
+            // The event loop answers REGISTER (the app's pidfd joins its
+            // epoll set); a core on its own cannot.
+            Wire::Register(_) => refuse(
+                ErrorCode::Invalid,
+                "REGISTER is not served here (only by a running daemon)",
+            ),
         }
     }
 

@@ -25,6 +25,7 @@
 //! | 0x04 | EXPLAIN | UTF-8 resource name or opcode (`0x44008100`) |
 //! | 0x05 | PING | empty |
 //! | 0x06 | SIGNAL | duration_ms u32 (0 = the use case's own duration, 0xFFFFFFFF = until released, else that many ms), priority u8, flags u8 (as ACQUIRE's), reserved u16 (0), fps u32, width u32, height u32 (each 0 = not given), then the use case's name or id (`camera-preview`, `0x00030002`) in UTF-8, 1..=255 bytes |
+//! | 0x07 | REGISTER | pid u32 (> 0), then the name of an `apps:` entry of the daemon's target in UTF-8, 1..=255 bytes; answered with DONE |
 //!
 //! Replies (daemon → client):
 //!
@@ -40,6 +41,15 @@
 //! it becomes one request like an ACQUIRE's, released with RELEASE of its
 //! handle. An unknown use case is refused with code 9 (UnknownUseCase), a
 //! system-only one asked by a third-party client with 4 (NotPermitted).
+//!
+//! A REGISTER names a running process as an app of the target (`lever run
+//! --app NAME -- CMD`, for machines without the process connector): the
+//! daemon applies the app's configuration as a request owned by that
+//! process, not by the connection, and releases it when the process exits.
+//! An unknown app is refused with code 10 (UnknownApp); a process of
+//! another uid, asked by a client that is not root or in the system group,
+//! with 4 (NotPermitted); a pid that is not running or already registered
+//! with 7 (Invalid).
 //!
 //! The body length must match the kind exactly (ACQUIRE: 12 + 12·count).
 //! Anything else — bad magic, unknown version or kind, a length over the
@@ -105,6 +115,8 @@ pub mod kind {
     pub const PING: u8 = 0x05;
     /// Trigger a use case.
     pub const SIGNAL: u8 = 0x06;
+    /// Register a running process as an app of the target.
+    pub const REGISTER: u8 = 0x07;
     /// Reply: the request's handle.
     pub const HANDLE: u8 = 0x81;
     /// Reply: done, nothing to return.
@@ -195,6 +207,15 @@ pub struct Signal {
 /// Longest use case key in a SIGNAL, bytes.
 pub const MAX_USECASE_KEY: usize = 255;
 
+/// A REGISTER request: process `pid` runs app `app` of the target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Register {
+    /// The process (its thread group id).
+    pub pid: NonZeroU32,
+    /// The name of an `apps:` entry, 1..=255 bytes.
+    pub app: String,
+}
+
 /// A message from a client.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Request {
@@ -216,6 +237,8 @@ pub enum Request {
     Ping,
     /// Trigger a use case.
     Signal(Signal),
+    /// Register a running process as an app.
+    Register(Register),
 }
 
 /// Error codes carried by ERROR replies.
@@ -240,6 +263,8 @@ pub enum ErrorCode {
     Internal = 8,
     /// No use case of that name or id in the daemon's target.
     UnknownUseCase = 9,
+    /// No app of that name in the daemon's target (REGISTER).
+    UnknownApp = 10,
 }
 
 impl ErrorCode {
@@ -254,6 +279,7 @@ impl ErrorCode {
             6 => ErrorCode::Limit,
             7 => ErrorCode::Invalid,
             9 => ErrorCode::UnknownUseCase,
+            10 => ErrorCode::UnknownApp,
             _ => ErrorCode::Internal,
         }
     }
@@ -384,6 +410,11 @@ impl Request {
                 b.extend_from_slice(s.usecase.as_bytes());
                 frame(kind::SIGNAL, &b)
             }
+            Request::Register(r) => {
+                let mut b = r.pid.get().to_le_bytes().to_vec();
+                b.extend_from_slice(r.app.as_bytes());
+                frame(kind::REGISTER, &b)
+            }
         }
     }
 }
@@ -486,6 +517,28 @@ fn decode_signal(body: &[u8]) -> Result<Signal, ProtocolError> {
     })
 }
 
+fn decode_register(body: &[u8]) -> Result<Register, ProtocolError> {
+    if !(5..=4 + MAX_USECASE_KEY).contains(&body.len()) {
+        return Err(ProtocolError::Length {
+            kind: "REGISTER",
+            got: body.len(),
+            expected: if body.len() < 5 {
+                5
+            } else {
+                4 + MAX_USECASE_KEY
+            },
+        });
+    }
+    let pid = NonZeroU32::new(u32_at(body, 0))
+        .ok_or_else(|| ProtocolError::Field("REGISTER pid must be > 0".to_string()))?;
+    Ok(Register {
+        pid,
+        app: std::str::from_utf8(&body[4..])
+            .map_err(|_| ProtocolError::Utf8("REGISTER app"))?
+            .to_string(),
+    })
+}
+
 fn truncate_utf8(s: &str, max: usize) -> &str {
     if s.len() <= max {
         return s;
@@ -550,7 +603,8 @@ pub fn decode_request(buf: &[u8]) -> Result<Option<(Request, usize)>, ProtocolEr
     if !matches!(
         k,
         kind::ACQUIRE | kind::RELEASE | kind::STATUS | kind::EXPLAIN | kind::PING | kind::SIGNAL
-    ) {
+    ) && k != kind::REGISTER
+    {
         return Err(ProtocolError::UnknownKind(k));
     }
     if buf.len() < HEADER_LEN + len {
@@ -604,6 +658,7 @@ pub fn decode_request(buf: &[u8]) -> Result<Option<(Request, usize)>, ProtocolEr
                 .to_string(),
         },
         kind::SIGNAL => Request::Signal(decode_signal(body)?),
+        kind::REGISTER => Request::Register(decode_register(body)?),
         _ => {
             exact("PING", body, 0)?;
             Request::Ping
