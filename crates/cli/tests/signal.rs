@@ -458,3 +458,50 @@ fn a_detected_app_gets_its_configuration_within_50ms_of_exec_and_loses_it_at_exi
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("app detection: on"));
 }
+
+#[test]
+fn an_app_already_running_when_the_daemon_starts_is_configured_by_the_start_scan() {
+    let dir = state_dir();
+    let extra =
+        "  - name: tester\n    id: 0x00030102\n    resources:\n      sched_util_clamp_min: 300\n";
+    let (sim, file) = qcs6490_with(dir.path(), extra);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let at = text.find("\napp_filter:").unwrap();
+    let text = format!(
+        "{}\napp_filter:\n  require_tty_or_display: false\napps:\n  - name: sleeper\n    exec: sleep\n    usecases: [tester]\n",
+        &text[..at]
+    );
+    std::fs::write(&file, text).unwrap();
+    // The app runs first, its /proc entries in the board's tree.
+    let mut child = Command::new("sleep").arg("30").spawn().unwrap();
+    let pid = child.id();
+    let proc_dir = sim.join(format!("proc/{pid}"));
+    std::fs::create_dir_all(proc_dir.join(format!("task/{pid}"))).unwrap();
+    for (f, v) in [
+        ("comm", "sleep\n".to_string()),
+        ("cmdline", "sleep\u{0}30\u{0}".to_string()),
+        ("stat", format!("{pid} (sleep) S 1 {pid} {pid} 0 -1 0")),
+        ("status", "Name:\tsleep\nUid:\t0\t0\t0\t0\n".to_string()),
+        ("cgroup", "0::/user.slice\n".to_string()),
+    ] {
+        std::fs::write(proc_dir.join(f), v).unwrap();
+    }
+    let args = [
+        "--root",
+        sim.to_str().unwrap(),
+        "--target",
+        file.to_str().unwrap(),
+    ];
+    let d = Daemon::start(dir.path(), &args);
+    // Configured before the daemon said it is ready (with or without the
+    // connector: the scan needs none).
+    assert_eq!(d.node(UCLAMP), "300", "{}", d.log());
+    assert!(wait_until(Duration::from_secs(5), || d
+        .log()
+        .contains(&format!("app sleeper started: pid {pid}")))
+    .is_some());
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let back = wait_until(Duration::from_secs(5), || d.node(UCLAMP) != "300");
+    assert!(back.is_some(), "{}", d.log());
+}
