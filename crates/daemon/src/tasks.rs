@@ -155,9 +155,15 @@ fn recover_text(text: &str, boot: Option<&str>, cgroups: &Cgroups) -> Vec<TaskRe
             _ => {}
         }
     }
-    pending
+    // Cgroups Lever created go last, once every task was moved back out
+    // of them (an original handed to another request is newer than that
+    // request's moves).
+    let (created, rest): (Vec<_>, Vec<_>) = pending
         .into_iter()
+        .partition(|(_, o)| matches!(o, Original::Created { .. }));
+    rest.into_iter()
         .rev()
+        .chain(created.into_iter().rev())
         .map(|(request, original)| {
             let result = lever_tasks::restore(cgroups, &original).map_err(|e| e.to_string());
             TaskRecovered {

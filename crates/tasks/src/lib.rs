@@ -115,7 +115,9 @@ pub fn apply_process(
 /// memberships through `cgroups`.
 pub fn restore(cgroups: &Cgroups, original: &Original) -> Result<Restored, TaskError> {
     match original {
-        Original::CgroupFile { .. } | Original::Membership { .. } => cgroups.restore(original),
+        Original::CgroupFile { .. } | Original::Membership { .. } | Original::Created { .. } => {
+            cgroups.restore(original)
+        }
         _ => restore_thread(original),
     }
 }

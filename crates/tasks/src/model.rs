@@ -276,6 +276,12 @@ pub enum Original {
         /// What it held.
         value: String,
     },
+    /// A cgroup that did not exist: Lever created it. Putting it back
+    /// removes it again, only if it is empty (no tasks, no children).
+    Created {
+        /// Cgroup path below the cgroup2 mount, e.g. `lever/camera`.
+        cgroup: String,
+    },
     /// Where a process (or, with `thread`, a single thread) was before a
     /// move.
     Membership {
@@ -296,7 +302,7 @@ impl Original {
             | Original::Sched { tid, .. }
             | Original::Uclamp { tid, .. } => Some(*tid),
             Original::Membership { pid, .. } => Some(*pid),
-            Original::CgroupFile { .. } => None,
+            Original::CgroupFile { .. } | Original::Created { .. } => None,
         }
     }
 }
@@ -358,6 +364,9 @@ mod tests {
                 pid: 9,
                 thread: false,
                 cgroup: "user.slice".into(),
+            },
+            Original::Created {
+                cgroup: "lever/focused".into(),
             },
         ];
         let text = serde_json::to_string(&all).unwrap();

@@ -200,7 +200,7 @@ pub fn restore_thread(original: &Original) -> Result<Restored, TaskError> {
         Original::Uclamp { tid, min, max } => sys::sched_getattr(*tid)
             .map_err(|e| op_err("sched_getattr", *tid, e))
             .and_then(|cur| write_uclamp(*tid, cur, Some(*min), Some(*max))),
-        Original::CgroupFile { .. } | Original::Membership { .. } => {
+        Original::CgroupFile { .. } | Original::Membership { .. } | Original::Created { .. } => {
             return Err(TaskError::WrongRestorer)
         }
     };
