@@ -202,15 +202,15 @@ fn recover_text(
             _ => {}
         }
     }
-    // Cgroups Lever created go last, once every task was moved back out
-    // of them (an original handed to another request is newer than that
-    // request's moves).
-    let (created, rest): (Vec<_>, Vec<_>) = pending
+    // Cgroups Lever created go last, children first (see
+    // `lever_tasks::restore_order`).
+    let all: Vec<Original> = pending.iter().map(|(_, _, o)| o.clone()).collect();
+    let order = lever_tasks::restore_order(&all);
+    let mut slots: Vec<Option<(u64, Option<u64>, Original)>> =
+        pending.into_iter().map(Some).collect();
+    order
         .into_iter()
-        .partition(|(_, _, o)| matches!(o, Original::Created { .. }));
-    rest.into_iter()
-        .rev()
-        .chain(created.into_iter().rev())
+        .filter_map(|i| slots[i].take())
         .map(|(request, start, original)| {
             let now = start.and_then(|_| start_of(fs, &original));
             let result = match (start, original.task()) {

@@ -251,7 +251,10 @@ impl Core {
             return;
         };
         let mut clean = true;
-        for o in originals.iter().rev() {
+        for o in lever_tasks::restore_order(&originals)
+            .into_iter()
+            .map(|i| &originals[i])
+        {
             match lever_tasks::restore(cgroups, o) {
                 Ok(Restored::Done) => {}
                 Ok(Restored::Skipped { why }) => self
