@@ -245,6 +245,35 @@ fn kill_9_with_a_live_use_case_then_restart_puts_nodes_and_cgroup_files_back() {
     );
 }
 
+/// Replace the board's apps with one, `sleeper`, that matches `sleep`
+/// anywhere and triggers use case `tester`; `more` adds to the entry.
+fn only_app(file: &std::path::Path, more: &str) {
+    let text = std::fs::read_to_string(file).unwrap();
+    let at = text.find("\napp_filter:").unwrap();
+    let text = format!(
+        "{}\napp_filter:\n  require_tty_or_display: false\napps:\n  - name: sleeper\n    exec: sleep\n    usecases: [tester]\n{more}",
+        &text[..at]
+    );
+    std::fs::write(file, text).unwrap();
+}
+
+/// `/proc/PID` of a real `sleep 30` in the board's tree (the daemon reads
+/// /proc under --root), as the kernel shows it after the exec.
+fn fake_sleep(sim: &std::path::Path, pid: u32) -> std::path::PathBuf {
+    let proc_dir = sim.join(format!("proc/{pid}"));
+    std::fs::create_dir_all(proc_dir.join(format!("task/{pid}"))).unwrap();
+    for (f, v) in [
+        ("comm", "sleep\n".to_string()),
+        ("cmdline", "sleep\u{0}30\u{0}".to_string()),
+        ("stat", format!("{pid} (sleep) S 1 {pid} {pid} 0 -1 0")),
+        ("status", "Name:\tsleep\nUid:\t0\t0\t0\t0\n".to_string()),
+        ("cgroup", "0::/user.slice\n".to_string()),
+    ] {
+        std::fs::write(proc_dir.join(f), v).unwrap();
+    }
+    proc_dir
+}
+
 /// A simulated qcs6490 in `dir/sim` and a target file: the built-in
 /// qcs6490 plus `extra` use case entries. Returns (sim, file).
 fn qcs6490_with(dir: &std::path::Path, extra: &str) -> (std::path::PathBuf, std::path::PathBuf) {
@@ -378,13 +407,7 @@ fn a_detected_app_gets_its_configuration_within_50ms_of_exec_and_loses_it_at_exi
         "  - name: tester\n    id: 0x00030102\n    resources:\n      sched_util_clamp_min: 300\n";
     let (sim, file) = qcs6490_with(dir.path(), extra);
     // The board's apps: replaced by one that matches `sleep` anywhere.
-    let text = std::fs::read_to_string(&file).unwrap();
-    let at = text.find("\napp_filter:").unwrap();
-    let text = format!(
-        "{}\napp_filter:\n  require_tty_or_display: false\napps:\n  - name: sleeper\n    exec: sleep\n    usecases: [tester]\n    move_to: lever/focused\n",
-        &text[..at]
-    );
-    std::fs::write(&file, text).unwrap();
+    only_app(&file, "    move_to: lever/focused\n");
     let args = [
         "--root",
         sim.to_str().unwrap(),
@@ -405,17 +428,7 @@ fn a_detected_app_gets_its_configuration_within_50ms_of_exec_and_loses_it_at_exi
     let pid = child.id();
     // Its /proc entries in the board's tree (the daemon reads /proc under
     // --root), as the kernel will show them after the exec.
-    let proc_dir = sim.join(format!("proc/{pid}"));
-    std::fs::create_dir_all(proc_dir.join(format!("task/{pid}"))).unwrap();
-    for (f, v) in [
-        ("comm", "sleep\n".to_string()),
-        ("cmdline", "sleep\u{0}30\u{0}".to_string()),
-        ("stat", format!("{pid} (sleep) S 1 {pid} {pid} 0 -1 0")),
-        ("status", "Name:\tsleep\nUid:\t0\t0\t0\t0\n".to_string()),
-        ("cgroup", "0::/user.slice\n".to_string()),
-    ] {
-        std::fs::write(proc_dir.join(f), v).unwrap();
-    }
+    let proc_dir = fake_sleep(&sim, pid);
     std::fs::write(
         sim.join("sys/fs/cgroup/user.slice/cgroup.procs"),
         format!("{pid}\n"),
@@ -467,27 +480,11 @@ fn an_app_already_running_when_the_daemon_starts_is_configured_by_the_start_scan
     let extra =
         "  - name: tester\n    id: 0x00030102\n    resources:\n      sched_util_clamp_min: 300\n";
     let (sim, file) = qcs6490_with(dir.path(), extra);
-    let text = std::fs::read_to_string(&file).unwrap();
-    let at = text.find("\napp_filter:").unwrap();
-    let text = format!(
-        "{}\napp_filter:\n  require_tty_or_display: false\napps:\n  - name: sleeper\n    exec: sleep\n    usecases: [tester]\n",
-        &text[..at]
-    );
-    std::fs::write(&file, text).unwrap();
+    only_app(&file, "");
     // The app runs first, its /proc entries in the board's tree.
     let mut child = Command::new("sleep").arg("30").spawn().unwrap();
     let pid = child.id();
-    let proc_dir = sim.join(format!("proc/{pid}"));
-    std::fs::create_dir_all(proc_dir.join(format!("task/{pid}"))).unwrap();
-    for (f, v) in [
-        ("comm", "sleep\n".to_string()),
-        ("cmdline", "sleep\u{0}30\u{0}".to_string()),
-        ("stat", format!("{pid} (sleep) S 1 {pid} {pid} 0 -1 0")),
-        ("status", "Name:\tsleep\nUid:\t0\t0\t0\t0\n".to_string()),
-        ("cgroup", "0::/user.slice\n".to_string()),
-    ] {
-        std::fs::write(proc_dir.join(f), v).unwrap();
-    }
+    fake_sleep(&sim, pid);
     let args = [
         "--root",
         sim.to_str().unwrap(),
