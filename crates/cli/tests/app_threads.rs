@@ -1,8 +1,8 @@
 //! Per-thread rules end to end: a real daemon on this machine's /proc
 //! (`--root /`, a target that only configures threads, so no node is ever
 //! written), a real process with named threads (a small C program built
-//! with gcc here), registered as an app; its threads get their affinity and
-//! policy (read back with `sched_getaffinity` and
+//! with gcc here), registered as an app; its threads get their affinity,
+//! policy and nice (read back with `sched_getaffinity` and
 //! `/proc/PID/task/TID/stat`) within 50 ms, and at its exit the daemon
 //! releases the configuration, skipping the threads that are gone, and
 //! marks it done in its task journal.
@@ -33,7 +33,7 @@ apps:
     exec: lever-thr-probe
     threads:
       - { comm: lw-fifo, affinity: 0, policy: fifo, priority: 10 }
-      - { comm: \"lw-b*\", affinity: 0, policy: batch }
+      - { comm: \"lw-b*\", affinity: 0, policy: batch, nice: 5 }
 ";
 
 const PROGRAM: &str = r#"
@@ -63,22 +63,23 @@ fn affinity(tid: i32) -> Vec<u32> {
         .collect()
 }
 
-/// (comm, policy, allowed CPUs) of every thread of `pid`.
-fn threads(pid: u32) -> Vec<(String, u32, Vec<u32>)> {
+/// (comm, policy, allowed CPUs, nice) of every thread of `pid`.
+fn threads(pid: u32) -> Vec<(String, u32, Vec<u32>, i32)> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap() {
         let tid: i32 = e.unwrap().file_name().to_str().unwrap().parse().unwrap();
         let comm = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/comm")).unwrap();
         let stat = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/stat")).unwrap();
-        // Field 41 (policy), counted after the `(comm)` that may hold spaces.
+        // Fields 41 (policy) and 19 (nice), counted after the `(comm)`
+        // that may hold spaces.
         let after = &stat[stat.rfind(')').unwrap() + 2..];
-        let policy = after
-            .split_whitespace()
-            .nth(41 - 3)
-            .unwrap()
-            .parse()
-            .unwrap();
-        out.push((comm.trim().to_string(), policy, affinity(tid)));
+        let field = |n: usize| after.split_whitespace().nth(n - 3).unwrap();
+        out.push((
+            comm.trim().to_string(),
+            field(41).parse().unwrap(),
+            affinity(tid),
+            field(19).parse().unwrap(),
+        ));
     }
     out.sort();
     out
@@ -156,6 +157,8 @@ fn named_threads_get_affinity_and_policy_within_50ms_and_are_released_at_exit() 
     assert_eq!(expect("lw-fifo").2, vec![0]);
     assert_eq!(expect("lw-batch").1, 3, "SCHED_BATCH: {after:?}");
     assert_eq!(expect("lw-batch").2, vec![0]);
+    assert_eq!(expect("lw-batch").3, 5, "nice 5: {after:?}");
+    assert_eq!(expect("lw-fifo").3, 0);
     // Threads no rule names are left alone.
     assert_eq!(expect("lw-other").1, 0);
     assert_eq!(expect("lw-other").2, all);
@@ -182,6 +185,9 @@ fn named_threads_get_affinity_and_policy_within_50ms_and_are_released_at_exit() 
     assert!(log.contains("nothing to restore"), "{log}");
     let journal = std::fs::read_to_string(dir.path().join("tasks.journal")).unwrap();
     let sets = journal.lines().filter(|l| l.starts_with("set ")).count();
-    assert_eq!(sets, 4, "two settings on each of two threads: {journal}");
+    assert_eq!(
+        sets, 5,
+        "affinity and policy of two threads, one nice: {journal}"
+    );
     assert!(journal.lines().any(|l| l.starts_with("done ")), "{journal}");
 }

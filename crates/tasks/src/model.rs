@@ -193,6 +193,12 @@ pub enum ThreadSetting {
     },
     /// Scheduling policy and priority (`sched_setattr`).
     Sched(Sched),
+    /// Nice value, -20..=19 (`sched_setattr`, policy and priority kept);
+    /// only SCHED_OTHER and SCHED_BATCH threads are scheduled by it.
+    Nice {
+        /// The nice value.
+        nice: i32,
+    },
     /// Per-task utilization clamps (`sched_setattr` with
     /// `SCHED_FLAG_UTIL_CLAMP`), 0..=1024; `None` leaves that side alone.
     Uclamp {
@@ -258,6 +264,13 @@ pub enum Original {
         /// What it had.
         sched: Sched,
     },
+    /// A thread's nice value before.
+    Nice {
+        /// The thread.
+        tid: i32,
+        /// What it had.
+        nice: i32,
+    },
     /// A thread's uclamp values before.
     Uclamp {
         /// The thread.
@@ -300,6 +313,7 @@ impl Original {
         match self {
             Original::Affinity { tid, .. }
             | Original::Sched { tid, .. }
+            | Original::Nice { tid, .. }
             | Original::Uclamp { tid, .. } => Some(*tid),
             Original::Membership { pid, .. } => Some(*pid),
             Original::CgroupFile { .. } | Original::Created { .. } => None,
