@@ -104,7 +104,13 @@ impl TaskJournal {
             Some(start) => format!("set {request} @{start} {json}\n"),
             None => format!("set {request} {json}\n"),
         };
-        self.append(&line, true)
+        // A created cgroup is always followed by the original of what is
+        // written or moved into it, whose fsync (before that change) makes
+        // both durable: one fsync instead of one per level on the exec
+        // path. A crash between the mkdir and that fsync can leave an empty
+        // cgroup behind, never a changed setting.
+        let durable = !matches!(original, Original::Created { .. });
+        self.append(&line, durable)
     }
 
     /// A request's task settings start being held.
