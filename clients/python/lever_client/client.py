@@ -29,6 +29,7 @@ from .protocol import (
     Pong,
     Release,
     Signal,
+    Register,
     Reply,
     Request,
     Status,
@@ -184,6 +185,15 @@ class Client:
             )
         )
         return self._handle_or_report(reply, report)
+
+    def register(self, app: str, pid: Optional[int] = None) -> None:
+        """Register process ``pid`` (default: this one) as app ``app`` of the
+        daemon's target (``lever run --app``): the daemon applies its
+        configuration until that process exits. Without root or the system
+        group, only a process of this uid."""
+        reply = self.call(Register(os.getpid() if pid is None else pid, app))
+        if not isinstance(reply, Done):
+            raise self._unexpected(reply)
 
     def release(self, handle: int) -> None:
         """Release a request."""

@@ -35,6 +35,7 @@ class Kind(enum.IntEnum):
     EXPLAIN = 0x04
     PING = 0x05
     SIGNAL = 0x06
+    REGISTER = 0x07
     HANDLE = 0x81
     DONE = 0x82
     JSON = 0x83
@@ -42,7 +43,7 @@ class Kind(enum.IntEnum):
     ERROR = 0xFF
 
 
-REQUEST_KINDS = frozenset({Kind.ACQUIRE, Kind.RELEASE, Kind.STATUS, Kind.EXPLAIN, Kind.PING, Kind.SIGNAL})
+REQUEST_KINDS = frozenset({Kind.ACQUIRE, Kind.RELEASE, Kind.STATUS, Kind.EXPLAIN, Kind.PING, Kind.SIGNAL}) | {Kind.REGISTER}
 REPLY_KINDS = frozenset({Kind.HANDLE, Kind.DONE, Kind.JSON, Kind.PONG, Kind.ERROR})
 
 
@@ -58,6 +59,7 @@ class ErrorCode(enum.IntEnum):
     INVALID = 7
     INTERNAL = 8
     UNKNOWN_USECASE = 9
+    UNKNOWN_APP = 10
 
     @classmethod
     def from_u16(cls, value: int) -> "ErrorCode":
@@ -149,6 +151,15 @@ class Signal:
 
 
 @dataclass(frozen=True)
+class Register:
+    """Process ``pid`` (> 0) runs app ``app`` (an ``apps:`` entry of the
+    daemon's target): its configuration holds until the process exits."""
+
+    pid: int
+    app: str
+
+
+@dataclass(frozen=True)
 class Release:
     handle: int
 
@@ -201,7 +212,7 @@ class Error:
     message: str
 
 
-Request = Union[Acquire, Release, Status, Explain, Ping, Signal]
+Request = Union[Acquire, Release, Status, Explain, Ping, Signal, Register]
 Reply = Union[Handle, Done, Json, JsonMore, Pong, Error]
 
 
@@ -281,6 +292,12 @@ def encode(message: Union[Request, Reply]) -> bytes:
             message.height,
         )
         return _frame(Kind.SIGNAL, body + key)
+    if isinstance(message, Register):
+        _check_range("pid", message.pid, 1, 0xFFFFFFFF)
+        key = message.app.encode("utf-8")
+        if not 1 <= len(key) <= MAX_USECASE_KEY:
+            raise ValueError(f"app name of {len(key)} bytes is not 1..={MAX_USECASE_KEY}")
+        return _frame(Kind.REGISTER, struct.pack("<I", message.pid) + key)
     if isinstance(message, Release):
         _check_range("handle", message.handle, 0, 0xFFFFFFFF)
         return _frame(Kind.RELEASE, struct.pack("<I", message.handle))
@@ -426,6 +443,13 @@ def decode_request(buf: bytes) -> Optional[Tuple[Request, int]]:
         request = Explain(_text(body, "EXPLAIN resource"))
     elif kind == Kind.SIGNAL:
         request = _decode_signal(body)
+    elif kind == Kind.REGISTER:
+        if not 5 <= len(body) <= 4 + MAX_USECASE_KEY:
+            raise ProtocolError("length", f"REGISTER body has {len(body)} bytes, expected 5..={4 + MAX_USECASE_KEY}")
+        pid = struct.unpack_from("<I", body, 0)[0]
+        if pid == 0:
+            raise ProtocolError("field", "REGISTER pid must be > 0")
+        request = Register(pid, _text(body[4:], "REGISTER app"))
     else:
         _exact("PING", body, 0)
         request = Ping()

@@ -280,3 +280,24 @@ def test_signal_round_trips_with_the_rust_layout():
     assert "reserved" in str(info.value)
     with pytest.raises(ValueError):
         encode(Signal(""))
+
+
+def test_register_matches_the_rust_layout():
+    from lever_client.protocol import Register
+
+    reg = Register(4242, "gst-camera")
+    data = encode(reg)
+    # Header, pid u32, app name: as crates/protocol's test expects.
+    assert data[2] == 0x07
+    assert len(data) == 8 + 4 + 10
+    assert data[8:12] == (4242).to_bytes(4, "little")
+    assert decode_request(data) == (reg, len(data))
+    zero = bytearray(data)
+    zero[8:12] = bytes(4)
+    with pytest.raises(ProtocolError) as info:
+        decode_request(bytes(zero))
+    assert "pid" in str(info.value)
+    with pytest.raises(ValueError):
+        encode(Register(1, ""))
+    with pytest.raises(ValueError):
+        encode(Register(0, "x"))

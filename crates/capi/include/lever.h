@@ -111,6 +111,17 @@ int lever_signal(const char *usecase, uint32_t duration_ms, int priority,
 int lever_unsignal(int handle);
 
 /*
+ * Register process `pid` (0 = this process) as app `app` of the daemon's
+ * target (its `apps:` entries): the daemon applies the app's use cases and
+ * thread rules until that process exits. For machines where the daemon
+ * cannot detect apps itself (`lever run --app NAME -- CMD` does this).
+ * Without root or the daemon's system group, only a process of the
+ * caller's own uid. Returns 0, or -1 (an unknown app, another uid's
+ * process, a process already registered: see lever_last_error()).
+ */
+int lever_register_app(int pid, const char *app);
+
+/*
  * The daemon's status as JSON (every resource: current, original and
  * winning values, live requests). Writes at most len bytes into buf,
  * always NUL-terminated when len > 0, and returns the full length without

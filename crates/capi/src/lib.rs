@@ -9,7 +9,7 @@
 //!   `dlopen("/usr/lib/libqti-perfd-client.so")` work unchanged;
 //! - the richer API of `include/lever.h`: [`lever_tune`] (with priority),
 //!   [`lever_retune`], [`lever_untune`], [`lever_signal`] and
-//!   [`lever_unsignal`] (use cases), [`lever_status`], [`lever_ping`] and
+//!   [`lever_unsignal`] (use cases), [`lever_register_app`], [`lever_status`], [`lever_ping`] and
 //!   [`lever_last_error`].
 //!
 //! The socket is `$LEVER_SOCKET`, else `/run/lever/lever.sock`. The
@@ -242,16 +242,7 @@ pub unsafe extern "C" fn lever_signal(
             return invalid("usecase is NULL");
         }
         // SAFETY: non-null, and the caller promises a NUL-terminated string.
-        let name = unsafe { std::ffi::CStr::from_ptr(usecase) };
-        let Ok(name) = name.to_str() else {
-            return invalid("usecase is not UTF-8");
-        };
-        if name.is_empty() || name.len() > lever_protocol::MAX_USECASE_KEY {
-            return invalid(format!(
-                "usecase {name:?} must be 1..={} bytes",
-                lever_protocol::MAX_USECASE_KEY
-            ));
-        }
+        let name = unsafe { key_arg(usecase, "usecase") }?;
         let signal = lever_client::Signal {
             usecase: name.to_string(),
             lease: lever_client::SignalLease::from_wire(duration_ms),
@@ -263,6 +254,50 @@ pub unsafe extern "C" fn lever_signal(
             height: std::num::NonZeroU32::new(height),
         };
         with_session(|s| s.signal(&signal))
+    })
+}
+
+/// A name argument (a use case, an app): non-NULL, UTF-8, 1..=255 bytes.
+///
+/// # Safety
+/// `ptr` must be NULL or a NUL-terminated string.
+unsafe fn key_arg<'a>(ptr: *const c_char, what: &str) -> Result<&'a str, Error> {
+    if ptr.is_null() {
+        return invalid(format!("{what} is NULL"));
+    }
+    // SAFETY: non-null, and the caller promises a NUL-terminated string.
+    let name = unsafe { std::ffi::CStr::from_ptr(ptr) };
+    let Ok(name) = name.to_str() else {
+        return invalid(format!("{what} is not UTF-8"));
+    };
+    if name.is_empty() || name.len() > lever_protocol::MAX_USECASE_KEY {
+        return invalid(format!(
+            "{what} {name:?} must be 1..={} bytes",
+            lever_protocol::MAX_USECASE_KEY
+        ));
+    }
+    Ok(name)
+}
+
+/// Register process `pid` (0 = the calling process) as app `app` of the
+/// daemon's target: the daemon applies the app's configuration until that
+/// process exits (`lever run --app`, for machines where the daemon cannot
+/// detect apps). Returns 0, or -1.
+///
+/// # Safety
+/// `app` must be NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn lever_register_app(pid: c_int, app: *const c_char) -> c_int {
+    guard("lever_register_app", || {
+        // SAFETY: the caller's promise, passed on.
+        let app = unsafe { key_arg(app, "app") }?;
+        let pid = match pid {
+            0 => std::process::id(),
+            p if p > 0 => p as u32,
+            p => return invalid(format!("pid {p} is not a process")),
+        };
+        with_session(|s| s.register(pid, app))?;
+        Ok(0)
     })
 }
 

@@ -296,6 +296,10 @@ impl Session {
     }
 
     /// PING; the daemon's protocol version.
+    pub fn register(&mut self, pid: u32, app: &str) -> Result<(), Error> {
+        Ok(self.client()?.register(pid, app)?)
+    }
+
     pub fn ping(&mut self) -> Result<u8, Error> {
         Ok(self.client()?.ping()?)
     }

@@ -105,6 +105,40 @@ fn compile(cc: &str, out: &Path, args: &[&str]) {
     );
 }
 
+/// Build `source` as `name` against liblever and run it with the daemon's
+/// socket and `LEVER_TEST_NODE` (the board path of `node`); its stdout,
+/// after checking it succeeded.
+fn run_c(s: &Setup, name: &str, source: &str, node: &str) -> String {
+    let work = s.daemon.dir.path();
+    let libdir = s.lib.parent().unwrap();
+    let include = repo_root().join("crates/capi/include");
+    let src = work.join(format!("{name}.c"));
+    std::fs::write(&src, source).unwrap();
+    let exe = work.join(name);
+    compile(
+        &s.cc,
+        &exe,
+        &[
+            "-Wall",
+            "-I",
+            include.to_str().unwrap(),
+            src.to_str().unwrap(),
+            "-L",
+            libdir.to_str().unwrap(),
+            "-llever",
+        ],
+    );
+    let out = Command::new(&exe)
+        .env("LEVER_SOCKET", &s.daemon.socket)
+        .env("LD_LIBRARY_PATH", libdir)
+        .env("LEVER_TEST_NODE", s.daemon.node(node))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{stdout}");
+    stdout
+}
+
 #[test]
 fn seed_sample_program_acquires_and_releases() {
     let Some(s) = setup("seed_sample_program_acquires_and_releases") else {
@@ -265,12 +299,9 @@ fn lever_signal_from_c_triggers_and_ends_a_use_case() {
     const GOLD_MIN: &str = "sys/devices/system/cpu/cpufreq/policy4/scaling_min_freq";
     let original = s.daemon.read(GOLD_MIN);
     assert_ne!(original, "1228800");
-    let work = s.daemon.dir.path();
-    let libdir = s.lib.parent().unwrap();
-    let include = repo_root().join("crates/capi/include");
-    let src = work.join("signal.c");
-    std::fs::write(
-        &src,
+    let stdout = run_c(
+        &s,
+        "signal",
         r#"#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -296,30 +327,8 @@ int main(void) {
     return 0;
 }
 "#,
-    )
-    .unwrap();
-    let exe = work.join("signal");
-    compile(
-        &s.cc,
-        &exe,
-        &[
-            "-Wall",
-            "-I",
-            include.to_str().unwrap(),
-            src.to_str().unwrap(),
-            "-L",
-            libdir.to_str().unwrap(),
-            "-llever",
-        ],
+        GOLD_MIN,
     );
-    let out = Command::new(&exe)
-        .env("LEVER_SOCKET", &s.daemon.socket)
-        .env("LD_LIBRARY_PATH", libdir)
-        .env("LEVER_TEST_NODE", s.daemon.node(GOLD_MIN))
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}");
     let nodes: Vec<&str> = stdout
         .lines()
         .filter_map(|l| l.strip_prefix("node: "))
@@ -334,4 +343,54 @@ int main(void) {
         stdout.contains("null -1: lever_signal: usecase is NULL"),
         "{stdout}"
     );
+}
+
+/// lever_register_app from C: the program registers itself as app
+/// gst-camera, sees camera-preview's Gold floor set, and exits; the floor
+/// is back after its exit. An unknown app is -1 with the daemon's reason.
+#[test]
+fn lever_register_app_from_c_holds_the_apps_configuration_until_exit() {
+    let Some(s) = setup("lever_register_app_from_c_holds_the_apps_configuration_until_exit") else {
+        return;
+    };
+    const GOLD_MIN: &str = "sys/devices/system/cpu/cpufreq/policy4/scaling_min_freq";
+    let original = s.daemon.read(GOLD_MIN);
+    assert_ne!(original, "1228800");
+    let stdout = run_c(
+        &s,
+        "register",
+        r#"#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include "lever.h"
+int main(void) {
+    int bad = lever_register_app(0, "no-such-app");
+    printf("unknown %d: %s\n", bad, lever_last_error());
+    int ok = lever_register_app(0, "gst-camera");
+    if (ok != 0) { printf("failed: %s\n", lever_last_error()); return 1; }
+    /* The daemon applies before it answers. */
+    char buf[64] = {0};
+    FILE *f = fopen(getenv("LEVER_TEST_NODE"), "r");
+    if (f) { if (!fgets(buf, sizeof buf, f)) buf[0] = 0; fclose(f); }
+    printf("node: %s", buf);
+    return 0;
+}
+"#,
+        GOLD_MIN,
+    );
+    assert!(stdout.contains("node: 1228800"), "{stdout}");
+    assert!(
+        stdout.contains(
+            "unknown -1: lever_register_app: lever daemon refused: no app named \"no-such-app\""
+        ),
+        "{stdout}"
+    );
+    let t = Instant::now();
+    while s.daemon.read(GOLD_MIN) != original {
+        assert!(
+            t.elapsed() < Duration::from_secs(2),
+            "not restored after the registered process exited"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }

@@ -52,6 +52,7 @@ fn serve(state: Arc<Mutex<Mock>>, mut stream: UnixStream) {
                         code: ErrorCode::Invalid,
                         message: "the mock daemon has no profiles".into(),
                     },
+                    Request::Register(_) => Reply::Done,
                 };
                 drop(st);
                 if stream.write_all(&reply.encode()).is_err() {

@@ -66,6 +66,9 @@ pub enum Command {
     Signal(crate::cmd::signal::SignalArgs),
     /// End a use case `lever signal --detach` left with the daemon.
     Unsignal(crate::cmd::signal::UnsignalArgs),
+    /// Start a command registered as an app of the daemon's target
+    /// (`--app NAME -- CMD`); exits with its status.
+    Run(crate::cmd::run::RunArgs),
     /// LMBench's micro-benchmarks and Dhrystone/Whetstone/Linpack, with
     /// statistics; `bench compare BASE NEW` for CI.
     Bench(crate::cmd::bench::BenchArgs),

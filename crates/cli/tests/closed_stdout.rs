@@ -120,6 +120,7 @@ fn no_subcommand_panics_on_a_closed_stdout() {
         vec!["release", "12345"],
         vec!["signal", "-d", "5s", "--detach", "app-launch"],
         vec!["unsignal", "12345"],
+        vec!["run", "--app", "gst-camera", "--", "sleep", "0.2"],
         vec!["restore", "--state-dir", state_dir],
         vec!["--root", root, "cpu"],
         vec!["cpu", "ipc", "--", "true"],

@@ -82,8 +82,9 @@ fn lever_signal_camera_preview_sets_its_nodes_and_restores_them_when_it_ends() {
     held.wait().unwrap();
     let back = wait_until(Duration::from_secs(5), || camera_nodes(&d) == before);
     assert!(back.is_some(), "{:?} vs {before:?}", camera_nodes(&d));
+    // The cgroup the use case created is removed again.
     let weight = wait_until(Duration::from_secs(5), || {
-        cgroup_file(&d, CAM_WEIGHT).as_deref() == Some("100")
+        cgroup_file(&d, CAM_WEIGHT).is_none()
     });
     assert!(weight.is_some(), "{:?}", cgroup_file(&d, CAM_WEIGHT));
     // A timed trigger ends by itself; the CLI says what it holds.
@@ -231,7 +232,8 @@ fn kill_9_with_a_live_use_case_then_restart_puts_nodes_and_cgroup_files_back() {
     // The sim tree is not recreated over an existing one: what the killed
     // daemon left is what the new one finds, and puts back.
     assert_eq!(camera_nodes(&d), before);
-    assert_eq!(cgroup_file(&d, CAM_WEIGHT).as_deref(), Some("100"));
+    // The cgroup the use case created is gone again (its file with it).
+    assert_eq!(cgroup_file(&d, CAM_WEIGHT), None);
     assert!(
         d.log().contains("recovered request")
             || wait_until(Duration::from_secs(5), || d
@@ -241,6 +243,35 @@ fn kill_9_with_a_live_use_case_then_restart_puts_nodes_and_cgroup_files_back() {
         "{}",
         d.log()
     );
+}
+
+/// Replace the board's apps with one, `sleeper`, that matches `sleep`
+/// anywhere and triggers use case `tester`; `more` adds to the entry.
+fn only_app(file: &std::path::Path, more: &str) {
+    let text = std::fs::read_to_string(file).unwrap();
+    let at = text.find("\napp_filter:").unwrap();
+    let text = format!(
+        "{}\napp_filter:\n  require_tty_or_display: false\napps:\n  - name: sleeper\n    exec: sleep\n    usecases: [tester]\n{more}",
+        &text[..at]
+    );
+    std::fs::write(file, text).unwrap();
+}
+
+/// `/proc/PID` of a real `sleep 30` in the board's tree (the daemon reads
+/// /proc under --root), as the kernel shows it after the exec.
+fn fake_sleep(sim: &std::path::Path, pid: u32) -> std::path::PathBuf {
+    let proc_dir = sim.join(format!("proc/{pid}"));
+    std::fs::create_dir_all(proc_dir.join(format!("task/{pid}"))).unwrap();
+    for (f, v) in [
+        ("comm", "sleep\n".to_string()),
+        ("cmdline", "sleep\u{0}30\u{0}".to_string()),
+        ("stat", format!("{pid} (sleep) S 1 {pid} {pid} 0 -1 0")),
+        ("status", "Name:\tsleep\nUid:\t0\t0\t0\t0\n".to_string()),
+        ("cgroup", "0::/user.slice\n".to_string()),
+    ] {
+        std::fs::write(proc_dir.join(f), v).unwrap();
+    }
+    proc_dir
 }
 
 /// A simulated qcs6490 in `dir/sim` and a target file: the built-in
@@ -376,13 +407,7 @@ fn a_detected_app_gets_its_configuration_within_50ms_of_exec_and_loses_it_at_exi
         "  - name: tester\n    id: 0x00030102\n    resources:\n      sched_util_clamp_min: 300\n";
     let (sim, file) = qcs6490_with(dir.path(), extra);
     // The board's apps: replaced by one that matches `sleep` anywhere.
-    let text = std::fs::read_to_string(&file).unwrap();
-    let at = text.find("\napp_filter:").unwrap();
-    let text = format!(
-        "{}\napp_filter:\n  require_tty_or_display: false\napps:\n  - name: sleeper\n    exec: sleep\n    usecases: [tester]\n    move_to: lever/focused\n",
-        &text[..at]
-    );
-    std::fs::write(&file, text).unwrap();
+    only_app(&file, "    move_to: lever/focused\n");
     let args = [
         "--root",
         sim.to_str().unwrap(),
@@ -403,17 +428,7 @@ fn a_detected_app_gets_its_configuration_within_50ms_of_exec_and_loses_it_at_exi
     let pid = child.id();
     // Its /proc entries in the board's tree (the daemon reads /proc under
     // --root), as the kernel will show them after the exec.
-    let proc_dir = sim.join(format!("proc/{pid}"));
-    std::fs::create_dir_all(proc_dir.join(format!("task/{pid}"))).unwrap();
-    for (f, v) in [
-        ("comm", "sleep\n".to_string()),
-        ("cmdline", "sleep\u{0}30\u{0}".to_string()),
-        ("stat", format!("{pid} (sleep) S 1 {pid} {pid} 0 -1 0")),
-        ("status", "Name:\tsleep\nUid:\t0\t0\t0\t0\n".to_string()),
-        ("cgroup", "0::/user.slice\n".to_string()),
-    ] {
-        std::fs::write(proc_dir.join(f), v).unwrap();
-    }
+    let proc_dir = fake_sleep(&sim, pid);
     std::fs::write(
         sim.join("sys/fs/cgroup/user.slice/cgroup.procs"),
         format!("{pid}\n"),
@@ -457,4 +472,35 @@ fn a_detected_app_gets_its_configuration_within_50ms_of_exec_and_loses_it_at_exi
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("app detection: on"));
+}
+
+#[test]
+fn an_app_already_running_when_the_daemon_starts_is_configured_by_the_start_scan() {
+    let dir = state_dir();
+    let extra =
+        "  - name: tester\n    id: 0x00030102\n    resources:\n      sched_util_clamp_min: 300\n";
+    let (sim, file) = qcs6490_with(dir.path(), extra);
+    only_app(&file, "");
+    // The app runs first, its /proc entries in the board's tree.
+    let mut child = Command::new("sleep").arg("30").spawn().unwrap();
+    let pid = child.id();
+    fake_sleep(&sim, pid);
+    let args = [
+        "--root",
+        sim.to_str().unwrap(),
+        "--target",
+        file.to_str().unwrap(),
+    ];
+    let d = Daemon::start(dir.path(), &args);
+    // Configured before the daemon said it is ready (with or without the
+    // connector: the scan needs none).
+    assert_eq!(d.node(UCLAMP), "300", "{}", d.log());
+    assert!(wait_until(Duration::from_secs(5), || d
+        .log()
+        .contains(&format!("app sleeper started: pid {pid}")))
+    .is_some());
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let back = wait_until(Duration::from_secs(5), || d.node(UCLAMP) != "300");
+    assert!(back.is_some(), "{}", d.log());
 }

@@ -31,8 +31,11 @@ use std::path::{Path, PathBuf};
 pub use lever_protocol::ErrorCode as Code;
 pub use lever_protocol::{
     Acquire, Acquired, Applied, Bound, Cause, Explain, Handle, Holder, Lease, PairRule, Priority,
-    Profile, Signal, SignalLease, SnapDirection, Status, VoteInfo,
+    Profile, Register, Signal, SignalLease, SnapDirection, Status, VoteInfo,
 };
+
+mod run;
+pub use run::{run_app, RunError};
 
 /// Where the daemon listens unless `LEVER_SOCKET` says otherwise.
 pub const DEFAULT_SOCKET: &str = "/run/lever/lever.sock";
@@ -242,6 +245,25 @@ impl Client {
     /// Remove the daemon's base profile (holds stay).
     pub fn profile_off(&mut self) -> Result<(), ClientError> {
         match self.call(&Request::ProfileOff)? {
+            Reply::Done => Ok(()),
+            other => Err(ClientError::Unexpected(other)),
+        }
+    }
+
+    /// Register running process `pid` as app `app` of the daemon's target
+    /// (`apps:`): the daemon applies the app's configuration as a request
+    /// owned by that process, released when it exits (see [`run_app`]).
+    /// Without root or the system group, only a process of this client's
+    /// own uid.
+    pub fn register(&mut self, pid: u32, app: &str) -> Result<(), ClientError> {
+        let pid = std::num::NonZeroU32::new(pid).ok_or_else(|| ClientError::Refused {
+            code: ErrorCode::Invalid,
+            message: "pid 0 is not a process".into(),
+        })?;
+        match self.call(&Request::Register(Register {
+            pid,
+            app: app.to_string(),
+        }))? {
             Reply::Done => Ok(()),
             other => Err(ClientError::Unexpected(other)),
         }

@@ -5,14 +5,24 @@
 //! mistake a recycled pid for the app, and catches an exit whose
 //! connector event was lost.
 //!
+//! The connector only reports processes that exec while it listens, and
+//! drops events when its queue overflows: [`AppWatch::scan`] walks `/proc`
+//! at start and again after an overrun, so apps already running (or
+//! started during the storm) are configured too.
+//!
+//! Where the connector is unavailable, a client may name a process itself
+//! (REGISTER, `lever run --app NAME -- CMD`): [`AppWatch::register`].
+//!
 //! Processes are read under the daemon's root (`/proc/PID/comm`, ...): on
 //! a simulated board only processes whose `/proc` entries exist in the
-//! board's tree are seen (the tests create them).
+//! board's tree are seen (the tests create them). The permission check of
+//! a REGISTER reads the kernel's own `/proc`: the pid is a real process.
 
-use crate::core::Core;
+use crate::core::{Client, Core};
 use crate::identity::Identity;
 use lever_kernel::KernelFs;
 use lever_procwatch::{AppMatcher, PidFd, ProcConnector, ProcEvent, WatchError};
+use lever_protocol::{ErrorCode, Register, Reply};
 use std::collections::{HashMap, HashSet};
 use std::os::fd::{AsFd, BorrowedFd};
 use std::time::Duration;
@@ -22,8 +32,9 @@ pub const APP_CONN_BASE: u64 = 1 << 40;
 
 /// The connector, the matcher and the running apps.
 pub struct AppWatch {
-    connector: ProcConnector,
-    matcher: AppMatcher,
+    /// `None` when only registered apps are tracked.
+    connector: Option<ProcConnector>,
+    matcher: Option<AppMatcher>,
     procfs: KernelFs,
     running: HashMap<u64, (String, PidFd)>,
     /// Pids of running apps: a second exec of the same process (a shell
@@ -42,7 +53,38 @@ pub enum Detection {
     Unavailable(String),
 }
 
+/// What one pass over new processes did: the new apps' owner ids (their
+/// pidfds go into the epoll set) and lines for the log.
+#[derive(Debug, Default)]
+pub struct Started {
+    /// Owner ids of the apps started.
+    pub conns: Vec<u64>,
+    /// Lines for the log.
+    pub log: Vec<String>,
+}
+
+/// A process recognised as an app, before it is started.
+struct Found {
+    pid: i32,
+    name: String,
+    uid: Option<u32>,
+    comm: String,
+}
+
 impl AppWatch {
+    /// Track registered apps only (no connector), reading processes under
+    /// `procfs`.
+    pub fn new(procfs: KernelFs) -> AppWatch {
+        AppWatch {
+            connector: None,
+            matcher: None,
+            procfs,
+            running: HashMap::new(),
+            pids: HashSet::new(),
+            next: APP_CONN_BASE,
+        }
+    }
+
     /// Watch for the apps of `core`'s target, reading processes under
     /// `procfs`.
     pub fn open(core: &Core, procfs: KernelFs) -> Detection {
@@ -55,20 +97,31 @@ impl AppWatch {
         };
         match ProcConnector::open() {
             Ok(connector) => Detection::On(Box::new(AppWatch {
-                connector,
-                matcher,
-                procfs,
-                running: HashMap::new(),
-                pids: HashSet::new(),
-                next: APP_CONN_BASE,
+                connector: Some(connector),
+                matcher: Some(matcher),
+                ..AppWatch::new(procfs)
             })),
             Err(e) => Detection::Unavailable(e.to_string()),
         }
     }
 
+    /// Where the connector cannot be used: the matcher alone, so that
+    /// [`AppWatch::scan`] still configures the apps running at start.
+    /// `None` when the target has no apps or a bad pattern.
+    pub fn matcher_only(core: &Core, procfs: KernelFs) -> Option<AppWatch> {
+        if core.target().apps.is_empty() {
+            return None;
+        }
+        let matcher = core.target().app_matcher().ok()?;
+        Some(AppWatch {
+            matcher: Some(matcher),
+            ..AppWatch::new(procfs)
+        })
+    }
+
     /// The connector's socket, for the epoll set.
-    pub fn fd(&self) -> BorrowedFd<'_> {
-        self.connector.as_fd()
+    pub fn fd(&self) -> Option<BorrowedFd<'_>> {
+        self.connector.as_ref().map(|c| c.as_fd())
     }
 
     /// The pidfd of running app `conn`.
@@ -76,58 +129,242 @@ impl AppWatch {
         self.running.get(&conn).map(|(_, p)| p.as_fd())
     }
 
-    /// Read what the connector has; start every matching app. Returns the
-    /// new apps' owner ids (their pidfds go into the epoll set) and lines
-    /// for the log.
-    pub fn on_readable(&mut self, core: &mut Core, now: Duration) -> (Vec<u64>, Vec<String>) {
-        let mut log = Vec::new();
-        let events = match self.connector.recv(None) {
+    /// Apps running now: (owner id, name, pid).
+    pub fn running(&self) -> impl Iterator<Item = (u64, &str, i32)> {
+        self.running
+            .iter()
+            .map(|(c, (n, p))| (*c, n.as_str(), p.pid()))
+    }
+
+    /// Read what the connector has; start every matching app. After an
+    /// overrun (events were lost), rescan `/proc` instead.
+    pub fn on_readable(&mut self, core: &mut Core, now: Duration) -> Started {
+        let Some(connector) = self.connector.as_mut() else {
+            return Started::default();
+        };
+        let events = connector.recv(None);
+        self.on_events(core, events, now)
+    }
+
+    /// What [`AppWatch::on_readable`] does with one `recv`'s result.
+    pub fn on_events(
+        &mut self,
+        core: &mut Core,
+        events: Result<Vec<ProcEvent>, WatchError>,
+        now: Duration,
+    ) -> Started {
+        let events = match events {
             Ok(e) => e,
             Err(WatchError::Overrun) => {
-                log.push("process events were lost (netlink queue overrun); apps that started meanwhile are not configured".into());
-                return (Vec::new(), log);
+                let mut out = self.scan(core, now);
+                out.log.insert(
+                    0,
+                    format!(
+                        "process events were lost (netlink queue overrun): rescanned /proc, {} app(s) found",
+                        out.conns.len()
+                    ),
+                );
+                return out;
             }
             Err(e) => {
-                log.push(format!("process connector: {e}"));
-                return (Vec::new(), log);
+                return Started {
+                    conns: Vec::new(),
+                    log: vec![format!("process connector: {e}")],
+                }
             }
         };
-        let mut started = Vec::new();
+        let mut out = Started::default();
         for ev in events {
-            let ProcEvent::Exec { pid, tgid, .. } = ev else {
-                continue;
-            };
             // A thread other than the leader exec'ing replaces the process
             // image too; the process is still `tgid`.
-            let _ = pid;
-            if self.pids.contains(&tgid) {
-                continue;
-            }
-            let Ok(Some((info, Ok(app)))) = self.matcher.match_pid(&self.procfs, tgid) else {
+            let ProcEvent::Exec { tgid, .. } = ev else {
                 continue;
             };
-            let name = app.name.clone();
-            let Ok(pidfd) = PidFd::open(tgid) else {
-                continue; // exited already
-            };
-            let conn = self.next;
-            self.next += 1;
-            let id = Identity {
-                pid: tgid,
-                uid: info.uid.unwrap_or(u32::MAX),
-                gid: info.uid.unwrap_or(u32::MAX),
-                exe: Some(info.comm.clone()),
-                system: true,
-            };
-            for problem in core.app_started(conn, id, &name, now) {
-                log.push(format!("app {name} (pid {tgid}): {problem}"));
+            if let Some(found) = self.matches(tgid) {
+                self.start(core, found, now, &mut out);
             }
-            log.push(format!("app {name} started: pid {tgid}"));
-            self.running.insert(conn, (name, pidfd));
-            self.pids.insert(tgid);
-            started.push(conn);
         }
-        (started, log)
+        out
+    }
+
+    /// Every process under `/proc` an entry matches and that is not
+    /// configured yet gets its configuration (at start: the connector only
+    /// sees processes exec'ing from now on; after an overrun).
+    pub fn scan(&mut self, core: &mut Core, now: Duration) -> Started {
+        let mut out = Started::default();
+        if self.matcher.is_none() {
+            return out;
+        }
+        let pids: Vec<i32> = match self.procfs.list_dir("/proc") {
+            Ok(names) => names.iter().filter_map(|n| n.parse().ok()).collect(),
+            Err(e) => {
+                out.log.push(format!("cannot scan /proc: {e}"));
+                return out;
+            }
+        };
+        for pid in pids {
+            if let Some(found) = self.matches(pid) {
+                self.start(core, found, now, &mut out);
+            }
+        }
+        out
+    }
+
+    /// Is `pid` (not configured yet) an app of the matcher?
+    fn matches(&self, pid: i32) -> Option<Found> {
+        if self.pids.contains(&pid) {
+            return None;
+        }
+        let Ok(Some((info, Ok(app)))) = self.matcher.as_ref()?.match_pid(&self.procfs, pid) else {
+            return None;
+        };
+        Some(Found {
+            pid,
+            name: app.name.clone(),
+            uid: info.uid,
+            comm: info.comm,
+        })
+    }
+
+    /// Configure `found` as an app owned by its process; its pidfd ends
+    /// it. A process that exited already is passed over.
+    fn start(&mut self, core: &mut Core, found: Found, now: Duration, out: &mut Started) {
+        let Ok(pidfd) = PidFd::open(found.pid) else {
+            return; // exited already
+        };
+        out.conns
+            .push(self.start_with(core, found, pidfd, now, &mut out.log));
+    }
+
+    fn start_with(
+        &mut self,
+        core: &mut Core,
+        found: Found,
+        pidfd: PidFd,
+        now: Duration,
+        log: &mut Vec<String>,
+    ) -> u64 {
+        let conn = self.next;
+        self.next += 1;
+        let Found {
+            pid,
+            name,
+            uid,
+            comm,
+        } = found;
+        let id = Identity {
+            pid,
+            uid: uid.unwrap_or(u32::MAX),
+            gid: uid.unwrap_or(u32::MAX),
+            exe: Some(comm),
+            system: true,
+        };
+        for problem in core.app_started(conn, id, &name, now) {
+            log.push(format!("app {name} (pid {pid}): {problem}"));
+        }
+        log.push(format!("app {name} started: pid {pid}"));
+        self.running.insert(conn, (name, pidfd));
+        self.pids.insert(pid);
+        conn
+    }
+
+    /// REGISTER from `client`: process `reg.pid` runs app `reg.app`.
+    /// Returns the reply and, when it was started, its owner id (its pidfd
+    /// goes into the epoll set) with lines for the log.
+    ///
+    /// The app's configuration is the board's own, applied as for a
+    /// detected app (system-low): registering a process grants nothing
+    /// the connector would not have granted it at exec. Only a process of
+    /// the client's own uid may be named, unless the client is system.
+    pub fn register(
+        &mut self,
+        core: &mut Core,
+        client: &Client,
+        reg: &Register,
+        now: Duration,
+    ) -> (Reply, Option<u64>, Vec<String>) {
+        let refuse = |code, message: String| (Reply::Error { code, message }, None, Vec::new());
+        if core.target().app(&reg.app).is_none() {
+            let names: Vec<&str> = core
+                .target()
+                .apps
+                .iter()
+                .map(|a| a.pattern.name.as_str())
+                .collect();
+            return refuse(
+                ErrorCode::UnknownApp,
+                format!(
+                    "no app named {:?} in target {} (its apps: {})",
+                    reg.app,
+                    core.target().name,
+                    if names.is_empty() {
+                        "none".to_string()
+                    } else {
+                        names.join(", ")
+                    }
+                ),
+            );
+        }
+        let Ok(pid) = i32::try_from(reg.pid.get()) else {
+            return refuse(
+                ErrorCode::Invalid,
+                format!("pid {} is out of range", reg.pid),
+            );
+        };
+        let mut log = Vec::new();
+        let held = self.running.iter().find(|(_, (_, p))| p.pid() == pid);
+        if let Some((&conn, (name, pidfd))) = held {
+            // Its exit may wait in this very epoll turn: a new process with
+            // the recycled pid is not the old app.
+            if pidfd.wait_exit(Duration::ZERO).unwrap_or(false) {
+                let name = name.clone();
+                self.exited(core, conn);
+                log.push(format!(
+                    "app {name} (pid {pid}) exited: its configuration is released"
+                ));
+            }
+        }
+        if let Some((_, (name, _))) = self.running.iter().find(|(_, (_, p))| p.pid() == pid) {
+            return refuse(
+                ErrorCode::Invalid,
+                format!("process {pid} is already configured as app {name}"),
+            );
+        }
+        // The pidfd first: what is checked below is then this process, not
+        // a later one that reused its pid.
+        let Ok(pidfd) = PidFd::open(pid) else {
+            return refuse(ErrorCode::Invalid, format!("no process {pid} is running"));
+        };
+        // A command that exited already (a zombie until `lever run` reaps
+        // it) is registered too: its pidfd is readable at once and ends it.
+        let Some(info) = owner_of(pid) else {
+            return refuse(ErrorCode::Invalid, format!("no process {pid} is running"));
+        };
+        if !client.id.system && info.uid != Some(client.id.uid) {
+            return refuse(
+                ErrorCode::NotPermitted,
+                format!(
+                    "process {pid} ({}) belongs to uid {}; uid {} may register only its own processes",
+                    info.comm,
+                    info.uid.map_or("?".to_string(), |u| u.to_string()),
+                    client.id.uid
+                ),
+            );
+        }
+        let found = Found {
+            pid,
+            name: reg.app.clone(),
+            uid: info.uid,
+            comm: info.comm,
+        };
+        let conn = self.start_with(core, found, pidfd, now, &mut log);
+        if let Some(line) = log.last_mut() {
+            line.push_str(&format!(
+                " (registered by pid {} uid {})",
+                client.id.pid, client.id.uid
+            ));
+        }
+        (Reply::Done, Some(conn), log)
     }
 
     /// App `conn`'s process exited: end its configuration. Returns its
@@ -138,4 +375,28 @@ impl AppWatch {
         core.app_exited(conn);
         Some(gone)
     }
+}
+
+/// The name and real uid of process `pid` from the kernel's
+/// `/proc/PID/status` (readable for zombies too, unlike `environ`), whose
+/// lines are `Name:\tgst-launch-1.0` and `Uid:\t1000\t1000\t1000\t1000`
+/// (real, effective, saved, filesystem).
+fn owner_of(pid: i32) -> Option<lever_procwatch::ProcessInfo> {
+    let text = KernelFs::system()
+        .read(&format!("/proc/{pid}/status"))
+        .ok()?;
+    let field = |key: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key))
+            .map(|v| v.trim().to_string())
+    };
+    Some(lever_procwatch::ProcessInfo {
+        pid,
+        comm: field("Name:")?,
+        uid: field("Uid:")?.split_whitespace().next()?.parse().ok(),
+        cmdline: String::new(),
+        cgroup: None,
+        tty: false,
+        display: false,
+    })
 }

@@ -276,6 +276,11 @@ impl Core {
         &mut self.journal
     }
 
+    /// The kernel filesystem root the daemon works under.
+    pub fn fs(&self) -> &KernelFs {
+        &self.fs
+    }
+
     /// Live requests.
     pub fn live(&self) -> usize {
         self.engine.live_count()
@@ -309,6 +314,12 @@ impl Core {
             Wire::Signal(s) => self.signal(client, s, now),
             Wire::Profile(p) => self.profile(client, p, now),
             Wire::ProfileOff => self.profile_off(client, now),
+            // The event loop answers REGISTER (the app's pidfd joins its
+            // epoll set); a core on its own cannot.
+            Wire::Register(_) => refuse(
+                ErrorCode::Invalid,
+                "REGISTER is not served here (only by a running daemon)",
+            ),
         }
     }
 

@@ -344,20 +344,23 @@ impl<'a> Server<'a> {
     /// once in the log and in STATUS, and serve on without it.
     pub fn watch_apps(&mut self, procfs: lever_kernel::KernelFs) -> io::Result<()> {
         use crate::apps::{AppWatch, Detection};
-        match AppWatch::open(&self.core, procfs) {
+        match AppWatch::open(&self.core, procfs.clone()) {
             Detection::On(w) => {
-                epoll::add(
-                    &self.epoll,
-                    w.fd(),
-                    epoll::EventData::new_u64(APPS),
-                    epoll::EventFlags::IN,
-                )?;
+                if let Some(fd) = w.fd() {
+                    epoll::add(
+                        &self.epoll,
+                        fd,
+                        epoll::EventData::new_u64(APPS),
+                        epoll::EventFlags::IN,
+                    )?;
+                }
                 self.log.info(&format!(
                     "app detection on: {} app(s) of the target",
                     self.core.target().apps.len()
                 ));
                 self.core.set_app_detection("on".into());
                 self.apps = Some(*w);
+                self.scan_apps();
             }
             Detection::NoApps => {}
             Detection::Unavailable(why) => {
@@ -365,30 +368,30 @@ impl<'a> Server<'a> {
                     "{why}; apps are not configured automatically (`lever signal` still works)"
                 ));
                 self.core.set_app_detection(format!("unavailable: {why}"));
+                // Apps already running are still found once.
+                if let Some(w) = AppWatch::matcher_only(&self.core, procfs) {
+                    self.apps = Some(w);
+                    self.scan_apps();
+                }
             }
         }
         Ok(())
     }
 
+    /// Configure the apps already running (the connector only reports
+    /// processes that exec from now on).
+    fn scan_apps(&mut self) {
+        let Some(w) = self.apps.as_mut() else { return };
+        let now = self.epoch.elapsed();
+        let started = w.scan(&mut self.core, now);
+        watch_started(&self.epoll, w, &mut self.core, &self.log, started);
+    }
+
     fn apps_readable(&mut self) {
         let Some(w) = self.apps.as_mut() else { return };
         let now = self.epoch.elapsed();
-        let (started, log) = w.on_readable(&mut self.core, now);
-        for line in log {
-            self.log.info(&line);
-        }
-        for conn in started {
-            let Some(fd) = w.pidfd(conn) else { continue };
-            if let Err(e) = epoll::add(
-                &self.epoll,
-                fd,
-                epoll::EventData::new_u64((conn << 1) | 1),
-                epoll::EventFlags::IN,
-            ) {
-                self.log.warn(&format!("cannot watch an app's exit: {e}"));
-                w.exited(&mut self.core, conn);
-            }
-        }
+        let started = w.on_readable(&mut self.core, now);
+        watch_started(&self.epoll, w, &mut self.core, &self.log, started);
     }
 
     fn app_exited(&mut self, conn: u64) {
@@ -822,10 +825,25 @@ impl<'a> Server<'a> {
                     used_total += used;
                     answered += 1;
                     let kind = crate::metrics::Kind::of(&req);
-                    let started = Instant::now();
-                    let reply = self.core.handle(&c.client, req, now);
+                    let t0 = Instant::now();
+                    let reply = match &req {
+                        lever_protocol::Request::Register(r) => {
+                            let apps = self.apps.get_or_insert_with(|| {
+                                crate::apps::AppWatch::new(self.core.fs().clone())
+                            });
+                            let (reply, conn, log) =
+                                apps.register(&mut self.core, &c.client, r, now);
+                            let started = crate::apps::Started {
+                                conns: conn.into_iter().collect(),
+                                log,
+                            };
+                            watch_started(&self.epoll, apps, &mut self.core, &self.log, started);
+                            reply
+                        }
+                        _ => self.core.handle(&c.client, req, now),
+                    };
                     let metrics = self.core.metrics();
-                    metrics.request(kind.outcome(&reply), started.elapsed());
+                    metrics.request(kind.outcome(&reply), t0.elapsed());
                     metrics.set_live(self.core.live());
                     c.wbuf.extend_from_slice(&reply.encode());
                 }
@@ -898,6 +916,32 @@ impl<'a> Server<'a> {
                     c.client.id.pid
                 ));
             }
+        }
+    }
+}
+
+/// Log what starting apps said and put the new apps' pidfds into the
+/// epoll set (an app whose exit cannot be watched is ended at once).
+fn watch_started(
+    ep: &OwnedFd,
+    w: &mut crate::apps::AppWatch,
+    core: &mut Core,
+    log: &Logger,
+    started: crate::apps::Started,
+) {
+    for line in started.log {
+        log.info(&line);
+    }
+    for conn in started.conns {
+        let Some(fd) = w.pidfd(conn) else { continue };
+        if let Err(e) = epoll::add(
+            ep,
+            fd,
+            epoll::EventData::new_u64((conn << 1) | 1),
+            epoll::EventFlags::IN,
+        ) {
+            log.warn(&format!("cannot watch an app's exit: {e}"));
+            w.exited(core, conn);
         }
     }
 }

@@ -109,8 +109,9 @@ fn a_use_case_sets_its_nodes_and_cgroup_files_and_release_puts_them_back() {
         Reply::Done
     );
     assert_eq!(f.node(UCLAMP), "0");
-    // The cgroup Lever created got its default back.
-    assert_eq!(f.tree.read(WEIGHT).trim(), "100");
+    // The cgroups Lever created (lever/ui and lever) are gone again.
+    assert!(!f.tree.fs().exists(WEIGHT));
+    assert!(!f.tree.fs().exists("/sys/fs/cgroup/lever"));
     assert_eq!(f.core.task_holders(), 0);
 }
 
@@ -155,7 +156,10 @@ fn a_perflock_and_a_use_case_aggregate_by_the_resource_policy() {
     // The use case dies with its client.
     f.core.client_gone(2);
     assert_eq!(f.node(UCLAMP), "0");
-    assert_eq!(f.tree.read(WEIGHT).trim(), "100");
+    assert!(
+        !f.tree.fs().exists(WEIGHT),
+        "the cgroup Lever created is removed"
+    );
     assert!(f
         .core
         .handle(&b, Request::Release { handle: uc }, Duration::ZERO)
@@ -200,6 +204,74 @@ fn a_crash_with_a_live_use_case_is_undone_at_the_next_start() {
     let Fixture { tree, state, core } = f;
     std::mem::forget(core);
     let (_, recovered) = TaskJournal::recover_and_open(state.path(), tree.fs()).unwrap();
-    assert_eq!(recovered.len(), 1, "{recovered:?}");
-    assert_eq!(tree.read(WEIGHT).trim(), "100");
+    // The file's original, then the two cgroups Lever created, child
+    // first: all gone again.
+    assert_eq!(recovered.len(), 3, "{recovered:?}");
+    assert!(recovered.iter().all(|r| r.result.is_ok()), "{recovered:?}");
+    assert!(!tree.fs().exists("/sys/fs/cgroup/lever"));
+}
+
+#[test]
+fn a_created_cgroup_stays_while_another_request_uses_it_and_goes_with_the_last() {
+    let mut f = board();
+    let (a, b) = (app(1), app(2));
+    let first = handle(f.core.handle(&a, signal("ui-boost", 0), Duration::ZERO));
+    let second = handle(f.core.handle(&b, signal("ui-boost", 0), Duration::ZERO));
+    // The creator ends first: the cgroup (and its parent) stay for b.
+    // (Its file values are not aggregated: a's end put back a's original.)
+    f.core
+        .handle(&a, Request::Release { handle: first }, Duration::ZERO);
+    assert!(f.tree.fs().exists(WEIGHT));
+    f.core
+        .handle(&b, Request::Release { handle: second }, Duration::ZERO);
+    assert!(
+        !f.tree.fs().exists("/sys/fs/cgroup/lever"),
+        "gone with the last"
+    );
+    // The hand-over was journalled: a restart owes nothing.
+    let Fixture { tree, state, core } = f;
+    drop(core);
+    let (_, recovered) = TaskJournal::recover_and_open(state.path(), tree.fs()).unwrap();
+    assert!(recovered.is_empty(), "{recovered:?}");
+}
+
+#[test]
+fn a_crash_after_a_hand_over_still_removes_the_cgroup_at_the_next_start() {
+    let mut f = board();
+    let (a, b) = (app(1), app(2));
+    let first = handle(f.core.handle(&a, signal("ui-boost", 0), Duration::ZERO));
+    handle(f.core.handle(&b, signal("ui-boost", 0), Duration::ZERO));
+    f.core
+        .handle(&a, Request::Release { handle: first }, Duration::ZERO);
+    let Fixture { tree, state, core } = f;
+    std::mem::forget(core);
+    let (_, recovered) = TaskJournal::recover_and_open(state.path(), tree.fs()).unwrap();
+    assert!(recovered.iter().all(|r| r.result.is_ok()), "{recovered:?}");
+    assert!(!tree.fs().exists("/sys/fs/cgroup/lever"), "{recovered:?}");
+}
+
+#[test]
+fn a_cgroup_lever_did_not_create_or_that_holds_tasks_is_left_in_place() {
+    // lever/ui exists before: only its file is put back.
+    let mut f = board();
+    f.tree.node(WEIGHT, "100\n");
+    f.tree.node("/sys/fs/cgroup/lever/ui/cgroup.procs", "");
+    let c = app(1);
+    let h = handle(f.core.handle(&c, signal("ui-boost", 0), Duration::ZERO));
+    f.core
+        .handle(&c, Request::Release { handle: h }, Duration::ZERO);
+    assert_eq!(f.tree.read(WEIGHT).trim(), "100");
+    // Created by Lever, but someone else put a task in it meanwhile.
+    let mut f = board();
+    let h = handle(f.core.handle(&c, signal("ui-boost", 0), Duration::ZERO));
+    f.tree
+        .node("/sys/fs/cgroup/lever/ui/cgroup.procs", "4242\n");
+    f.core
+        .handle(&c, Request::Release { handle: h }, Duration::ZERO);
+    assert_eq!(
+        f.tree.read(WEIGHT).trim(),
+        "100",
+        "its file is still put back"
+    );
+    assert!(f.tree.fs().exists("/sys/fs/cgroup/lever/ui/cgroup.procs"));
 }

@@ -25,6 +25,7 @@
 //! | 0x04 | EXPLAIN | UTF-8 resource name or opcode (`0x44008100`) |
 //! | 0x05 | PING | empty |
 //! | 0x06 | SIGNAL | duration_ms u32 (0 = the use case's own duration, 0xFFFFFFFF = until released, else that many ms), priority u8, flags u8 (as ACQUIRE's), reserved u16 (0), fps u32, width u32, height u32 (each 0 = not given), then the use case's name or id (`camera-preview`, `0x00030002`) in UTF-8, 1..=255 bytes |
+//! | 0x07 | REGISTER | pid u32 (> 0), then the name of an `apps:` entry of the daemon's target in UTF-8, 1..=255 bytes; answered with DONE |
 //! | 0x08 | PROFILE | flags u8 (bit 0 = hold), reserved u8 (0), rt_cpus length u16, then rt_cpus (a CPU list such as `2-3`, UTF-8, may be empty), then the profile's name (a built-in or a profile the daemon can load) in UTF-8, 1..=255 bytes |
 //! | 0x09 | PROFILE_OFF | empty |
 //!
@@ -42,6 +43,15 @@
 //! it becomes one request like an ACQUIRE's, released with RELEASE of its
 //! handle. An unknown use case is refused with code 9 (UnknownUseCase), a
 //! system-only one asked by a third-party client with 4 (NotPermitted).
+//!
+//! A REGISTER names a running process as an app of the target (`lever run
+//! --app NAME -- CMD`, for machines without the process connector): the
+//! daemon applies the app's configuration as a request owned by that
+//! process, not by the connection, and releases it when the process exits.
+//! An unknown app is refused with code 10 (UnknownApp); a process of
+//! another uid, asked by a client that is not root or in the system group,
+//! with 4 (NotPermitted); a pid that is not running or already registered
+//! with 7 (Invalid).
 //!
 //! A PROFILE applies a profile (`docs/profiles.md`) through the daemon, as
 //! the lowest-priority request, so any perflock or use case beats it while
@@ -117,6 +127,8 @@ pub mod kind {
     pub const PING: u8 = 0x05;
     /// Trigger a use case.
     pub const SIGNAL: u8 = 0x06;
+    /// Register a running process as an app of the target.
+    pub const REGISTER: u8 = 0x07;
     /// Apply a profile (as the base profile, or held by this connection).
     pub const PROFILE: u8 = 0x08;
     /// Remove the base profile.
@@ -211,6 +223,15 @@ pub struct Signal {
 /// Longest use case key in a SIGNAL, bytes.
 pub const MAX_USECASE_KEY: usize = 255;
 
+/// A REGISTER request: process `pid` runs app `app` of the target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Register {
+    /// The process (its thread group id).
+    pub pid: NonZeroU32,
+    /// The name of an `apps:` entry, 1..=255 bytes.
+    pub app: String,
+}
+
 /// A PROFILE request: apply a profile through the daemon.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Profile {
@@ -255,6 +276,8 @@ pub enum Request {
     Ping,
     /// Trigger a use case.
     Signal(Signal),
+    /// Register a running process as an app.
+    Register(Register),
     /// Apply a profile.
     Profile(Profile),
     /// Remove the base profile.
@@ -283,6 +306,8 @@ pub enum ErrorCode {
     Internal = 8,
     /// No use case of that name or id in the daemon's target.
     UnknownUseCase = 9,
+    /// No app of that name in the daemon's target (REGISTER).
+    UnknownApp = 10,
 }
 
 impl ErrorCode {
@@ -297,6 +322,7 @@ impl ErrorCode {
             6 => ErrorCode::Limit,
             7 => ErrorCode::Invalid,
             9 => ErrorCode::UnknownUseCase,
+            10 => ErrorCode::UnknownApp,
             _ => ErrorCode::Internal,
         }
     }
@@ -427,6 +453,11 @@ impl Request {
                 b.extend_from_slice(s.usecase.as_bytes());
                 frame(kind::SIGNAL, &b)
             }
+            Request::Register(r) => {
+                let mut b = r.pid.get().to_le_bytes().to_vec();
+                b.extend_from_slice(r.app.as_bytes());
+                frame(kind::REGISTER, &b)
+            }
             Request::Profile(p) => {
                 let cpus = p.rt_cpus.as_deref().unwrap_or("");
                 let mut b = Vec::with_capacity(4 + cpus.len() + p.name.len());
@@ -537,6 +568,28 @@ fn decode_signal(body: &[u8]) -> Result<Signal, ProtocolError> {
         fps: NonZeroU32::new(u32_at(body, 8)),
         width: NonZeroU32::new(u32_at(body, 12)),
         height: NonZeroU32::new(u32_at(body, 16)),
+    })
+}
+
+fn decode_register(body: &[u8]) -> Result<Register, ProtocolError> {
+    if !(5..=4 + MAX_USECASE_KEY).contains(&body.len()) {
+        return Err(ProtocolError::Length {
+            kind: "REGISTER",
+            got: body.len(),
+            expected: if body.len() < 5 {
+                5
+            } else {
+                4 + MAX_USECASE_KEY
+            },
+        });
+    }
+    let pid = NonZeroU32::new(u32_at(body, 0))
+        .ok_or_else(|| ProtocolError::Field("REGISTER pid must be > 0".to_string()))?;
+    Ok(Register {
+        pid,
+        app: std::str::from_utf8(&body[4..])
+            .map_err(|_| ProtocolError::Utf8("REGISTER app"))?
+            .to_string(),
     })
 }
 
@@ -652,6 +705,7 @@ pub fn decode_request(buf: &[u8]) -> Result<Option<(Request, usize)>, ProtocolEr
             | kind::EXPLAIN
             | kind::PING
             | kind::SIGNAL
+            | kind::REGISTER
             | kind::PROFILE
             | kind::PROFILE_OFF
     ) {
@@ -708,6 +762,7 @@ pub fn decode_request(buf: &[u8]) -> Result<Option<(Request, usize)>, ProtocolEr
                 .to_string(),
         },
         kind::SIGNAL => Request::Signal(decode_signal(body)?),
+        kind::REGISTER => Request::Register(decode_register(body)?),
         kind::PROFILE => Request::Profile(decode_profile(body)?),
         kind::PROFILE_OFF => {
             exact("PROFILE_OFF", body, 0)?;

@@ -445,3 +445,52 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn register_round_trips_and_refuses_a_zero_pid_or_a_bad_name() {
+    let reg = Register {
+        pid: std::num::NonZeroU32::new(4242).unwrap(),
+        app: "gst-camera".into(),
+    };
+    let bytes = Request::Register(reg.clone()).encode();
+    assert_eq!(bytes[2], kind::REGISTER);
+    assert_eq!(bytes.len(), 8 + 4 + 10);
+    assert_eq!(&bytes[8..12], &4242u32.to_le_bytes());
+    assert_eq!(
+        decode_request(&bytes).unwrap(),
+        Some((Request::Register(reg.clone()), bytes.len()))
+    );
+    let mut zero = bytes.clone();
+    zero[8..12].copy_from_slice(&0u32.to_le_bytes());
+    assert!(decode_request(&zero)
+        .unwrap_err()
+        .to_string()
+        .contains("pid"));
+    for app in [String::new(), "x".repeat(256)] {
+        let b = Request::Register(Register { app, ..reg.clone() }).encode();
+        assert!(matches!(
+            decode_request(&b),
+            Err(ProtocolError::Length {
+                kind: "REGISTER",
+                ..
+            })
+        ));
+    }
+    let mut bad = bytes.clone();
+    bad[12] = 0xFF;
+    assert!(decode_request(&bad)
+        .unwrap_err()
+        .to_string()
+        .contains("UTF-8"));
+    assert_eq!(ErrorCode::from_u16(10), ErrorCode::UnknownApp);
+    assert_eq!(ErrorCode::UnknownApp as u16, 10);
+}
+
+proptest! {
+    #[test]
+    fn registers_round_trip(pid in 1u32.., app in "[a-z0-9._-]{1,255}") {
+        let req = Request::Register(Register { pid: std::num::NonZeroU32::new(pid).unwrap(), app });
+        let bytes = req.encode();
+        prop_assert_eq!(decode_request(&bytes).unwrap(), Some((req, bytes.len())));
+    }
+}

@@ -177,6 +177,10 @@ fn each_mistake_at_its_line_and_field() {
             "t.yaml:25:32: field `usecases[0].threads[0].uclamp_min`: 2000 is out of range 0..=1024",
         ),
         (
+            "  - name: a\n    id: 1\n    threads:\n      - { comm: x, nice: 20 }\n",
+            "t.yaml:25:26: field `usecases[0].threads[0].nice`: 20 is out of range -20..=19",
+        ),
+        (
             "  - name: a\n    id: 1\n    variants:\n      - name: v\n        when: { fps: 30, depth: 8 }\n        resources: { governor: schedutil }\n",
             "t.yaml:26:26: field `usecases[0].variants[0].when.depth`: unknown key (expected one of: fps, width, height)",
         ),

@@ -429,7 +429,45 @@ impl Cgroups {
                     Err(e) => Err(e),
                 }
             }
+            Original::Created { cgroup } => {
+                if !self.exists(cgroup) {
+                    return Ok(Restored::Skipped {
+                        why: format!("cgroup {cgroup} was removed already"),
+                    });
+                }
+                if let Some(why) = self.busy(cgroup)? {
+                    return Ok(Restored::Skipped {
+                        why: format!("cgroup {cgroup} is left in place: {why}"),
+                    });
+                }
+                self.remove(cgroup)?;
+                Ok(Restored::Done)
+            }
             _ => Err(TaskError::WrongRestorer),
         }
+    }
+
+    /// Why `cgroup` may not be removed (it holds tasks or child cgroups),
+    /// or `None` when it is empty.
+    pub fn busy(&self, cgroup: &str) -> Result<Option<String>, TaskError> {
+        for file in ["cgroup.procs", "cgroup.threads"] {
+            let tasks = self
+                .fs
+                .read_optional(&self.path(cgroup, file))?
+                .unwrap_or_default();
+            if !tasks.trim().is_empty() {
+                return Ok(Some(format!("{file} lists tasks")));
+            }
+        }
+        let dir = self.fs.resolve(&self.path(cgroup, ""))?;
+        let child = std::fs::read_dir(&dir)
+            .map_err(|source| TaskError::Cgroup {
+                cgroup: cgroup.to_string(),
+                op: "list",
+                source,
+            })?
+            .filter_map(Result::ok)
+            .find(|e| e.file_type().is_ok_and(|t| t.is_dir()));
+        Ok(child.map(|c| format!("it has a child cgroup {}", c.file_name().to_string_lossy())))
     }
 }

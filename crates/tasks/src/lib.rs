@@ -115,9 +115,29 @@ pub fn apply_process(
 /// memberships through `cgroups`.
 pub fn restore(cgroups: &Cgroups, original: &Original) -> Result<Restored, TaskError> {
     match original {
-        Original::CgroupFile { .. } | Original::Membership { .. } => cgroups.restore(original),
+        Original::CgroupFile { .. } | Original::Membership { .. } | Original::Created { .. } => {
+            cgroups.restore(original)
+        }
         _ => restore_thread(original),
     }
+}
+
+/// The order (indices into `originals`, given in the order their changes
+/// were made) to put them back: every setting and move newest first, then
+/// the cgroups Lever created ([`Original::Created`]), deepest first — a
+/// cgroup is empty of tasks and children only once all of that is done,
+/// whichever requests the originals were handed between.
+pub fn restore_order(originals: &[Original]) -> Vec<usize> {
+    let depth = |i: &usize| match &originals[*i] {
+        Original::Created { cgroup } => cgroup.trim_matches('/').split('/').count(),
+        _ => 0,
+    };
+    let (mut created, rest): (Vec<usize>, Vec<usize>) = (0..originals.len())
+        .rev()
+        .partition(|&i| matches!(originals[i], Original::Created { .. }));
+    // Stable: equal depths stay newest first.
+    created.sort_by_key(|i| std::cmp::Reverse(depth(i)));
+    rest.into_iter().chain(created).collect()
 }
 
 /// Everything that can go wrong changing a task or a cgroup.

@@ -193,6 +193,12 @@ pub enum ThreadSetting {
     },
     /// Scheduling policy and priority (`sched_setattr`).
     Sched(Sched),
+    /// Nice value, -20..=19 (`sched_setattr`, policy and priority kept);
+    /// only SCHED_OTHER and SCHED_BATCH threads are scheduled by it.
+    Nice {
+        /// The nice value.
+        nice: i32,
+    },
     /// Per-task utilization clamps (`sched_setattr` with
     /// `SCHED_FLAG_UTIL_CLAMP`), 0..=1024; `None` leaves that side alone.
     Uclamp {
@@ -258,6 +264,13 @@ pub enum Original {
         /// What it had.
         sched: Sched,
     },
+    /// A thread's nice value before.
+    Nice {
+        /// The thread.
+        tid: i32,
+        /// What it had.
+        nice: i32,
+    },
     /// A thread's uclamp values before.
     Uclamp {
         /// The thread.
@@ -275,6 +288,12 @@ pub enum Original {
         knob: CgroupKnob,
         /// What it held.
         value: String,
+    },
+    /// A cgroup that did not exist: Lever created it. Putting it back
+    /// removes it again, only if it is empty (no tasks, no children).
+    Created {
+        /// Cgroup path below the cgroup2 mount, e.g. `lever/camera`.
+        cgroup: String,
     },
     /// Where a process (or, with `thread`, a single thread) was before a
     /// move.
@@ -294,9 +313,10 @@ impl Original {
         match self {
             Original::Affinity { tid, .. }
             | Original::Sched { tid, .. }
+            | Original::Nice { tid, .. }
             | Original::Uclamp { tid, .. } => Some(*tid),
             Original::Membership { pid, .. } => Some(*pid),
-            Original::CgroupFile { .. } => None,
+            Original::CgroupFile { .. } | Original::Created { .. } => None,
         }
     }
 }
@@ -358,6 +378,9 @@ mod tests {
                 pid: 9,
                 thread: false,
                 cgroup: "user.slice".into(),
+            },
+            Original::Created {
+                cgroup: "lever/focused".into(),
             },
         ];
         let text = serde_json::to_string(&all).unwrap();

@@ -51,9 +51,14 @@ pub fn apply_plan<E>(
     let mut out = Applied::default();
     for s in &plan.cgroups {
         let what = format!("{} of {}", s.knob, s.cgroup);
-        let step = cg
-            .ensure(&s.cgroup, &[s.knob.controller()])
-            .and_then(|()| cg.file_original(&s.cgroup, s.knob));
+        let step = ensure(
+            cg,
+            &s.cgroup,
+            &[s.knob.controller()],
+            &mut out,
+            &mut journal,
+        )?
+        .and_then(|()| cg.file_original(&s.cgroup, s.knob));
         match step {
             Ok(o) => {
                 journal(&o)?;
@@ -103,6 +108,40 @@ pub fn apply_plan<E>(
     Ok(out)
 }
 
+/// Create `cgroup` and its missing parents as [`Cgroups::ensure`] does,
+/// handing an [`Original::Created`] for each to `journal` before it is
+/// made: restored in reverse, what Lever created goes again (if empty),
+/// children before parents. A cgroup that already exists is never
+/// Lever's to remove.
+fn ensure<E>(
+    cg: &Cgroups,
+    cgroup: &str,
+    controllers: &[&str],
+    out: &mut Applied,
+    journal: &mut impl FnMut(&Original) -> Result<(), E>,
+) -> Result<Result<(), TaskError>, E> {
+    let parts: Vec<&str> = cgroup.trim_matches('/').split('/').collect();
+    for n in 1..=parts.len() {
+        let path = parts[..n].join("/");
+        if !cg.exists(&path) {
+            let o = Original::Created {
+                cgroup: path.clone(),
+            };
+            journal(&o)?;
+            out.originals.push(o);
+            if let Err(e) = cg.create(&path) {
+                return Ok(Err(e));
+            }
+        }
+        if n < parts.len() {
+            if let Err(e) = cg.enable_controllers(&path, controllers) {
+                return Ok(Err(e));
+            }
+        }
+    }
+    Ok(Ok(()))
+}
+
 fn move_into<E>(
     cg: &Cgroups,
     pid: i32,
@@ -115,10 +154,7 @@ fn move_into<E>(
         "move {} {pid} to {to}",
         if thread { "thread" } else { "process" }
     );
-    match cg
-        .ensure(to, &[])
-        .and_then(|()| cg.membership_of(pid, thread))
-    {
+    match ensure(cg, to, &[], out, journal)?.and_then(|()| cg.membership_of(pid, thread)) {
         Ok(o) => {
             journal(&o)?;
             out.originals.push(o);

@@ -151,6 +151,12 @@ pub fn original_of(tid: i32, setting: &ThreadSetting) -> Result<Original, TaskEr
             tid,
             sched: sched(tid)?,
         }),
+        ThreadSetting::Nice { .. } => Ok(Original::Nice {
+            tid,
+            nice: sys::sched_getattr(tid)
+                .map_err(|e| op_err("sched_getattr", tid, e))?
+                .sched_nice,
+        }),
         ThreadSetting::Uclamp { .. } => {
             let attr = sys::sched_getattr(tid).map_err(|e| op_err("sched_getattr", tid, e))?;
             Ok(Original::Uclamp {
@@ -171,11 +177,26 @@ pub fn write_setting(tid: i32, setting: &ThreadSetting) -> Result<(), TaskError>
             let cur = sys::sched_getattr(tid).map_err(|e| op_err("sched_getattr", tid, e))?;
             write_sched(tid, cur, *s)
         }
+        ThreadSetting::Nice { nice } => write_nice(tid, *nice),
         ThreadSetting::Uclamp { min, max } => {
             let cur = sys::sched_getattr(tid).map_err(|e| op_err("sched_getattr", tid, e))?;
             write_uclamp(tid, cur, *min, *max)
         }
     }
+}
+
+/// Set `tid`'s nice value, keeping its policy, priority and
+/// reset-on-fork flag (clamps change only with their own flags).
+fn write_nice(tid: i32, nice: i32) -> Result<(), TaskError> {
+    let cur = sys::sched_getattr(tid).map_err(|e| op_err("sched_getattr", tid, e))?;
+    let attr = SchedAttr {
+        sched_policy: cur.sched_policy,
+        sched_priority: cur.sched_priority,
+        sched_flags: cur.sched_flags & sys::FLAG_RESET_ON_FORK,
+        sched_nice: nice,
+        ..SchedAttr::default()
+    };
+    sys::sched_setattr(tid, attr).map_err(|e| op_err("sched_setattr", tid, e))
 }
 
 /// Apply one setting to `tid`; returns the original.
@@ -184,6 +205,11 @@ pub fn apply_thread(tid: i32, setting: &ThreadSetting) -> Result<Original, TaskE
         ThreadSetting::Affinity { cpus } => set_affinity(tid, cpus),
         ThreadSetting::Sched(s) => set_sched(tid, *s),
         ThreadSetting::Uclamp { min, max } => set_uclamp(tid, *min, *max),
+        ThreadSetting::Nice { .. } => {
+            let original = original_of(tid, setting)?;
+            write_setting(tid, setting)?;
+            Ok(original)
+        }
     }
 }
 
@@ -197,10 +223,11 @@ pub fn restore_thread(original: &Original) -> Result<Restored, TaskError> {
         Original::Sched { tid, sched: want } => sys::sched_getattr(*tid)
             .map_err(|e| op_err("sched_getattr", *tid, e))
             .and_then(|cur| write_sched(*tid, cur, *want)),
+        Original::Nice { tid, nice } => write_nice(*tid, *nice),
         Original::Uclamp { tid, min, max } => sys::sched_getattr(*tid)
             .map_err(|e| op_err("sched_getattr", *tid, e))
             .and_then(|cur| write_uclamp(*tid, cur, Some(*min), Some(*max))),
-        Original::CgroupFile { .. } | Original::Membership { .. } => {
+        Original::CgroupFile { .. } | Original::Membership { .. } | Original::Created { .. } => {
             return Err(TaskError::WrongRestorer)
         }
     };

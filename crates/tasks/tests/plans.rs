@@ -172,8 +172,28 @@ fn a_real_child_with_thread_rules_and_a_cgroup() {
     assert_eq!(lever_tasks::sched(pid).unwrap().policy, Policy::Other);
     if root_ok {
         assert_eq!(cg.cgroup_of(pid, false).unwrap(), *home.as_ref().unwrap());
-        cg.remove(&test_cg).unwrap();
+        // Lever created it (Original::Created): restoring removed it.
+        assert!(!cg.exists(&test_cg), "{test_cg} is left behind");
     }
     child.kill().unwrap();
     child.wait().unwrap();
+}
+
+#[test]
+fn restore_order_puts_settings_back_newest_first_then_created_cgroups_deepest_first() {
+    let created = |c: &str| Original::Created { cgroup: c.into() };
+    let moved = |p: i32| Original::Membership {
+        pid: p,
+        thread: false,
+        cgroup: "user.slice".into(),
+    };
+    // As after two hand-overs: the parent came before its child.
+    let list = vec![
+        created("lever/focused"),
+        created("lever"),
+        moved(1),
+        created("lever/camera"),
+        moved(2),
+    ];
+    assert_eq!(lever_tasks::restore_order(&list), vec![4, 2, 3, 0, 1]);
 }

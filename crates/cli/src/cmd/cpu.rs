@@ -103,7 +103,7 @@ fn not_countable(cmd: &[String], e: &NotCountable, outcome: &RunOutcome) -> IpcO
 
 /// Pass the command's exit status through (128 + signal when killed, as a
 /// shell reports it), like `perf stat`; `main` ends with it.
-fn exit_like(status: &ExitStatus) -> anyhow::Result<()> {
+pub(crate) fn exit_like(status: &ExitStatus) -> anyhow::Result<()> {
     use std::os::unix::process::ExitStatusExt;
     if status.success() {
         return Ok(());

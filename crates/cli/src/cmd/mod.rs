@@ -17,6 +17,7 @@ pub mod report;
 mod resources;
 pub mod results;
 pub mod rt;
+pub mod run;
 pub mod signal;
 mod sim;
 pub mod target;
@@ -46,6 +47,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Perflock(args) => client::perflock(&cli.global, args),
         Command::Signal(args) => signal::signal(&cli.global, args),
         Command::Unsignal(args) => signal::unsignal(&cli.global, args),
+        Command::Run(args) => run::run(&cli.global, args),
         Command::Bench(args) => bench::run(&cli.global, args),
         Command::BenchDaemon(args) => bench_daemon::run(&cli.global, args),
         Command::Cpu(args) => cpu::run(&cli.global, args),

@@ -28,6 +28,10 @@ pub(super) struct TaskState {
     held: HashMap<RequestId, Vec<Original>>,
     /// What STATUS says about app detection.
     app_detection: Option<String>,
+    /// The cgroups each holding request's plan names (files it writes,
+    /// where it moves tasks): a cgroup Lever created stays while any of
+    /// them is live.
+    uses: HashMap<RequestId, Vec<String>>,
 }
 
 impl Core {
@@ -167,6 +171,15 @@ impl Core {
         // Whatever was changed before a journal error is held (and undone
         // by `end_tasks`).
         self.tasks.held.insert(id, recorded);
+        let names = plan
+            .cgroups
+            .iter()
+            .map(|s| s.cgroup.as_str())
+            .chain(plan.move_to.as_deref())
+            .chain(plan.threads.iter().filter_map(|r| r.cgroup.as_deref()))
+            .map(|c| c.trim_matches('/').to_string())
+            .collect();
+        self.tasks.uses.insert(id, names);
         let applied = result?;
         for (what, e) in &applied.failures {
             self.log.warn(&format!(
@@ -182,17 +195,66 @@ impl Core {
         Ok(())
     }
 
+    /// A cgroup request `id` created that another live request still uses
+    /// (itself or a cgroup below it) is not removed now: its `Created`
+    /// original passes to that request (journalled under it), to be
+    /// removed when that one ends.
+    fn hand_over_created(&mut self, id: RequestId, originals: &mut Vec<Original>) {
+        let mut kept = Vec::with_capacity(originals.len());
+        // Handed-over originals keep their order at the front of the new
+        // list (a parent before its child, so the child goes first).
+        let mut placed: HashMap<RequestId, usize> = HashMap::new();
+        for o in originals.drain(..) {
+            let Original::Created { cgroup } = &o else {
+                kept.push(o);
+                continue;
+            };
+            let user = self.tasks.uses.iter().find_map(|(r, names)| {
+                names
+                    .iter()
+                    .any(|n| n == cgroup || n.starts_with(&format!("{cgroup}/")))
+                    .then_some(*r)
+            });
+            let Some(user) = user else {
+                kept.push(o);
+                continue;
+            };
+            if let Some(j) = self.tasks.journal.as_mut() {
+                if let Err(e) = j.record(user.0, &o) {
+                    self.log
+                        .warn(&format!("could not append to the task journal: {e}"));
+                }
+            }
+            self.log.info(&format!(
+                "request {}: cgroup {cgroup} stays for request {}",
+                id.0, user.0
+            ));
+            // First in its list: put back last, after its tasks left.
+            if let Some(list) = self.tasks.held.get_mut(&user) {
+                let at = placed.entry(user).or_default();
+                list.insert(*at, o);
+                *at += 1;
+            }
+        }
+        *originals = kept;
+    }
+
     /// Put back, newest first, the task settings request `id` made (none
     /// for most requests: one map lookup).
     pub(super) fn end_tasks(&mut self, id: RequestId) {
-        let Some(originals) = self.tasks.held.remove(&id) else {
+        let Some(mut originals) = self.tasks.held.remove(&id) else {
             return;
         };
+        self.tasks.uses.remove(&id);
+        self.hand_over_created(id, &mut originals);
         let Some(cgroups) = self.tasks.cgroups.as_ref() else {
             return;
         };
         let mut clean = true;
-        for o in originals.iter().rev() {
+        for o in lever_tasks::restore_order(&originals)
+            .into_iter()
+            .map(|i| &originals[i])
+        {
             match lever_tasks::restore(cgroups, o) {
                 Ok(Restored::Done) => {}
                 Ok(Restored::Skipped { why }) => self

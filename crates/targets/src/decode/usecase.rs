@@ -46,6 +46,7 @@ pub(super) const THREAD_KEYS: &[&str] = &[
     "uclamp_min",
     "uclamp_max",
     "cgroup",
+    "nice",
 ];
 const POLICY_VALUES: &[&str] = &["other", "fifo", "rr", "batch", "idle"];
 const ATTR_VALUES: &[&str] = &["fps", "width", "height"];
@@ -399,6 +400,17 @@ pub(super) fn thread_rule(d: &InFile, node: &Node, path: &str) -> Result<ThreadR
             }
         }
     };
+    if let Some(n) = m.get("nice") {
+        let v = integer(d, n, &m.field("nice"))?;
+        if !(-20..=19).contains(&v) {
+            return Err(d.err(
+                n.pos,
+                m.field("nice"),
+                format!("{v} is out of range -20..=19"),
+            ));
+        }
+        settings.push(ThreadSetting::Nice { nice: v as i32 });
+    }
     let (min, max) = (clamp("uclamp_min")?, clamp("uclamp_max")?);
     if min.is_some() || max.is_some() {
         settings.push(ThreadSetting::Uclamp { min, max });
@@ -411,7 +423,7 @@ pub(super) fn thread_rule(d: &InFile, node: &Node, path: &str) -> Result<ThreadR
         return Err(d.err(
             m.pos(),
             path,
-            "the rule sets nothing: give affinity, policy, uclamp_min/uclamp_max or cgroup",
+            "the rule sets nothing: give affinity, policy, nice, uclamp_min/uclamp_max or cgroup",
         ));
     }
     Ok(ThreadRule {

@@ -1,0 +1,120 @@
+//! App detection without the connector's events: the `/proc` scan at start
+//! (apps already running) and the rescan after a netlink overrun
+//! (`WatchError::Overrun`), over a fake tree whose `/proc` entries describe
+//! real child processes (the pidfds are real).
+
+mod common;
+
+use common::{fixture_of, Fixture, TARGET, UCLAMP};
+use lever_daemon::apps::AppWatch;
+use lever_daemon::core::Limits;
+use lever_procwatch::{ProcEvent, WatchError};
+use lever_testkit::FakeTree;
+use std::process::{Child, Command};
+use std::time::Duration;
+
+const APPS: &str = "
+usecases:
+  - name: sleepy
+    id: 0x00030020
+    resources:
+      sched_util_clamp_min: 512
+app_filter:
+  require_tty_or_display: false
+apps:
+  - name: sleeper
+    exec: sleep
+    usecases: [sleepy]
+";
+
+fn board() -> Fixture {
+    let tree = FakeTree::with(&[
+        (UCLAMP, "0\n"),
+        (common::RT, "950000\n"),
+        (common::GOVERNOR, "schedutil\n"),
+    ]);
+    fixture_of(tree, &format!("{TARGET}{APPS}"), Limits::default())
+}
+
+/// A real `sleep` and its `/proc` entries in the fake tree.
+fn sleeper(f: &Fixture, comm: &str) -> Child {
+    let child = Command::new("sleep").arg("30").spawn().unwrap();
+    let pid = child.id();
+    for (file, text) in [
+        ("comm", format!("{comm}\n")),
+        ("cmdline", format!("{comm}\u{0}30\u{0}")),
+        ("stat", format!("{pid} ({comm}) S 1 {pid} {pid} 0 -1 0")),
+        ("status", format!("Name:\t{comm}\nUid:\t0\t0\t0\t0\n")),
+        ("cgroup", "0::/user.slice\n".to_string()),
+    ] {
+        f.tree.node(&format!("/proc/{pid}/{file}"), &text);
+    }
+    child
+}
+
+#[test]
+fn the_scan_at_start_configures_apps_already_running_and_only_those() {
+    let mut f = board();
+    let mut app = sleeper(&f, "sleep");
+    let mut other = sleeper(&f, "bash");
+    f.tree.node("/proc/self/comm", "sleep\n"); // not a pid: passed over
+    let mut w = AppWatch::matcher_only(&f.core, f.tree.fs().clone()).unwrap();
+    assert!(w.fd().is_none(), "no connector in this mode");
+    let started = w.scan(&mut f.core, Duration::ZERO);
+    assert_eq!(started.conns.len(), 1, "{:?}", started.log);
+    assert!(started
+        .log
+        .iter()
+        .any(|l| l.contains(&format!("app sleeper started: pid {}", app.id()))));
+    assert_eq!(f.node(UCLAMP), "512");
+    // A second scan finds nothing new: the app is configured once.
+    assert!(w.scan(&mut f.core, Duration::ZERO).conns.is_empty());
+    let running: Vec<_> = w.running().map(|(_, n, p)| (n.to_string(), p)).collect();
+    assert_eq!(running, [("sleeper".to_string(), app.id() as i32)]);
+    // Its exit releases it.
+    app.kill().unwrap();
+    app.wait().unwrap();
+    w.exited(&mut f.core, started.conns[0]).unwrap();
+    assert_eq!(f.node(UCLAMP), "0");
+    other.kill().unwrap();
+    other.wait().unwrap();
+}
+
+#[test]
+fn an_overrun_triggers_a_rescan_that_finds_apps_whose_exec_was_lost() {
+    let mut f = board();
+    let mut w = AppWatch::matcher_only(&f.core, f.tree.fs().clone()).unwrap();
+    // No events lost: an exec of a process no entry matches does nothing.
+    let mut first = sleeper(&f, "bash");
+    let quiet = w.on_events(
+        &mut f.core,
+        Ok(vec![ProcEvent::Exec {
+            pid: first.id() as i32,
+            tgid: first.id() as i32,
+            timestamp_ns: 0,
+        }]),
+        Duration::ZERO,
+    );
+    assert!(quiet.conns.is_empty());
+    // Apps start while the queue overflows: their exec events are gone.
+    let mut lost = sleeper(&f, "sleep");
+    let started = w.on_events(&mut f.core, Err(WatchError::Overrun), Duration::ZERO);
+    assert_eq!(started.conns.len(), 1, "{:?}", started.log);
+    assert!(
+        started.log[0].contains("netlink queue overrun): rescanned /proc, 1 app(s) found"),
+        "{:?}",
+        started.log
+    );
+    assert_eq!(f.node(UCLAMP), "512");
+    // Another error is only logged.
+    let other = w.on_events(
+        &mut f.core,
+        Err(WatchError::Gone { pid: 1 }),
+        Duration::ZERO,
+    );
+    assert!(other.conns.is_empty() && other.log[0].starts_with("process connector:"));
+    for c in [&mut first, &mut lost] {
+        c.kill().unwrap();
+        c.wait().unwrap();
+    }
+}
