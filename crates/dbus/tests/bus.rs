@@ -1,0 +1,219 @@
+//! The services on a real private `dbus-daemon` (system-bus-like policy
+//! plus `packaging/dbus/lever-dbus.conf`) in front of a fake daemon: the
+//! names are owned, properties read and written under both ppd names, a
+//! hold ends when its caller leaves the bus, ProfileReleased reaches the
+//! holder, and a GameMode game ends when its process exits. Skips, saying
+//! why, where no bus can be started.
+
+mod common;
+
+use common::{eventually, Fake};
+use lever_dbus::testbus::PrivateBus;
+use lever_dbus::{Bus, PPD_LEGACY_NAME, PPD_LEGACY_PATH, PPD_NAME, PPD_PATH};
+use std::collections::HashMap;
+use std::time::Duration;
+use zbus::blocking::{Connection, Proxy};
+use zbus::proxy::CacheProperties;
+use zbus::zvariant::OwnedValue;
+
+const WAIT: Duration = Duration::from_secs(10);
+
+struct Setup {
+    _dir: tempfile::TempDir,
+    bus: PrivateBus,
+    fake: Fake,
+}
+
+fn setup() -> Option<Setup> {
+    let dir = tempfile::tempdir().unwrap();
+    let bus = match PrivateBus::start(dir.path()) {
+        Ok(b) => b,
+        Err(why) => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI must have a bus: {why}"
+            );
+            eprintln!("skipping: {why}");
+            return None;
+        }
+    };
+    let fake = Fake::default();
+    let backend = fake.clone();
+    let addr = Bus::Address(bus.address().to_string());
+    std::thread::spawn(move || {
+        if let Err(e) = lever_dbus::serve_with(&addr, Box::new(backend)) {
+            eprintln!("serve: {e}");
+        }
+    });
+    let s = Setup {
+        _dir: dir,
+        bus,
+        fake,
+    };
+    let conn = s.connect();
+    let dbus = zbus::blocking::fdo::DBusProxy::new(&conn).unwrap();
+    let owned = eventually(WAIT, || {
+        [PPD_NAME, PPD_LEGACY_NAME, lever_dbus::GAMEMODE_NAME]
+            .iter()
+            .all(|n| {
+                dbus.name_has_owner((*n).try_into().unwrap())
+                    .unwrap_or(false)
+            })
+    });
+    assert!(owned, "the service did not own its three names");
+    Some(s)
+}
+
+impl Setup {
+    fn connect(&self) -> Connection {
+        zbus::blocking::connection::Builder::address(self.bus.address())
+            .unwrap()
+            .build()
+            .unwrap()
+    }
+}
+
+fn proxy<'a>(conn: &Connection, name: &'a str, path: &'a str) -> Proxy<'a> {
+    zbus::blocking::proxy::Builder::new(conn)
+        .destination(name)
+        .unwrap()
+        .path(path)
+        .unwrap()
+        .interface(name)
+        .unwrap()
+        .cache_properties(CacheProperties::No)
+        .build()
+        .unwrap()
+}
+
+fn active(p: &Proxy<'_>) -> String {
+    p.get_property::<String>("ActiveProfile").unwrap()
+}
+
+#[test]
+fn ppd_properties_under_both_names() {
+    let Some(s) = setup() else { return };
+    let conn = s.connect();
+    let new = proxy(&conn, PPD_NAME, PPD_PATH);
+    let old = proxy(&conn, PPD_LEGACY_NAME, PPD_LEGACY_PATH);
+    assert_eq!(active(&new), "balanced");
+    old.set_property("ActiveProfile", "performance").unwrap();
+    assert_eq!(s.fake.state().base.as_deref(), Some("performance"));
+    assert_eq!(active(&new), "performance");
+    let profiles: Vec<HashMap<String, OwnedValue>> = new.get_property("Profiles").unwrap();
+    let names: Vec<String> = profiles
+        .iter()
+        .map(|p| String::try_from(p["Profile"].try_clone().unwrap()).unwrap())
+        .collect();
+    assert_eq!(names, ["power-saver", "balanced", "performance"]);
+    assert!(profiles.iter().all(|p| p.contains_key("Driver")));
+    assert_eq!(
+        old.get_property::<String>("PerformanceDegraded").unwrap(),
+        ""
+    );
+    assert!(old
+        .get_property::<String>("Version")
+        .unwrap()
+        .starts_with("lever "));
+    let bad = new.set_property("ActiveProfile", "turbo");
+    assert!(bad.is_err(), "{bad:?}");
+    assert_eq!(s.fake.state().base.as_deref(), Some("performance"));
+}
+
+#[test]
+fn a_hold_ends_when_its_caller_leaves_the_bus() {
+    let Some(s) = setup() else { return };
+    let watcher = s.connect();
+    let p = proxy(&watcher, PPD_LEGACY_NAME, PPD_LEGACY_PATH);
+    {
+        let holder = s.connect();
+        let h = proxy(&holder, PPD_LEGACY_NAME, PPD_LEGACY_PATH);
+        let cookie: u32 = h
+            .call("HoldProfile", &("performance", "test", "lever-tests"))
+            .unwrap();
+        assert!(cookie > 0);
+        assert_eq!(active(&p), "performance");
+        let holds: Vec<HashMap<String, OwnedValue>> = p.get_property("ActiveProfileHolds").unwrap();
+        assert_eq!(holds.len(), 1);
+        assert_eq!(
+            String::try_from(holds[0]["ApplicationId"].try_clone().unwrap()).unwrap(),
+            "lever-tests"
+        );
+        let bad: zbus::Result<u32> = h.call("HoldProfile", &("balanced", "t", "a"));
+        assert!(bad.is_err());
+    }
+    // The holder's connection is gone: the bus says so, the hold ends.
+    assert!(eventually(WAIT, || s.fake.state().holds.is_empty()));
+    assert_eq!(active(&p), "balanced");
+}
+
+#[test]
+fn setting_active_profile_releases_holds_and_tells_the_holder() {
+    let Some(s) = setup() else { return };
+    let holder = s.connect();
+    let h = proxy(&holder, PPD_NAME, PPD_PATH);
+    let released = h.receive_signal("ProfileReleased").unwrap();
+    let saver: u32 = h
+        .call("HoldProfile", &("power-saver", "battery", "shell"))
+        .unwrap();
+    let _perf: u32 = h
+        .call("HoldProfile", &("performance", "game", "steam"))
+        .unwrap();
+    // power-saver beats performance.
+    assert_eq!(active(&h), "power-saver");
+    let user = s.connect();
+    proxy(&user, PPD_NAME, PPD_PATH)
+        .set_property("ActiveProfile", "performance")
+        .unwrap();
+    assert!(s.fake.state().holds.is_empty());
+    let mut cookies = Vec::new();
+    for msg in released.take(2) {
+        let cookie: u32 = msg.body().deserialize().unwrap();
+        cookies.push(cookie);
+    }
+    assert!(cookies.contains(&saver), "{cookies:?}");
+    assert_eq!(active(&h), "performance");
+    // ReleaseProfile of a cancelled cookie is an error.
+    let gone: zbus::Result<()> = h.call("ReleaseProfile", &(saver,));
+    assert!(gone.is_err());
+}
+
+#[test]
+fn a_game_ends_when_its_process_exits() {
+    let Some(s) = setup() else { return };
+    let conn = s.connect();
+    let gm = proxy(&conn, lever_dbus::GAMEMODE_NAME, lever_dbus::GAMEMODE_PATH);
+    let mut child = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let pid = i32::try_from(child.id()).unwrap();
+    let r: i32 = gm.call("RegisterGame", &(pid,)).unwrap();
+    assert_eq!(r, 0);
+    assert_eq!(s.fake.state().games.len(), 1);
+    let again: i32 = gm.call("RegisterGame", &(pid,)).unwrap();
+    assert_eq!(again, -1);
+    let q: i32 = gm.call("QueryStatus", &(pid,)).unwrap();
+    assert_eq!(q, 2);
+    let q: i32 = gm.call("QueryStatusByPID", &(1, 1)).unwrap();
+    assert_eq!(q, 1);
+    assert_eq!(gm.get_property::<i32>("ClientCount").unwrap(), 1);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(eventually(WAIT, || s.fake.state().games.is_empty()));
+    assert_eq!(gm.get_property::<i32>("ClientCount").unwrap(), 0);
+    let q: i32 = gm.call("QueryStatus", &(pid,)).unwrap();
+    assert_eq!(q, 0);
+    let r: i32 = gm.call("UnregisterGame", &(pid,)).unwrap();
+    assert_eq!(r, -1);
+    // A pid that is no process is refused.
+    let r: i32 = gm.call("RegisterGame", &(i32::MAX,)).unwrap();
+    assert_eq!(r, -1);
+    // By PID, then unregistered by PID.
+    let me = i32::try_from(std::process::id()).unwrap();
+    let r: i32 = gm.call("RegisterGameByPID", &(me, me)).unwrap();
+    assert_eq!(r, 0);
+    let r: i32 = gm.call("UnregisterGameByPID", &(me, me)).unwrap();
+    assert_eq!(r, 0);
+    assert!(s.fake.state().games.is_empty());
+}
