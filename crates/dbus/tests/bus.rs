@@ -217,3 +217,68 @@ fn a_game_ends_when_its_process_exits() {
     assert_eq!(r, 0);
     assert!(s.fake.state().games.is_empty());
 }
+
+/// `powerprofilesctl` (ppd's own client, on the legacy name) against the
+/// service: get, set, list, list-holds and launch, seen by the fake daemon.
+#[test]
+fn powerprofilesctl_drives_the_service() {
+    let have = std::process::Command::new("powerprofilesctl")
+        .arg("version")
+        .output()
+        .is_ok();
+    if !have {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must have powerprofilesctl"
+        );
+        eprintln!("skipping: no powerprofilesctl (Debian's power-profiles-daemon)");
+        return;
+    }
+    let Some(s) = setup() else { return };
+    let ppctl = |args: &[&str]| {
+        let out = std::process::Command::new("powerprofilesctl")
+            .args(args)
+            .env("DBUS_SYSTEM_BUS_ADDRESS", s.bus.address())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(
+            out.status.success(),
+            "powerprofilesctl {args:?}: {text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        text
+    };
+    assert_eq!(ppctl(&["get"]).trim(), "balanced");
+    ppctl(&["set", "power-saver"]);
+    assert_eq!(s.fake.state().base.as_deref(), Some("powersave"));
+    assert_eq!(ppctl(&["get"]).trim(), "power-saver");
+    let list = ppctl(&["list"]);
+    assert!(
+        list.contains("* power-saver:") && list.contains("  performance:"),
+        "{list}"
+    );
+    assert!(list.contains("Driver:     lever"), "{list}");
+    // launch holds while its command runs, then releases.
+    let fake = s.fake.clone();
+    let seen = std::thread::spawn(move || {
+        eventually(WAIT, || {
+            fake.state().holds.iter().any(|(_, p)| p == "performance")
+        })
+    });
+    ppctl(&[
+        "launch",
+        "-p",
+        "performance",
+        "-r",
+        "test",
+        "-i",
+        "lever",
+        "--",
+        "sleep",
+        "1",
+    ]);
+    assert!(seen.join().unwrap(), "no hold while launch ran");
+    assert!(eventually(WAIT, || s.fake.state().holds.is_empty()));
+    assert!(ppctl(&["list-holds"]).trim().is_empty());
+}
