@@ -282,3 +282,110 @@ fn powerprofilesctl_drives_the_service() {
     assert!(eventually(WAIT, || s.fake.state().holds.is_empty()));
     assert!(ppctl(&["list-holds"]).trim().is_empty());
 }
+
+/// PropertiesChanged for ActiveProfile: after a D-Bus write, and after a
+/// change made behind the service's back (another Lever client), which the
+/// once-a-second re-read finds.
+#[test]
+fn active_profile_changes_are_announced() {
+    let Some(s) = setup() else { return };
+    let conn = s.connect();
+    let props = zbus::blocking::fdo::PropertiesProxy::builder(&conn)
+        .destination(PPD_NAME)
+        .unwrap()
+        .path(PPD_PATH)
+        .unwrap()
+        .build()
+        .unwrap();
+    let changes = props.receive_properties_changed().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for change in changes {
+            let args = change.args().unwrap();
+            if let Some(v) = args.changed_properties().get("ActiveProfile") {
+                let v = <&str>::try_from(v).unwrap().to_string();
+                if tx.send(v).is_err() {
+                    return;
+                }
+            }
+        }
+    });
+    proxy(&conn, PPD_NAME, PPD_PATH)
+        .set_property("ActiveProfile", "performance")
+        .unwrap();
+    assert_eq!(rx.recv_timeout(WAIT).unwrap(), "performance");
+    s.fake.state().base = Some("powersave".into());
+    let mut last = String::new();
+    let seen = eventually(WAIT, || {
+        while let Ok(v) = rx.try_recv() {
+            last = v;
+        }
+        last == "power-saver"
+    });
+    assert!(seen, "last announced: {last}");
+}
+
+/// The shipped policy: anyone may read and call, only root may own the
+/// names. Needs root (to run gdbus as nobody) and gdbus.
+#[test]
+fn the_policy_lets_anyone_call_but_only_root_own() {
+    use std::os::unix::process::CommandExt;
+    let root = rustix::process::getuid().is_root();
+    let gdbus = std::process::Command::new("gdbus")
+        .arg("help")
+        .output()
+        .is_ok();
+    if !root || !gdbus {
+        eprintln!("skipping: needs root and gdbus (root {root}, gdbus {gdbus})");
+        return;
+    }
+    let Some(s) = setup() else { return };
+    // The bus socket is in the test's private directory: let nobody in.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(s._dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let as_nobody = |args: &[&str]| {
+        std::process::Command::new("gdbus")
+            .args(["call", "--address", s.bus.address()])
+            .args(args)
+            .uid(65534)
+            .gid(65534)
+            .output()
+            .unwrap()
+    };
+    let read = as_nobody(&[
+        "--dest",
+        PPD_LEGACY_NAME,
+        "--object-path",
+        PPD_LEGACY_PATH,
+        "--method",
+        "org.freedesktop.DBus.Properties.Get",
+        PPD_LEGACY_NAME,
+        "ActiveProfile",
+    ]);
+    assert!(
+        read.status.success(),
+        "{}",
+        String::from_utf8_lossy(&read.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&read.stdout).trim(),
+        "(<'balanced'>,)"
+    );
+    for name in [PPD_NAME, lever_dbus::GAMEMODE_NAME, "org.example.Other"] {
+        let own = as_nobody(&[
+            "--dest",
+            "org.freedesktop.DBus",
+            "--object-path",
+            "/org/freedesktop/DBus",
+            "--method",
+            "org.freedesktop.DBus.RequestName",
+            name,
+            "4",
+        ]);
+        let err = String::from_utf8_lossy(&own.stderr);
+        assert!(
+            !own.status.success() && err.contains("AccessDenied"),
+            "{name}: {err}"
+        );
+    }
+}
