@@ -31,6 +31,9 @@ d usr/lib/sysusers.d
 install -m 0644 "$src/packaging/systemd/lever.sysusers.conf" "$destdir/usr/lib/sysusers.d/lever.conf"
 d usr/lib/tmpfiles.d
 install -m 0644 "$src/packaging/tmpfiles/lever.conf" "$destdir/usr/lib/tmpfiles.d/lever.conf"
+# The system bus policy of `lever daemon --dbus` (docs/dbus.md).
+d usr/share/dbus-1/system.d
+install -m 0644 "$src/packaging/dbus/lever-dbus.conf" "$destdir/usr/share/dbus-1/system.d/lever-dbus.conf"
 
 if [ -n "$liblever" ]; then
     # /usr/lib, not a multiarch directory: the seed's programs dlopen

@@ -29,7 +29,7 @@ fn lists_the_qcs6490_use_cases() {
 fn extra_file_and_its_errors() {
     let dir = tempfile::tempdir().unwrap();
     let good = dir.path().join("game.yaml");
-    std::fs::write(&good, "usecases:\n  - name: game\n    id: 0x00040001\n    resources: { cpu_min_freq.prime: 2035200 }\n").unwrap();
+    std::fs::write(&good, "usecases:\n  - name: benchmark\n    id: 0x00040001\n    resources: { cpu_min_freq.prime: 2035200 }\n").unwrap();
     let text = common::ok(&[
         "usecases",
         "-t",
@@ -38,14 +38,14 @@ fn extra_file_and_its_errors() {
         good.to_str().unwrap(),
     ]);
     assert!(
-        text.contains("game") && text.contains("0x00040001"),
+        text.contains("benchmark") && text.contains("0x00040001"),
         "{text}"
     );
 
     let bad = dir.path().join("bad.yaml");
     std::fs::write(
         &bad,
-        "usecases:\n  - name: game\n    id: 0x00040001\n    resources: { cpu_min_freq.mega: 1 }\n",
+        "usecases:\n  - name: benchmark\n    id: 0x00040001\n    resources: { cpu_min_freq.mega: 1 }\n",
     )
     .unwrap();
     let out = common::lever(&[

@@ -12,7 +12,10 @@ use lever_tasks::{CgroupKnob, ThreadSetting};
 fn qcs6490_defines_the_seed_use_cases() {
     let file = load_builtin("qcs6490").unwrap();
     let names: Vec<&str> = file.usecases.iter().map(|u| u.name.as_str()).collect();
-    assert_eq!(names, ["app-launch", "camera-preview", "video-decode"]);
+    assert_eq!(
+        names,
+        ["app-launch", "camera-preview", "video-decode", "game"]
+    );
     let tree = common::qcs6490();
     let target = file.bind(tree.fs()).unwrap();
 
@@ -285,4 +288,22 @@ fn app_mistakes_at_their_line() {
     )
     .unwrap();
     assert_eq!(f.apps[0].usecases, ["cam"]);
+}
+
+#[test]
+fn qcs6490_game_use_case_floors_cpu_and_gpu_until_released() {
+    let file = load_builtin("qcs6490").unwrap();
+    let tree = common::qcs6490();
+    let target = file.bind(tree.fs()).unwrap();
+    let game = target.usecase("game").unwrap();
+    // GameMode clients hold it until they unregister (docs/dbus.md).
+    assert_eq!(game.duration_ms, 0);
+    assert_eq!(game.permission, Permission::ThirdParty);
+    assert_eq!(target.usecase("0x00030004").unwrap().name, "game");
+    let resolved = game.resolve(&[]);
+    // Gold min frequency (cluster id 0, seed 000 §3.4) gets a floor.
+    assert!(resolved
+        .adjustments()
+        .contains(&(Opcode(0x44008000), 1516800)));
+    assert_eq!(resolved.adjustments().len(), 3);
 }

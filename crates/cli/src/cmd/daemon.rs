@@ -58,6 +58,13 @@ pub struct DaemonArgs {
     /// How often the textfile is rewritten (`15s`; a bare number is ms).
     #[arg(long, value_name = "DURATION", default_value = "15000", value_parser = duration_ms)]
     pub metrics_interval: Duration,
+    /// Serve power-profiles-daemon's and GameMode's D-Bus interfaces on the
+    /// system bus (docs/dbus.md; needs packaging/dbus/lever-dbus.conf).
+    #[arg(long)]
+    pub dbus: bool,
+    /// Serve them on the bus at ADDR instead (`unix:path=/tmp/bus`).
+    #[arg(long, value_name = "ADDR")]
+    pub dbus_address: Option<String>,
 }
 
 /// `lever restore` flags.
@@ -106,6 +113,20 @@ pub fn run_daemon(global: &Global, args: DaemonArgs) -> anyhow::Result<()> {
         Some(board) => sim_root(board, &args.state_dir, args.quiet)?,
         None => global.root.clone(),
     };
+    let bus = match (args.dbus_address.clone(), args.dbus) {
+        (Some(address), _) => Some(lever_dbus::Bus::Address(address)),
+        (None, true) => Some(lever_dbus::Bus::System),
+        (None, false) => None,
+    };
+    if let Some(bus) = bus {
+        // A root client of the daemon's own socket, in a thread of this
+        // process: it waits for the socket the daemon is about to open.
+        lever_dbus::spawn(lever_dbus::Options {
+            bus,
+            socket: args.socket.clone(),
+            wait: Duration::from_secs(30),
+        })?;
+    }
     lever_daemon::run(lever_daemon::Config {
         root,
         target: args.target,

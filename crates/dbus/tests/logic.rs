@@ -1,0 +1,140 @@
+//! ppd holds and GameMode games against a fake daemon: names, the
+//! power-saver-beats-performance outcome, cancellation by a new
+//! ActiveProfile, holders leaving, and GameMode's integer answers.
+
+mod common;
+
+use common::Fake;
+use lever_dbus::gamemode::{self, GameError, Games};
+use lever_dbus::ppd::{Holds, PpdError, PpdProfile};
+
+#[test]
+fn ppd_names_map_to_lever_profiles_and_back() {
+    for (ppd, lever) in [
+        ("power-saver", "powersave"),
+        ("balanced", "balanced"),
+        ("performance", "performance"),
+    ] {
+        let p = PpdProfile::from_ppd(ppd).unwrap();
+        assert_eq!(p.lever_name(), lever);
+        assert_eq!(PpdProfile::from_lever(Some(lever)), p);
+        assert_eq!(p.ppd_name(), ppd);
+    }
+    assert_eq!(PpdProfile::from_ppd("powersave"), None);
+    // A Lever profile ppd cannot name shows as ppd's default.
+    assert_eq!(PpdProfile::from_lever(Some("rt")), PpdProfile::Balanced);
+}
+
+#[test]
+fn set_active_sets_the_base_and_cancels_every_hold() {
+    let mut fake = Fake::default();
+    let mut holds = Holds::new();
+    assert_eq!(holds.active(&mut fake).unwrap(), PpdProfile::Balanced);
+    let c1 = holds
+        .hold(&mut fake, "performance", "build", "make", ":1.5")
+        .unwrap();
+    let c2 = holds
+        .hold(&mut fake, "power-saver", "battery", "shell", ":1.6")
+        .unwrap();
+    assert_ne!(c1, c2);
+    // power-saver beats performance.
+    assert_eq!(holds.active(&mut fake).unwrap(), PpdProfile::PowerSaver);
+    let released = holds.set_active(&mut fake, "performance").unwrap();
+    let mut who: Vec<(u32, &str)> = released
+        .iter()
+        .map(|r| (r.cookie, r.sender.as_str()))
+        .collect();
+    who.sort();
+    assert_eq!(who, [(c1, ":1.5"), (c2, ":1.6")]);
+    assert!(fake.state().holds.is_empty());
+    assert_eq!(fake.state().base.as_deref(), Some("performance"));
+    assert_eq!(holds.active(&mut fake).unwrap(), PpdProfile::Performance);
+    assert_eq!(holds.list().count(), 0);
+}
+
+#[test]
+fn bad_names_are_invalid_args_and_nothing_is_asked() {
+    let mut fake = Fake::default();
+    let mut holds = Holds::new();
+    assert!(matches!(
+        holds.set_active(&mut fake, "turbo"),
+        Err(PpdError::InvalidArgs(m)) if m.contains("turbo")
+    ));
+    // ppd holds only power-saver or performance.
+    assert!(matches!(
+        holds.hold(&mut fake, "balanced", "r", "a", ":1.1"),
+        Err(PpdError::InvalidArgs(_))
+    ));
+    assert!(fake.state().base.is_none() && fake.state().holds.is_empty());
+    assert!(matches!(
+        holds.release(&mut fake, 7),
+        Err(PpdError::NoSuchCookie(7))
+    ));
+}
+
+#[test]
+fn a_holder_leaving_ends_only_its_holds() {
+    let mut fake = Fake::default();
+    let mut holds = Holds::new();
+    let mine = holds
+        .hold(&mut fake, "performance", "r", "a", ":1.7")
+        .unwrap();
+    let other = holds
+        .hold(&mut fake, "performance", "r", "b", ":1.8")
+        .unwrap();
+    assert!(holds.has_sender(":1.7"));
+    assert_eq!(holds.sender_left(&mut fake, ":1.7").unwrap(), [mine]);
+    assert!(!holds.has_sender(":1.7"));
+    assert_eq!(holds.list().map(|(c, _)| c).collect::<Vec<_>>(), [other]);
+    assert_eq!(fake.state().holds.len(), 1);
+    // A released cookie is gone for good, and cookies are not reused.
+    holds.release(&mut fake, other).unwrap();
+    assert!(holds.release(&mut fake, other).is_err());
+    let next = holds
+        .hold(&mut fake, "power-saver", "r", "c", ":1.9")
+        .unwrap();
+    assert!(next > other);
+}
+
+#[test]
+fn a_refused_hold_is_not_recorded() {
+    let mut fake = Fake::default();
+    fake.state().refuse = true;
+    let mut holds = Holds::new();
+    assert!(matches!(
+        holds.hold(&mut fake, "performance", "r", "a", ":1.1"),
+        Err(PpdError::Daemon(_))
+    ));
+    assert_eq!(holds.list().count(), 0);
+}
+
+#[test]
+fn games_register_query_unregister_and_exit() {
+    let mut fake = Fake::default();
+    let mut games = Games::new();
+    assert_eq!(games.query(100), gamemode::INACTIVE);
+    let gen = games.register(&mut fake, 100, 100).unwrap();
+    assert_eq!(fake.state().games.len(), 1);
+    assert_eq!(games.query(100), gamemode::ACTIVE_REGISTERED);
+    assert_eq!(games.query(200), gamemode::ACTIVE);
+    assert_eq!(games.count(), 1);
+    let again = games.register(&mut fake, 100, 100);
+    assert!(matches!(again, Err(GameError::AlreadyRegistered(100))));
+    assert_eq!(gamemode::code(&again), gamemode::ERROR);
+    // By PID: another process registers 200.
+    let gen200 = games.register(&mut fake, 100, 200).unwrap();
+    assert_eq!(games.count(), 2);
+    let r = games.unregister(&mut fake, 200);
+    assert_eq!(gamemode::code(&r), gamemode::OK);
+    assert!(matches!(
+        games.unregister(&mut fake, 200),
+        Err(GameError::NotRegistered(200))
+    ));
+    // The old registration's exit watcher must not end a new one.
+    games.register(&mut fake, 200, 200).unwrap();
+    assert!(!games.exited(&mut fake, 200, gen200).unwrap());
+    assert_eq!(games.query(200), gamemode::ACTIVE_REGISTERED);
+    assert!(games.exited(&mut fake, 100, gen).unwrap());
+    assert_eq!(games.query(100), gamemode::ACTIVE);
+    assert_eq!(fake.state().games.len(), 1);
+}
