@@ -228,6 +228,13 @@ fn pings(c: &mut Client, n: usize) -> Vec<Duration> {
 /// to three are taken; a daemon that lets the attacker in fails all three
 /// by orders of magnitude. The baseline is floored at 500 µs, the spread
 /// of a 2-vCPU VM's wake-ups.
+/// Whether the daemon's VmRSS is its own, so that its 16 MB bound can be
+/// checked: under qemu-user (LEVER_UNDER_QEMU, scripts/cross-test.sh) it is
+/// mostly qemu's translated code (~50 MB), printed but not bounded.
+fn rss_is_the_daemons() -> bool {
+    std::env::var_os("LEVER_UNDER_QEMU").is_none()
+}
+
 fn assert_within_2x(what: &str, base: Duration, mut during: impl FnMut() -> Duration) {
     let limit = 2 * base.max(Duration::from_micros(500));
     let mut seen = Vec::new();
@@ -321,7 +328,7 @@ fn one_connection_flooding_status_neither_slows_others_nor_grows_the_daemon() {
     let (rss, hwm) = d.memory_kb();
     eprintln!("daemon during the flood: VmRSS {rss} kB, VmHWM {hwm} kB");
     assert!(
-        rss < 16 * 1024 && hwm < 16 * 1024,
+        !rss_is_the_daemons() || (rss < 16 * 1024 && hwm < 16 * 1024),
         "daemon VmRSS {rss} kB, VmHWM {hwm} kB during the flood (bound 16 MB)"
     );
     // The attacker's replies come at the pace it reads them.
@@ -335,7 +342,7 @@ fn one_connection_flooding_status_neither_slows_others_nor_grows_the_daemon() {
     );
     let (rss, _) = d.memory_kb();
     assert!(
-        rss < 16 * 1024,
+        !rss_is_the_daemons() || rss < 16 * 1024,
         "daemon VmRSS {rss} kB after serving the attacker"
     );
     let _ = attacker.shutdown(std::net::Shutdown::Both);
@@ -517,7 +524,7 @@ fn a_status_larger_than_the_backlog_is_delivered() {
     let mut other = d.client();
     let t = Instant::now();
     other.ping().unwrap();
-    let limit = Duration::from_millis(200).max(build_cost * 2);
+    let limit = common::daemon::bound(Duration::from_millis(200)).max(build_cost * 2);
     assert!(
         t.elapsed() < limit,
         "PING took {:?} (limit {limit:?}: twice what one STATUS costs here)",
@@ -605,6 +612,9 @@ fn detached_requests_from_many_connections_are_capped_per_uid() {
     );
     let (rss, hwm) = d.memory_kb();
     eprintln!("daemon: VmRSS {rss} kB, VmHWM {hwm} kB");
-    assert!(rss < 16 * 1024, "daemon VmRSS {rss} kB");
+    assert!(
+        !rss_is_the_daemons() || rss < 16 * 1024,
+        "daemon VmRSS {rss} kB"
+    );
     drop(nobody);
 }
