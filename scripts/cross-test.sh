@@ -152,7 +152,13 @@ for sum in "$logs"/*.sum; do
     [ "$rc" = 0 ] && continue
     status=1
     echo "== $name failed (exit status $rc$([ "$rc" = 124 ] && echo ": timed out after $limit s")):"
-    sed -n '/^failures:$/,$p' "${sum%.sum}.out" | head -200
+    # libtest's failure report, or the end of the output where there is
+    # none (a crash, a timeout).
+    if grep -q '^failures:$' "${sum%.sum}.out"; then
+        sed -n '/^failures:$/,$p' "${sum%.sum}.out" | head -200
+    else
+        tail -40 "${sum%.sum}.out"
+    fi
 done
 t2=$(date +%s)
 cpu_s c2
