@@ -254,6 +254,12 @@ fn quick_runs_every_test_within_a_minute() {
         assert!(sections.contains(&s), "no {s} section");
     }
     // The budget, on a 2-core VM: the whole suite within 60 s.
+    // Under qemu-user (scripts/cross-test.sh) every instruction is
+    // emulated: the bound is a native one, so there it is only printed.
+    if std::env::var_os("LEVER_UNDER_QEMU").is_some() {
+        eprintln!("--quick took {wall:.1} s under qemu-user; the 60 s bound is for native runs");
+        return;
+    }
     assert!(
         wall < 60.0,
         "--quick took {wall:.1} s (load average {})",

@@ -239,6 +239,13 @@ fn pings(c: &mut Client, n: usize) -> Vec<Duration> {
         .collect()
 }
 
+/// Whether the daemon's VmRSS is its own, so that its bound (RSS at ready + 4 MB)
+/// can be checked: under qemu-user (LEVER_UNDER_QEMU, scripts/cross-test.sh) it is
+/// mostly qemu's translated code (~50 MB), printed but not bounded.
+fn rss_is_the_daemons() -> bool {
+    std::env::var_os("LEVER_UNDER_QEMU").is_none()
+}
+
 /// The promise "p99 within 2× of the unattacked baseline": `base` was
 /// measured before the attack; `during` samples the same workload now.
 /// A noisy neighbour (this machine is shared) can spoil one sample, so up
@@ -339,7 +346,7 @@ fn one_connection_flooding_status_neither_slows_others_nor_grows_the_daemon() {
     let (rss, hwm) = d.memory_kb();
     eprintln!("daemon during the flood: VmRSS {rss} kB, VmHWM {hwm} kB");
     assert!(
-        rss < rss_bound && hwm <= hwm_bound,
+        !rss_is_the_daemons() || (rss < rss_bound && hwm <= hwm_bound),
         "daemon VmRSS {rss} kB (bound {rss_bound}), VmHWM {hwm} kB (bound {hwm_bound}) during the flood"
     );
     // The attacker's replies come at the pace it reads them.
@@ -353,7 +360,7 @@ fn one_connection_flooding_status_neither_slows_others_nor_grows_the_daemon() {
     );
     let (rss, _) = d.memory_kb();
     assert!(
-        rss < rss_bound,
+        !rss_is_the_daemons() || rss < rss_bound,
         "daemon VmRSS {rss} kB after serving the attacker (bound {rss_bound})"
     );
     let _ = attacker.shutdown(std::net::Shutdown::Both);
@@ -535,7 +542,7 @@ fn a_status_larger_than_the_backlog_is_delivered() {
     let mut other = d.client();
     let t = Instant::now();
     other.ping().unwrap();
-    let limit = Duration::from_millis(200).max(build_cost * 2);
+    let limit = common::daemon::bound(Duration::from_millis(200)).max(build_cost * 2);
     assert!(
         t.elapsed() < limit,
         "PING took {:?} (limit {limit:?}: twice what one STATUS costs here)",
@@ -624,6 +631,9 @@ fn detached_requests_from_many_connections_are_capped_per_uid() {
     );
     let (rss, hwm) = d.memory_kb();
     eprintln!("daemon: VmRSS {rss} kB, VmHWM {hwm} kB");
-    assert!(rss < rss_bound, "daemon VmRSS {rss} kB (bound {rss_bound})");
+    assert!(
+        !rss_is_the_daemons() || rss < rss_bound,
+        "daemon VmRSS {rss} kB (bound {rss_bound})"
+    );
     drop(nobody);
 }

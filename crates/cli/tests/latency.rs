@@ -30,6 +30,25 @@ fn online() -> Vec<u32> {
     lever_kernel::parse_cpu_list(text.trim()).unwrap()
 }
 
+/// Tests that hold /dev/cpu_dma_latency (`-m`) or compare its value run
+/// one at a time: one test's `-m` is another's "changed". Emulated
+/// (scripts/cross-test.sh) the runs are long enough to overlap.
+fn dma_latency_lock() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// How long a started `lever latency` is given before its Ctrl-C: 700 ms,
+/// or 7 s under qemu-user (LEVER_UNDER_QEMU, scripts/cross-test.sh), where
+/// the emulated binary needs longer to install its handler and start.
+fn settle() -> std::time::Duration {
+    if std::env::var_os("LEVER_UNDER_QEMU").is_some() {
+        std::time::Duration::from_secs(7)
+    } else {
+        std::time::Duration::from_millis(700)
+    }
+}
+
 /// The PM QoS target as the kernel reports it (native-endian s32).
 fn dma_latency() -> Option<i32> {
     let b = std::fs::read("/dev/cpu_dma_latency").ok()?;
@@ -99,6 +118,7 @@ fn interrupt(child: std::process::Child) -> serde_json::Value {
 
 #[test]
 fn seed_command_lines_run_on_this_vm_with_its_cpus() {
+    let _dma = dma_latency_lock();
     if !need_root("seed_command_lines_run_on_this_vm_with_its_cpus") {
         return;
     }
@@ -133,6 +153,7 @@ fn seed_command_lines_run_on_this_vm_with_its_cpus() {
 
 #[test]
 fn seed_lines_verbatim_refuse_cpus_this_vm_lacks_and_change_nothing() {
+    let _dma = dma_latency_lock();
     let before = dma_latency();
     let out = lever(&words(
         "latency -a 1-3 -t 3 -m -l 100 -i 1000 -p 90 -h 800 --mainaffinity 4 --spike 100",
@@ -196,6 +217,7 @@ fn help_lists_cyclictest_flags_and_h_is_the_histogram() {
 
 #[test]
 fn json_file_is_cyclictests_schema_and_imports_back() {
+    let _dma = dma_latency_lock();
     if !need_root("json_file_is_cyclictests_schema_and_imports_back") {
         return;
     }
@@ -247,7 +269,7 @@ fn policy_other_runs_and_ctrl_c_ends_with_a_report() {
         ],
         None,
     );
-    std::thread::sleep(std::time::Duration::from_millis(700));
+    std::thread::sleep(settle());
     let r = interrupt(child);
     assert_eq!(r["ended"]["reason"], "interrupted");
     assert_eq!(r["policy"], "other");
@@ -680,6 +702,7 @@ fn kpi_prints_seed_000_blocks_and_a_verdict() {
 
 #[test]
 fn plot_writes_an_svg_with_a_line_per_thread() {
+    let _dma = dma_latency_lock();
     let dir = tempfile::tempdir().unwrap();
     let svg = dir.path().join("h.svg");
     ok(&[
@@ -721,6 +744,7 @@ fn plot_writes_an_svg_with_a_line_per_thread() {
 
 #[test]
 fn all_seed_command_lines_verbatim_with_a_shorter_l() {
+    let _dma = dma_latency_lock();
     // Seed 000 §3.6 (line 686) and seed 001's four lines, `-l 100000000`
     // shortened to 300. Where this machine has the CPUs they name (and we
     // are root) they run; else they must be refused precisely, exit 3.
@@ -840,7 +864,7 @@ fn ctrl_c_while_tracing_saves_the_trace_and_removes_the_instance() {
         Some(&trace),
     );
     let pid = child.id();
-    std::thread::sleep(std::time::Duration::from_millis(700));
+    std::thread::sleep(settle());
     assert!(instance_left(pid), "the instance exists while measuring");
     let r = interrupt(child);
     assert_eq!(r["ended"]["reason"], "interrupted");

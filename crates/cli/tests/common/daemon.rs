@@ -116,3 +116,14 @@ pub fn wait_until(limit: Duration, mut f: impl FnMut() -> bool) -> Option<Durati
 pub fn is_root() -> bool {
     rustix::process::getuid().is_root()
 }
+
+/// A time bound meant for native speed: `native`, or ten times it under
+/// qemu-user (LEVER_UNDER_QEMU, scripts/cross-test.sh), where every round
+/// trip is emulated. The check stays; only the scale is the emulator's.
+pub fn bound(native: Duration) -> Duration {
+    if std::env::var_os("LEVER_UNDER_QEMU").is_some() {
+        native * 10
+    } else {
+        native
+    }
+}
