@@ -57,16 +57,7 @@ pub fn serve(endpoint: &Endpoint, metrics: Arc<Metrics>) -> io::Result<String> {
         Endpoint::Tcp(addr) => {
             let listener = TcpListener::bind(addr)?;
             let shown = listener.local_addr()?.to_string();
-            accept_loop(
-                move || {
-                    let (s, _) = listener.accept()?;
-                    s.set_read_timeout(Some(DEADLINE))?;
-                    s.set_write_timeout(Some(DEADLINE))?;
-                    Ok(s)
-                },
-                metrics,
-                busy,
-            )?;
+            accept_loop(move || with_deadline(listener.accept()?.0), metrics, busy)?;
             Ok(shown)
         }
         Endpoint::Unix(path) => {
@@ -81,19 +72,35 @@ pub fn serve(endpoint: &Endpoint, metrics: Arc<Metrics>) -> io::Result<String> {
                 std::fs::remove_file(path)?;
             }
             let listener = UnixListener::bind(path)?;
-            accept_loop(
-                move || {
-                    let (s, _) = listener.accept()?;
-                    s.set_read_timeout(Some(DEADLINE))?;
-                    s.set_write_timeout(Some(DEADLINE))?;
-                    Ok(s)
-                },
-                metrics,
-                busy,
-            )?;
+            accept_loop(move || with_deadline(listener.accept()?.0), metrics, busy)?;
             Ok(path.display().to_string())
         }
     }
+}
+
+/// A stream whose reads and writes can be given a deadline.
+trait Deadline: Sized {
+    fn deadline(&self, d: Duration) -> io::Result<()>;
+}
+
+impl Deadline for std::net::TcpStream {
+    fn deadline(&self, d: Duration) -> io::Result<()> {
+        self.set_read_timeout(Some(d))?;
+        self.set_write_timeout(Some(d))
+    }
+}
+
+impl Deadline for std::os::unix::net::UnixStream {
+    fn deadline(&self, d: Duration) -> io::Result<()> {
+        self.set_read_timeout(Some(d))?;
+        self.set_write_timeout(Some(d))
+    }
+}
+
+/// `stream` with [`DEADLINE`] on its reads and writes.
+fn with_deadline<S: Deadline>(stream: S) -> io::Result<S> {
+    stream.deadline(DEADLINE)?;
+    Ok(stream)
 }
 
 /// Accept connections (with their deadlines set) on a thread and answer

@@ -66,8 +66,16 @@ fn default_qcs6490_explains_each_fail() {
     let (_tree, fs) = board();
     let r = check(&fs, Some(&[1, 2, 3])).unwrap();
     let get = |n: &str| r.checks.iter().find(|c| c.name == n).unwrap();
-    // No /proc/cmdline in the simulator: the command-line checks cannot judge.
-    assert_eq!(get("isolcpus").verdict, Verdict::Unknown);
+    // The simulator's /proc/cmdline sets none of the RT parameters: each
+    // fails with the parameter to add.
+    for key in ["isolcpus", "nohz_full", "rcu_nocbs"] {
+        let c = get(key);
+        assert_eq!((c.verdict, c.current.as_str()), (Verdict::Fail, "not set"));
+        assert_eq!(
+            c.fix,
+            format!("add {key}=1-3 to the kernel command line (KERNEL_CMDLINE_EXTRA)")
+        );
+    }
     assert_eq!(get("preempt_rt").verdict, Verdict::Fail);
     assert!(get("preempt_rt").fix.contains("CONFIG_PREEMPT_RT=y"));
     let rt = get("sched_rt_runtime_us");

@@ -52,22 +52,23 @@ pub struct Distribution {
 
 impl Distribution {
     /// From samples (sorted in place). Percentiles use the nearest-rank
-    /// definition: the smallest sample with at least p % of samples ≤ it.
+    /// definition ([`lever_text::nearest_rank`]): the smallest sample with
+    /// at least p % of samples ≤ it.
     pub fn from_samples(samples: &mut [u64]) -> Distribution {
         if samples.is_empty() {
             return Distribution::default();
         }
         samples.sort_unstable();
         let n = samples.len();
-        let rank = |p: u64| samples[((p as usize * n).div_ceil(100)).clamp(1, n) - 1];
+        let rank = |p: f64| lever_text::percentile_sorted(&*samples, p).unwrap_or(0);
         let sum: u128 = samples.iter().map(|&s| s as u128).sum();
         Distribution {
             count: n as u64,
             min_ns: samples[0],
             avg_ns: (sum / n as u128) as u64,
-            p50_ns: rank(50),
-            p90_ns: rank(90),
-            p99_ns: rank(99),
+            p50_ns: rank(50.0),
+            p90_ns: rank(90.0),
+            p99_ns: rank(99.0),
             max_ns: samples[n - 1],
         }
     }
