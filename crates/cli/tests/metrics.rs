@@ -129,6 +129,7 @@ fn counters_match_a_scripted_sequence_and_pass_promtool() {
         let m = scrape(&msock, None);
         sample(&m, "lever_expiries_total") == 1.0
             && sample(&m, "lever_client_gone_releases_total") == 1.0
+            && sample(&m, "lever_requests_live") == 0.0
     });
     assert!(settled.is_some(), "{}\n{}", scrape(&msock, None), d.log());
     let m = scrape(&msock, None);

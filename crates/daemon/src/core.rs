@@ -645,7 +645,6 @@ impl Core {
         if plan.ended.is_empty() {
             return;
         }
-        self.metrics.client_gone(plan.ended.len());
         for id in &plan.ended {
             self.untrack(*id);
         }
@@ -657,7 +656,9 @@ impl Core {
         for id in &plan.ended {
             self.end_tasks(*id);
         }
+        // The gauge first: a scraper that sees the count sees its effect.
         self.metrics.set_live(self.engine.live_count());
+        self.metrics.client_gone(plan.ended.len());
     }
 
     /// End every request whose deadline has passed.
@@ -678,13 +679,13 @@ impl Core {
         for id in &plan.ended {
             self.untrack(*id);
         }
-        self.metrics.expired(plan.ended.len());
         let ids: Vec<String> = plan.ended.iter().map(|i| i.0.to_string()).collect();
         self.apply(&plan, &format!("request {} expired", ids.join(",")));
         for id in &plan.ended {
             self.end_tasks(*id);
         }
         self.metrics.set_live(self.engine.live_count());
+        self.metrics.expired(plan.ended.len());
         more
     }
 
