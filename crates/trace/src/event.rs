@@ -381,7 +381,18 @@ impl<'a> EventKind<'a> {
     /// most often a line cut short mid-event (a truncated copy, a
     /// `trace_pipe` read interrupted): such a line is malformed, not a
     /// generic event.
+    #[inline(always)]
     pub fn try_parse(name: &'a str, body: &'a str) -> Result<EventKind<'a>, &'static str> {
+        if let Some(kind) = sched_exact(name, body) {
+            return Ok(kind);
+        }
+        Self::try_parse_general(name, body)
+    }
+
+    #[doc(hidden)]
+    /// [`EventKind::try_parse`] without the shortcut for the kernel's
+    /// exact sched layouts: the reference the shortcut is tested against.
+    pub fn try_parse_general(name: &'a str, body: &'a str) -> Result<EventKind<'a>, &'static str> {
         // Most events are none of these: one byte test skips the string
         // compares (a measurable share of the parse otherwise).
         if !matches!(
@@ -502,6 +513,122 @@ impl<'a> EventKind<'a> {
             _ => "raw syscall event with missing or bad fields (cut short?)",
         })
     }
+}
+
+/// The sched events in the kernel's exact `TP_printk` layout, read from
+/// their fixed ends: a number field is found by walking back over its
+/// digits to its key, so the comms (which may hold spaces, `=` and
+/// digits) are never searched. `None` for anything else (older layouts
+/// with `success=1` or `vruntime=`, cut or damaged lines): the general
+/// parsers then decide, and where this returns a value it is the one they
+/// give (tested on random bodies).
+#[inline(always)]
+fn sched_exact<'a>(name: &str, body: &'a str) -> Option<EventKind<'a>> {
+    let n = name.as_bytes();
+    if n.len() < 12 || n[..6] != *b"sched_" {
+        return None;
+    }
+    match &n[6..] {
+        b"switch" => switch_exact(body).map(EventKind::SchedSwitch),
+        b"waking" => wakeup_exact(WakeKind::Waking, body),
+        b"wakeup" => wakeup_exact(WakeKind::Wakeup, body),
+        b"wakeup_new" => wakeup_exact(WakeKind::WakeupNew, body),
+        b"stat_runtime" => stat_runtime_exact(body),
+        _ => None,
+    }
+}
+
+/// Backwards from `end`: the number that ends there (digits, an optional
+/// `-` before them) and the `key` right before it. Returns (where the key
+/// starts, where the number starts).
+#[inline]
+fn key_number_back(b: &[u8], end: usize, key: &[u8]) -> Option<(usize, usize)> {
+    let mut i = end;
+    while i > 0 && b[i - 1].is_ascii_digit() {
+        i -= 1;
+    }
+    if i == end {
+        return None;
+    }
+    if i > 0 && b[i - 1] == b'-' {
+        i -= 1;
+    }
+    let k = i.checked_sub(key.len())?;
+    has_at(b, k, key).then_some((k, i))
+}
+
+// "comm=bash pid=1977 prio=120 target_cpu=001"
+#[inline]
+fn wakeup_exact(kind: WakeKind, body: &str) -> Option<EventKind<'_>> {
+    let b = body.as_bytes();
+    let (k1, v1) = key_number_back(b, b.len(), b" target_cpu=")?;
+    let (k2, v2) = key_number_back(b, k1, b" prio=")?;
+    let (k3, v3) = key_number_back(b, k2, b" pid=")?;
+    if k3 < 5 || !b.starts_with(b"comm=") {
+        return None;
+    }
+    Some(EventKind::SchedWakeup(SchedWakeup {
+        kind,
+        comm: &body[5..k3],
+        pid: parse_i32(&body[v3..k2])?,
+        prio: parse_i32(&body[v2..k1]).unwrap_or(0),
+        target_cpu: parse_cpu(&body[v1..]),
+    }))
+}
+
+// "comm=bash pid=30212 runtime=3970691 [ns]" (v6.8 and later)
+#[inline]
+fn stat_runtime_exact(body: &str) -> Option<EventKind<'_>> {
+    let b = body.as_bytes();
+    let end = b.len().checked_sub(5)?;
+    if !has_at(b, end, b" [ns]") {
+        return None;
+    }
+    let (k1, v1) = key_number_back(b, end, b" runtime=")?;
+    let (k2, v2) = key_number_back(b, k1, b" pid=")?;
+    if k2 < 5 || !b.starts_with(b"comm=") {
+        return None;
+    }
+    Some(EventKind::SchedStatRuntime {
+        comm: &body[5..k2],
+        pid: parse_i32(&body[v2..k1])?,
+        runtime_ns: parse_u64(&body[v1..end])?,
+    })
+}
+
+// "prev_comm=bash prev_pid=1977 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120"
+#[inline]
+fn switch_exact(body: &str) -> Option<SchedSwitch<'_>> {
+    let b = body.as_bytes();
+    let (k1, v1) = key_number_back(b, b.len(), b" next_prio=")?;
+    let (k2, v2) = key_number_back(b, k1, b" next_pid=")?;
+    if !b.starts_with(b"prev_comm=") {
+        return None;
+    }
+    // The prev comm is the only field searched (it may hold spaces); the
+    // three fields after it are single tokens, and the arrow must follow
+    // the third at once.
+    let i = 10 + find(&body[10..], " prev_pid=")?;
+    let (pid, rest) = token(&body[i + 10..]);
+    let (prio, rest) = token(rest);
+    let (state, next) = token(rest);
+    let prev_state = state.strip_prefix("prev_state=")?;
+    if !next.starts_with("==> next_comm=") {
+        return None;
+    }
+    let arrow = body.len() - next.len() - 1;
+    if arrow + 15 > k2 {
+        return None;
+    }
+    Some(SchedSwitch {
+        prev_comm: &body[10..i],
+        prev_pid: parse_i32(pid)?,
+        prev_prio: parse_i32(prio.strip_prefix("prev_prio=")?)?,
+        prev_state,
+        next_comm: &body[arrow + 15..k2],
+        next_pid: parse_i32(&body[v2..k1])?,
+        next_prio: parse_i32(&body[v1..])?,
+    })
 }
 
 fn parse_switch(body: &str) -> Option<SchedSwitch<'_>> {

@@ -28,10 +28,14 @@ pub mod line;
 mod num;
 pub mod reader;
 pub mod source;
+mod swar;
 
 pub use event::{EventKind, Marker, SchedMigrateTask, SchedSwitch, SchedWakeup, WakeKind};
 pub use file::{open, OpenError};
-pub use line::{parse_line, parse_line_untyped, Event, FgItem, FuncGraph, Header, Line, TimeBase};
+pub use line::{
+    parse_line, parse_line_general, parse_line_untyped, Event, FgItem, FuncGraph, Header, Line,
+    TimeBase,
+};
 pub use reader::{
     for_each_line, for_each_line_in, for_each_line_parallel, Malformed, NoEventsError, Summary,
     TraceReader,

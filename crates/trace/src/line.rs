@@ -50,6 +50,7 @@
 
 use crate::event::{EventKind, Marker};
 use crate::num::{parse_cpu, parse_i32, parse_u32, parse_u64, MAX_CPUS};
+use crate::swar;
 
 /// Where an event line's time comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -193,7 +194,18 @@ pub enum Line<'a> {
 }
 
 /// Parse one line (without its newline).
+#[inline(always)]
 pub fn parse_line(line: &str) -> Line<'_> {
+    if let Some(parsed) = fixed_columns(line) {
+        return parsed;
+    }
+    parse_line_general(line)
+}
+
+#[doc(hidden)]
+/// [`parse_line`] without the fixed-column shortcut: the reference the
+/// shortcut is tested against (same [`Line`] for every input).
+pub fn parse_line_general(line: &str) -> Line<'_> {
     let t = trim_start_ascii(line);
     if t.is_empty() {
         // Strip trailing CR / spaces too.
@@ -322,6 +334,74 @@ pub(crate) fn split_comm_pid(s: &str) -> Option<(&str, i32)> {
     Some((&s[..k - 1], pid))
 }
 
+/// The kernel's own layout of an event line (`trace`, `trace_pipe`:
+/// `"%16s-%-7d [%03d] "`), read at fixed columns: the comm right-aligned
+/// in columns 0–15, `-` in 16, the pid left-aligned in 17–23, `[` in 25.
+/// Nine lines in ten of a real capture have it; the general parser has
+/// to search for the CPU column (a comm may hold `[`, `-` and spaces).
+///
+/// ```text
+///            mkdir-28581   [000] d..2. 18561.820489: sched_stat_runtime: ...
+/// ```
+///
+/// `None` whenever the line might be read otherwise by the general
+/// parser (another layout, a `(tgid)` column, a comm holding `[` or
+/// starting like a header, function_graph or notice line, a CPU number
+/// the general parser would reject or skip): the result is always the
+/// one [`parse_line_general`] gives (tested on random lines).
+#[inline(always)]
+fn fixed_columns(line: &str) -> Option<Line<'_>> {
+    let b = line.as_bytes();
+    if b.len() < 32 || b[16] != b'-' || b[25] != b'[' {
+        return None;
+    }
+    // The comm's padding: spaces only (a tab or CR: the general path).
+    let (w0, w1) = (swar::word(b, 0)?, swar::word(b, 8)?);
+    let s = match swar::first_not(w0, b' ') {
+        8 => 8 + swar::first_not(w1, b' '),
+        k => k,
+    };
+    if s == 16
+        || swar::has_byte(w0, b'[')
+        || swar::has_byte(w1, b'[')
+        || matches!(b[s], b'#' | b'=' | b'-' | b'\t' | b'\r' | b'0'..=b'9')
+        || (b[s] == b'C' && b[s..].starts_with(b"CPU:"))
+    {
+        return None;
+    }
+    // The pid: 1 to 7 digits, then spaces up to the CPU column.
+    let (pid, n) = swar::digits(b, 17)?;
+    if swar::first_not(swar::word(b, 17)? >> (8 * n), b' ') < 8 - n {
+        return None;
+    }
+    // The CPU: `[%03d]` at once, else 1 to 4 digits and ']' (larger
+    // numbers: the general path).
+    let (cpu, j) = if b[29] == b']' && b[26..29].iter().all(u8::is_ascii_digit) {
+        let d = |k: usize| (b[k] - b'0') as u32;
+        (d(26) * 100 + d(27) * 10 + d(28), 29)
+    } else {
+        let mut j = 26;
+        let mut cpu: u32 = 0;
+        while j < 30 && b[j].is_ascii_digit() {
+            cpu = cpu * 10 + (b[j] - b'0') as u32;
+            j += 1;
+        }
+        if j == 26 || b[j] != b']' {
+            return None;
+        }
+        (cpu, j)
+    };
+    if cpu >= MAX_CPUS {
+        return None;
+    }
+    let pid = pid as i32;
+    let rest = trim_start_ascii(&line[j + 1..]);
+    match finish_event(&line[s..16], pid, None, cpu, rest, true)? {
+        Ok(ev) => Some(Line::Event(ev)),
+        Err(reason) => Some(Line::Malformed(reason)),
+    }
+}
+
 /// Why a line naming CPU 8192 or above is malformed.
 const CPU_RANGE: &str = "CPU number out of range (above the kernel's 8191)";
 
@@ -388,18 +468,8 @@ fn parse_event(t: &str, typed: bool) -> Option<Result<Event<'_>, &'static str>> 
     }
 }
 
-/// Index of the first space in `b` at or after `from` (or `b.len()`).
-#[inline]
-fn space_at(b: &[u8], from: usize) -> usize {
-    let mut i = from;
-    while i < b.len() && b[i] != b' ' {
-        i += 1;
-    }
-    i
-}
-
 // After "[cpu] ": optional flags, then "ts: name: body".
-#[inline]
+#[inline(always)]
 fn finish_event<'a>(
     comm: &'a str,
     pid: i32,
@@ -409,7 +479,7 @@ fn finish_event<'a>(
     typed: bool,
 ) -> Option<Result<Event<'a>, &'static str>> {
     let rb = rest.as_bytes();
-    let sp = space_at(rb, 0);
+    let sp = swar::find2(rb, 0, b' ', b' ');
     let first = &rest[..sp];
     let (flags, ts_ns, after) = if let Some(ts) = first.strip_suffix(':') {
         (None, parse_timestamp(ts)?, &rest[sp..])
@@ -452,15 +522,12 @@ fn finish_event<'a>(
 // "sched_switch: prev_comm=..." → ("sched_switch", "prev_comm=...")
 // "sys_close <-system_call_fastpath" → ("sys_close", "<-system_call_fastpath")
 // "sched_swi" (cut inside the name) → None
-#[inline]
+#[inline(always)]
 fn split_name_body(payload: &str) -> Option<(&str, &str)> {
     let p = trim_end_cr(payload);
     // A byte loop: names are short, and a char-set `find` costs more.
     let b = p.as_bytes();
-    let mut i = 0;
-    while i < b.len() && b[i] != b':' && b[i] != b' ' {
-        i += 1;
-    }
+    let i = swar::find2(b, 0, b':', b' ');
     if i == b.len() {
         return None;
     }
@@ -485,8 +552,25 @@ pub fn parse_timestamp(s: &str) -> Option<u64> {
 /// optionally `.` and 1 or more fraction digits (up to 9 kept), or an
 /// integer clock (kept in its unit). `None` when `b` starts with no digit
 /// or a `.` is followed by none, or on overflow.
-#[inline]
+#[inline(always)]
 fn timestamp_prefix(b: &[u8]) -> Option<(u64, usize)> {
+    // The usual "18561.820489": up to 7 digits each side, one word each.
+    if let Some((secs, n)) = swar::digits(b, 0) {
+        if b[n] != b'.' {
+            return Some((secs, n));
+        }
+        if let Some((frac, m)) = swar::digits(b, n + 1) {
+            return Some((
+                secs * 1_000_000_000 + frac * 10u64.pow(9 - m as u32),
+                n + 1 + m,
+            ));
+        }
+    }
+    timestamp_prefix_bytes(b)
+}
+
+/// [`timestamp_prefix`] a byte at a time (any length).
+fn timestamp_prefix_bytes(b: &[u8]) -> Option<(u64, usize)> {
     let mut secs: u64 = 0;
     let mut i = 0;
     while i < b.len() && b[i].is_ascii_digit() {
@@ -738,6 +822,7 @@ fn parse_fg_call(call: &str) -> Option<FgItem<'_>> {
 
 /// `str::trim_start` for the ASCII whitespace ftrace pads with (a byte
 /// loop; the Unicode-aware one is measurably slower on every line).
+#[inline(always)]
 fn trim_start_ascii(s: &str) -> &str {
     let n = s
         .bytes()
@@ -747,6 +832,7 @@ fn trim_start_ascii(s: &str) -> &str {
 }
 
 /// Without trailing CR/LF.
+#[inline(always)]
 fn trim_end_cr(s: &str) -> &str {
     let b = s.as_bytes();
     let mut n = b.len();

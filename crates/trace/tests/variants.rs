@@ -624,7 +624,17 @@ fn in_memory_pass_equals_streaming_pass() {
             .unwrap();
             (lines, s)
         };
-        for (threads, block) in [(1, 1), (1, 5), (1, 333), (1, 1 << 20), (2, 7), (3, 4096)] {
+        for (threads, block) in [
+            (1, 1),
+            (1, 5),
+            (1, 333),
+            (1, 1 << 20),
+            (2, 1),
+            (2, 7),
+            (3, 4096),
+            (4, 64),
+            (2, 1 << 20),
+        ] {
             let mut lines = Vec::new();
             let s = lever_trace::reader::for_each_line_in_blocks(
                 &data,
