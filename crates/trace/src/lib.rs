@@ -25,6 +25,7 @@
 pub mod event;
 pub mod file;
 pub mod line;
+mod mapped;
 mod num;
 pub mod reader;
 pub mod source;

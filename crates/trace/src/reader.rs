@@ -89,7 +89,7 @@ impl<R: Read> TraceReader<R> {
 /// check is SIMD (`simdutf8`: several times `std`'s on ASCII text, which
 /// every block of a trace is checked as); only a block that fails it is
 /// walked again to find the bad bytes.
-fn fix_utf8(bytes: &mut [u8]) -> &str {
+pub(crate) fn fix_utf8(bytes: &mut [u8]) -> &str {
     if simdutf8::basic::from_utf8(bytes).is_err() {
         replace_invalid(bytes);
     }
@@ -311,7 +311,7 @@ pub fn for_each_line<R: Read>(
 }
 
 /// Lines per parsed piece handed from a worker to the caller.
-type Parsed<'a> = Vec<(&'a str, Line<'a>)>;
+pub(crate) type Parsed<'a> = Vec<(&'a str, Line<'a>)>;
 
 /// Bytes read per round of [`for_each_line_parallel`].
 pub const PARALLEL_BLOCK: usize = 8 << 20;
@@ -389,7 +389,7 @@ pub fn for_each_line_blocks<R: Read>(
 
 /// Parse every line of `text` (whole lines; the last may lack its
 /// newline) on this thread, in order.
-fn feed_lines(
+pub(crate) fn feed_lines(
     text: &str,
     line_no: &mut u64,
     summary: &mut Summary,
@@ -442,265 +442,6 @@ fn feed_parallel(
     });
 }
 
-/// Bytes per block of [`for_each_line_in`]: small enough that a block's
-/// parsed lines (about 1.4 times its size) stay in the caches between
-/// the thread that parses them and the one that feeds them.
-const MEM_BLOCK: usize = 256 << 10;
-
-/// Blocks a parsing thread may run ahead of the feeding one (bounds the
-/// memory: about this many blocks' parsed lines at a time).
-const AHEAD: usize = 6;
-
-/// [`for_each_line_parallel`] over a trace already in memory (a mapped
-/// file): no read copies, and the blocks are borrowed, not filled. Each
-/// block that is valid UTF-8 (any ASCII trace) is parsed in place; one
-/// that is not is copied once and its bad bytes become `?`, as the
-/// streaming reader does. Lines, numbers and the summary are the same as
-/// [`for_each_line`] gives for the same bytes.
-///
-/// With `threads > 1` the calling thread feeds every line in file order
-/// and the others parse blocks ahead of it; whenever it finds the next
-/// block not yet taken by one of them it parses that block itself. So
-/// the split adapts to how much the caller's `f` costs, with no fixed
-/// share (see `for_each_line_in_blocks`).
-pub fn for_each_line_in(
-    bytes: &[u8],
-    threads: usize,
-    f: impl FnMut(u64, &Line<'_>),
-    progress: impl FnMut(u64),
-) -> Summary {
-    for_each_line_in_blocks(bytes, threads, MEM_BLOCK, f, progress)
-}
-
-/// `bytes` cut into blocks of about `block` bytes, each ending after a
-/// newline (the last at the end): the end of each block.
-fn block_ends(bytes: &[u8], block: usize) -> Vec<usize> {
-    let mut ends = Vec::with_capacity(bytes.len() / block + 1);
-    let mut start = 0;
-    while start < bytes.len() {
-        let limit = (start + block).min(bytes.len());
-        let end = if limit == bytes.len() {
-            limit
-        } else {
-            match memchr::memrchr(b'\n', &bytes[start..limit]) {
-                Some(i) => start + i + 1,
-                // A line longer than a block: up to its end.
-                None => {
-                    memchr::memchr(b'\n', &bytes[limit..]).map_or(bytes.len(), |i| limit + i + 1)
-                }
-            }
-        };
-        ends.push(end);
-        start = end;
-    }
-    ends
-}
-
-#[doc(hidden)]
-/// [`for_each_line_in`] with the block size as a parameter (tests cut
-/// lines at every place).
-pub fn for_each_line_in_blocks(
-    bytes: &[u8],
-    threads: usize,
-    block: usize,
-    mut f: impl FnMut(u64, &Line<'_>),
-    mut progress: impl FnMut(u64),
-) -> Summary {
-    let ends = block_ends(bytes, block.max(1));
-    let mut summary = Summary::default();
-    let mut line_no = 0u64;
-    let mut next_progress = 4usize << 20;
-    let mut scratch = Vec::new();
-    let mut report = |end: usize| {
-        if end >= next_progress {
-            progress(end as u64);
-            next_progress = end + (4 << 20);
-        }
-    };
-    if threads <= 1 {
-        let mut start = 0;
-        for &end in &ends {
-            let text = block_text(&bytes[start..end], &mut scratch);
-            feed_lines(text, &mut line_no, &mut summary, &mut f);
-            start = end;
-            report(end);
-        }
-    } else {
-        let blocks = Blocks { bytes, ends: &ends };
-        blocks.feed_parallel(threads, |parsed| match parsed {
-            Fed::Here(i) => {
-                let text = block_text(blocks.get(i), &mut scratch);
-                feed_lines(text, &mut line_no, &mut summary, &mut f);
-                report(ends[i]);
-            }
-            Fed::Parsed(i, lines) => {
-                for (text, line) in lines {
-                    line_no += 1;
-                    summary.note(line_no, text, line);
-                    f(line_no, line);
-                }
-                report(ends[i]);
-            }
-        });
-    }
-    summary.bytes = bytes.len() as u64;
-    summary
-}
-
-/// A block as text: in place when it is UTF-8, else a copy in `scratch`
-/// with the bad bytes made `?`.
-fn block_text<'a>(raw: &'a [u8], scratch: &'a mut Vec<u8>) -> &'a str {
-    match simdutf8::basic::from_utf8(raw) {
-        Ok(t) => t,
-        Err(_) => {
-            scratch.clear();
-            scratch.extend_from_slice(raw);
-            fix_utf8(scratch)
-        }
-    }
-}
-
-/// The blocks of a mapped trace.
-struct Blocks<'a> {
-    bytes: &'a [u8],
-    ends: &'a [usize],
-}
-
-/// What the feeding thread gets for block `i`, in order.
-enum Fed<'p, 'a> {
-    /// Nobody parsed it: parse and feed it here.
-    Here(usize),
-    /// Its lines, parsed by another thread.
-    Parsed(usize, &'p [(&'a str, Line<'a>)]),
-}
-
-/// The state the parsing threads and the feeding thread share.
-struct Shared<'a> {
-    /// The next block nobody has taken.
-    next: std::sync::atomic::AtomicUsize,
-    /// Blocks fed so far (parsers stay within [`AHEAD`] of it).
-    fed: std::sync::atomic::AtomicUsize,
-    /// Parsed lines' vectors, emptied, for reuse.
-    pool: std::sync::Mutex<Vec<Parsed<'a>>>,
-}
-
-impl<'a> Blocks<'a> {
-    fn get(&self, i: usize) -> &'a [u8] {
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        &self.bytes[start..self.ends[i]]
-    }
-
-    /// Take block `i` if nobody has (blocks are taken in order).
-    fn take(shared: &Shared<'_>, i: usize) -> bool {
-        use std::sync::atomic::Ordering::AcqRel;
-        shared
-            .next
-            .compare_exchange(i, i + 1, AcqRel, std::sync::atomic::Ordering::Acquire)
-            .is_ok()
-    }
-
-    /// Call `feed` for every block in order; `threads - 1` threads parse
-    /// blocks ahead, the calling thread any block they have not taken.
-    fn feed_parallel(&self, threads: usize, mut feed: impl FnMut(Fed<'_, 'a>)) {
-        use std::sync::atomic::{AtomicUsize, Ordering};
-        let n = self.ends.len();
-        let shared = Shared {
-            next: AtomicUsize::new(0),
-            fed: AtomicUsize::new(0),
-            pool: std::sync::Mutex::new(Vec::new()),
-        };
-        let (tx, rx) = std::sync::mpsc::channel::<(usize, Option<Parsed<'a>>)>();
-        std::thread::scope(|s| {
-            let workers: Vec<_> = (1..threads)
-                .map(|_| {
-                    let tx = tx.clone();
-                    let shared = &shared;
-                    s.spawn(move || self.parse_ahead(shared, &tx))
-                })
-                .collect();
-            drop(tx);
-            // Blocks parsed by the others that arrived before their turn.
-            let mut early: Vec<(usize, Option<Parsed<'a>>)> = Vec::new();
-            for i in 0..n {
-                if Self::take(&shared, i) {
-                    feed(Fed::Here(i));
-                } else {
-                    let got = match early.iter().position(|(j, _)| *j == i) {
-                        Some(k) => early.swap_remove(k).1,
-                        None => loop {
-                            match rx.recv() {
-                                Ok((j, v)) if j == i => break v,
-                                Ok(other) => early.push(other),
-                                // Every parser has stopped without block
-                                // i: it cannot happen (a parser sends each
-                                // block it takes); parse it here.
-                                Err(_) => break None,
-                            }
-                        },
-                    };
-                    match got {
-                        Some(mut lines) => {
-                            feed(Fed::Parsed(i, &lines));
-                            lines.clear();
-                            if let Ok(mut pool) = shared.pool.lock() {
-                                pool.push(lines);
-                            }
-                        }
-                        // Not UTF-8 (or lost): the copy and the parse here.
-                        None => feed(Fed::Here(i)),
-                    }
-                }
-                shared.fed.store(i + 1, Ordering::Release);
-                for w in &workers {
-                    w.thread().unpark();
-                }
-            }
-            // All blocks are fed: a parser still waiting to run ahead
-            // finds `next` past the end and stops.
-            for w in &workers {
-                w.thread().unpark();
-            }
-        });
-    }
-
-    /// A parsing thread: take the next block while within [`AHEAD`] of
-    /// the feeder, parse it, send its lines; stop when none is left.
-    fn parse_ahead(
-        &self,
-        shared: &Shared<'a>,
-        tx: &std::sync::mpsc::Sender<(usize, Option<Parsed<'a>>)>,
-    ) {
-        use std::sync::atomic::Ordering;
-        let n = self.ends.len();
-        loop {
-            let i = shared.next.load(Ordering::Acquire);
-            if i >= n {
-                return;
-            }
-            if i >= shared.fed.load(Ordering::Acquire) + AHEAD {
-                std::thread::park_timeout(std::time::Duration::from_millis(1));
-                continue;
-            }
-            if !Self::take(shared, i) {
-                continue;
-            }
-            let lines = simdutf8::basic::from_utf8(self.get(i)).ok().map(|text| {
-                let mut lines = shared
-                    .pool
-                    .lock()
-                    .ok()
-                    .and_then(|mut p| p.pop())
-                    .unwrap_or_default();
-                parse_into(text, &mut lines);
-                lines
-            });
-            if tx.send((i, lines)).is_err() {
-                return;
-            }
-        }
-    }
-}
-
 /// `text` (whole lines) cut into `n` pieces at newlines; the first is
 /// half the size of the others, since its thread also feeds every line.
 fn split_pieces(text: &str, n: usize) -> Vec<&str> {
@@ -727,7 +468,7 @@ fn parse_piece(piece: &str) -> Parsed<'_> {
 }
 
 /// Every line of `text` with its parse, appended to `out`.
-fn parse_into<'a>(text: &'a str, out: &mut Parsed<'a>) {
+pub(crate) fn parse_into<'a>(text: &'a str, out: &mut Parsed<'a>) {
     let mut from = 0;
     for nl in memchr::memchr_iter(b'\n', text.as_bytes()) {
         let line = &text[from..nl];
@@ -739,3 +480,7 @@ fn parse_into<'a>(text: &'a str, out: &mut Parsed<'a>) {
         out.push((line, parse_line(line)));
     }
 }
+
+pub use crate::mapped::for_each_line_in;
+#[doc(hidden)]
+pub use crate::mapped::for_each_line_in_blocks;
