@@ -4,7 +4,8 @@
 //! each parser. Any other event stays [`EventKind::Other`] with its raw
 //! body on [`crate::Event`].
 
-use crate::num::{parse_cpu, parse_i32, parse_i64, parse_u32, parse_u64};
+use crate::num::{parse_cpu, parse_i32, parse_i64, parse_u32, parse_u64, MAX_CPUS};
+use crate::swar;
 
 /// A typed event payload.
 #[derive(Debug, Clone, PartialEq)]
@@ -311,9 +312,26 @@ fn find(hay: &str, needle: &str) -> Option<usize> {
 
 /// `h[i..].starts_with(n)` as an inlined byte loop: the needles are a few
 /// bytes and a `memcmp` call per candidate costs more than the compare.
-#[inline]
+#[inline(always)]
 fn has_at(h: &[u8], i: usize, n: &[u8]) -> bool {
-    h.len() - i >= n.len() && h[i..i + n.len()].iter().zip(n).all(|(a, b)| a == b)
+    if h.len() - i < n.len() {
+        return false;
+    }
+    // Keys of 4 to 16 bytes: two (overlapping) word compares, the
+    // needle's words folded to constants where it is a literal.
+    let k = n.len();
+    let h = &h[i..i + k];
+    match k {
+        8..=16 => swar::word(h, 0) == swar::word(n, 0) && swar::word(h, k - 8) == swar::word(n, k - 8),
+        4..=7 => half(h, 0) == half(n, 0) && half(h, k - 4) == half(n, k - 4),
+        _ => h == n,
+    }
+}
+
+/// The 4 bytes at `b[i..]` as a word (the caller checked the length).
+#[inline(always)]
+fn half(b: &[u8], i: usize) -> u32 {
+    u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]])
 }
 
 /// Like [`find`], last match.
@@ -335,11 +353,7 @@ fn rfind(hay: &str, needle: &str) -> Option<usize> {
 /// there is none): `split(' ')` one step at a time, without its searcher.
 #[inline]
 fn token(s: &str) -> (&str, &str) {
-    let b = s.as_bytes();
-    let mut i = 0;
-    while i < b.len() && b[i] != b' ' {
-        i += 1;
-    }
+    let i = swar::find2(s.as_bytes(), 0, b' ', b' ');
     (&s[..i], s.get(i + 1..).unwrap_or(""))
 }
 
@@ -538,41 +552,85 @@ fn sched_exact<'a>(name: &str, body: &'a str) -> Option<EventKind<'a>> {
     }
 }
 
-/// Backwards from `end`: the number that ends there (digits, an optional
-/// `-` before them) and the `key` right before it. Returns (where the key
-/// starts, where the number starts).
-#[inline]
-fn key_number_back(b: &[u8], end: usize, key: &[u8]) -> Option<(usize, usize)> {
-    let mut i = end;
-    while i > 0 && b[i - 1].is_ascii_digit() {
-        i -= 1;
+/// A decimal number read backwards from its end (see
+/// [`key_number_back`]), converted as the forward readers of
+/// [`crate::num`] would convert its text.
+#[derive(Clone, Copy)]
+struct BackNum {
+    value: u64,
+    negative: bool,
+}
+
+impl BackNum {
+    /// As `parse_i32`.
+    #[inline]
+    fn i32(self) -> Option<i32> {
+        let v = i64::try_from(self.value).ok()?;
+        i32::try_from(if self.negative { -v } else { v }).ok()
     }
+
+    /// As `parse_u64` (no sign).
+    #[inline]
+    fn u64(self) -> Option<u64> {
+        (!self.negative).then_some(self.value)
+    }
+
+    /// As `parse_cpu`.
+    #[inline]
+    fn cpu(self) -> Option<u32> {
+        u32::try_from(self.u64()?).ok().filter(|&c| c < MAX_CPUS)
+    }
+}
+
+/// Backwards from `end`: the number that ends there (1 to 18 digits, an
+/// optional `-` before them), read as it is walked, and the `key` right
+/// before it. Returns where the key starts and the number; `None` for
+/// anything else (longer numbers too: the general parsers take those).
+#[inline(always)]
+fn key_number_back(b: &[u8], end: usize, key: &[u8]) -> Option<(usize, BackNum)> {
+    let (mut value, mut i) = match swar::digits_back(b, end) {
+        Some((v, n)) => (v, end - n),
+        None => (0, end),
+    };
     if i == end {
-        return None;
+        // Not 1 to 7 digits in one word: a byte at a time.
+        let mut place = 1u64;
+        while i > 0 && b[i - 1].is_ascii_digit() {
+            if end - i == 18 {
+                return None;
+            }
+            value += (b[i - 1] - b'0') as u64 * place;
+            place *= 10;
+            i -= 1;
+        }
+        if i == end {
+            return None;
+        }
     }
-    if i > 0 && b[i - 1] == b'-' {
+    let negative = i > 0 && b[i - 1] == b'-';
+    if negative {
         i -= 1;
     }
     let k = i.checked_sub(key.len())?;
-    has_at(b, k, key).then_some((k, i))
+    has_at(b, k, key).then_some((k, BackNum { value, negative }))
 }
 
 // "comm=bash pid=1977 prio=120 target_cpu=001"
 #[inline]
 fn wakeup_exact(kind: WakeKind, body: &str) -> Option<EventKind<'_>> {
     let b = body.as_bytes();
-    let (k1, v1) = key_number_back(b, b.len(), b" target_cpu=")?;
-    let (k2, v2) = key_number_back(b, k1, b" prio=")?;
-    let (k3, v3) = key_number_back(b, k2, b" pid=")?;
+    let (k1, target_cpu) = key_number_back(b, b.len(), b" target_cpu=")?;
+    let (k2, prio) = key_number_back(b, k1, b" prio=")?;
+    let (k3, pid) = key_number_back(b, k2, b" pid=")?;
     if k3 < 5 || !b.starts_with(b"comm=") {
         return None;
     }
     Some(EventKind::SchedWakeup(SchedWakeup {
         kind,
         comm: &body[5..k3],
-        pid: parse_i32(&body[v3..k2])?,
-        prio: parse_i32(&body[v2..k1]).unwrap_or(0),
-        target_cpu: parse_cpu(&body[v1..]),
+        pid: pid.i32()?,
+        prio: prio.i32().unwrap_or(0),
+        target_cpu: target_cpu.cpu(),
     }))
 }
 
@@ -584,31 +642,48 @@ fn stat_runtime_exact(body: &str) -> Option<EventKind<'_>> {
     if !has_at(b, end, b" [ns]") {
         return None;
     }
-    let (k1, v1) = key_number_back(b, end, b" runtime=")?;
-    let (k2, v2) = key_number_back(b, k1, b" pid=")?;
+    let (k1, runtime) = key_number_back(b, end, b" runtime=")?;
+    let (k2, pid) = key_number_back(b, k1, b" pid=")?;
     if k2 < 5 || !b.starts_with(b"comm=") {
         return None;
     }
     Some(EventKind::SchedStatRuntime {
         comm: &body[5..k2],
-        pid: parse_i32(&body[v2..k1])?,
-        runtime_ns: parse_u64(&body[v1..end])?,
+        pid: pid.i32()?,
+        runtime_ns: runtime.u64()?,
     })
+}
+
+/// The first `key` at or after `from`, found by its leading space (one
+/// word test per 8 bytes; keys here start with a space, comms rarely
+/// hold one).
+#[inline]
+fn find_spaced(b: &[u8], mut from: usize, key: &[u8]) -> Option<usize> {
+    loop {
+        let i = swar::find2(b, from, b' ', b' ');
+        if i == b.len() {
+            return None;
+        }
+        if has_at(b, i, key) {
+            return Some(i);
+        }
+        from = i + 1;
+    }
 }
 
 // "prev_comm=bash prev_pid=1977 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120"
 #[inline]
 fn switch_exact(body: &str) -> Option<SchedSwitch<'_>> {
     let b = body.as_bytes();
-    let (k1, v1) = key_number_back(b, b.len(), b" next_prio=")?;
-    let (k2, v2) = key_number_back(b, k1, b" next_pid=")?;
+    let (k1, next_prio) = key_number_back(b, b.len(), b" next_prio=")?;
+    let (k2, next_pid) = key_number_back(b, k1, b" next_pid=")?;
     if !b.starts_with(b"prev_comm=") {
         return None;
     }
     // The prev comm is the only field searched (it may hold spaces); the
     // three fields after it are single tokens, and the arrow must follow
     // the third at once.
-    let i = 10 + find(&body[10..], " prev_pid=")?;
+    let i = find_spaced(b, 10, b" prev_pid=")?;
     let (pid, rest) = token(&body[i + 10..]);
     let (prio, rest) = token(rest);
     let (state, next) = token(rest);
@@ -626,8 +701,8 @@ fn switch_exact(body: &str) -> Option<SchedSwitch<'_>> {
         prev_prio: parse_i32(prio.strip_prefix("prev_prio=")?)?,
         prev_state,
         next_comm: &body[arrow + 15..k2],
-        next_pid: parse_i32(&body[v2..k1])?,
-        next_prio: parse_i32(&body[v1..])?,
+        next_pid: next_pid.i32()?,
+        next_prio: next_prio.i32()?,
     })
 }
 

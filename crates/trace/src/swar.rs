@@ -75,22 +75,51 @@ pub(crate) fn first_not(w: u64, c: u8) -> usize {
 #[inline(always)]
 pub(crate) fn digits(b: &[u8], i: usize) -> Option<(u64, usize)> {
     let w = word(b, i)?;
-    // A byte is a digit when its high nibble is 3 and its low nibble
-    // below 10 (nibble + 6 does not reach 16): per byte, no carries.
-    let high = (w & 0xF0F0_F0F0_F0F0_F0F0) ^ 0x3030_3030_3030_3030;
-    let low = ((w & 0x0F0F_0F0F_0F0F_0F0F) + 0x0606_0606_0606_0606) & 0xF0F0_F0F0_F0F0_F0F0;
-    let n = (nonzero_bytes(high | low).trailing_zeros() / 8) as usize;
+    let n = (non_digits(w).trailing_zeros() / 8) as usize;
     if n == 0 || n == 8 {
         return None;
     }
     // Digits to their values, the n digits moved to the top of the word
-    // (the bytes after them, and any borrow from them, shift out), then
-    // the usual pairwise combination.
-    let v = w.wrapping_sub(0x3030_3030_3030_3030) << (8 * (8 - n));
+    // (the bytes after them, and any borrow from them, shift out).
+    Some((combine(w.wrapping_sub(0x3030_3030_3030_3030) << (8 * (8 - n))), n))
+}
+
+/// Per byte of `w`: high bit set when the byte is not an ASCII digit.
+#[inline(always)]
+fn non_digits(w: u64) -> u64 {
+    // A digit's high nibble is 3 and its low nibble below 10 (nibble + 6
+    // does not reach 16): per byte, no carries between bytes.
+    let high = (w & 0xF0F0_F0F0_F0F0_F0F0) ^ 0x3030_3030_3030_3030;
+    let low = ((w & 0x0F0F_0F0F_0F0F_0F0F) + 0x0606_0606_0606_0606) & 0xF0F0_F0F0_F0F0_F0F0;
+    nonzero_bytes(high | low)
+}
+
+/// The value of the 8 digit values in `v` (byte 0 the most significant).
+#[inline(always)]
+fn combine(v: u64) -> u64 {
     let v = (v.wrapping_mul(10) + (v >> 8)) & 0x00FF_00FF_00FF_00FF;
     let v = (v.wrapping_mul(100) + (v >> 16)) & 0x0000_FFFF_0000_FFFF;
-    let v = (v.wrapping_mul(10000) + (v >> 32)) & 0xFFFF_FFFF;
-    Some((v, n))
+    (v.wrapping_mul(10000) + (v >> 32)) & 0xFFFF_FFFF
+}
+
+/// The decimal number of 1 to 7 digits that ends at `b[end]` (exclusive)
+/// and its length, read as one word: `None` when `end < 8`, no digit
+/// ends there, or 8 digits do (the callers then take their byte loop).
+///
+/// ```text
+/// "pid=25908" with end 9 → (25908, 5)
+/// ```
+#[inline(always)]
+pub(crate) fn digits_back(b: &[u8], end: usize) -> Option<(u64, usize)> {
+    let w = word(b, end.checked_sub(8)?)?;
+    let n = (non_digits(w).leading_zeros() / 8) as usize;
+    if n == 0 || n == 8 {
+        return None;
+    }
+    // Only the top n bytes (the digits): masked before the subtraction,
+    // so the bytes below cannot borrow from them.
+    let top = !0u64 << (8 * (8 - n));
+    Some((combine((w & top) - (0x3030_3030_3030_3030 & top)), n))
 }
 
 #[cfg(test)]
@@ -118,6 +147,24 @@ mod tests {
             None,
             "'/' and ':' border the digits"
         );
+    }
+
+    #[test]
+    fn digits_backwards_of_every_length_and_what_precedes() {
+        for n in 1..=7usize {
+            for before in [b' ', b'=', b'-', b'/', b':', 0u8, 0xff] {
+                let num: String = (0..n).map(|k| char::from(b'9' - (k % 9) as u8)).collect();
+                let mut s = b"xxxxxxx".to_vec();
+                s.push(before);
+                s.extend_from_slice(num.as_bytes());
+                assert_eq!(digits_back(&s, s.len()), Some((num.parse().unwrap(), n)), "{s:?}");
+            }
+        }
+        assert_eq!(digits_back(b"pid=25908 prio", 9), Some((25908, 5)));
+        assert_eq!(digits_back(b"x=0000000", 9), Some((0, 7)));
+        assert_eq!(digits_back(b"12345678", 8), None, "8 digits: the byte loop");
+        assert_eq!(digits_back(b"1234567 ", 8), None, "no digit last");
+        assert_eq!(digits_back(b"=123", 4), None, "fewer than 8 bytes");
     }
 
     #[test]

@@ -32,6 +32,12 @@ const REAL: &[&str] = &[
     "            bash-1977    [4294967295] d..2. 1480.549228: sched_waking: comm=a pid=2 prio=120 target_cpu=002",
     "            bash-1977    [8192] d..2. 1480.549228: sched_waking: comm=a pid=2 prio=120 target_cpu=002",
     "            bash-1977    [002] d..2. 1480.549228: sched_switch: prev_comm=bash prev_pid=1977 prev_prio=120 prev_state=S ==> next_comm=a next_pid=2 next_p",
+    "               x-1       [000] d..2. 1.000001: sched_stat_runtime: comm=x pid=1 runtime=1234567890123456789 [ns]",
+    "               x-1       [000] d..2. 1.000001: sched_stat_runtime: comm=x pid=1 runtime=123456789012345678 [ns]",
+    "               x-1       [000] d..2. 1.000001: sched_waking: comm=x pid=-1 prio=-5 target_cpu=-1",
+    "               x-1       [000] d..2. 1.000001: sched_waking: comm=x pid=99999999999 prio=120 target_cpu=000",
+    "               x-1       [000] d..2. 1.000001: sched_wakeup: comm=x pid=7 prio=99999999999 target_cpu=9000",
+    "               x-1       [000] d..2. 1.000001: sched_switch: prev_comm=a b prev_pid=1 prev_prio=120 prev_state=R+ ==> next_comm=c next_pid=-0 next_prio=2147483648",
 ];
 
 /// Bytes the damage is made of: the separators the parsers look for.
