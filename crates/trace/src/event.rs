@@ -322,7 +322,9 @@ fn has_at(h: &[u8], i: usize, n: &[u8]) -> bool {
     let k = n.len();
     let h = &h[i..i + k];
     match k {
-        8..=16 => swar::word(h, 0) == swar::word(n, 0) && swar::word(h, k - 8) == swar::word(n, k - 8),
+        8..=16 => {
+            swar::word(h, 0) == swar::word(n, 0) && swar::word(h, k - 8) == swar::word(n, k - 8)
+        }
         4..=7 => half(h, 0) == half(n, 0) && half(h, k - 4) == half(n, k - 4),
         _ => h == n,
     }

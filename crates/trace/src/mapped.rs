@@ -15,8 +15,9 @@
 //! fixed share, and no thread waits while a block is left. Nobody runs
 //! more than [`AHEAD`] blocks in front of the feeding (bounded memory).
 
+use crate::line::parse_line;
 use crate::line::Line;
-use crate::reader::{feed_lines, fix_utf8, parse_into, Parsed, Summary};
+use crate::reader::{feed_lines, fix_utf8, Summary};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Mutex};
 
@@ -70,12 +71,13 @@ pub fn for_each_line_in_blocks(
             feed_lines(text, &mut line_no, &mut summary, &mut f);
             report(b.end);
         }
-        Piece::Parsed(b, lines) => {
-            for (text, line) in lines {
+        Piece::Parsed(b, parsed) => {
+            let offset = line_no;
+            for line in &parsed.lines {
                 line_no += 1;
-                summary.note(line_no, text, line);
                 f(line_no, line);
             }
+            summary.absorb(std::mem::take(&mut parsed.summary), offset);
             report(b.end);
         }
     };
@@ -175,7 +177,16 @@ enum Piece<'p, 'a> {
     /// Not parsed yet: parse and feed it here.
     Raw(Block),
     /// Parsed by a thread (this one or another).
-    Parsed(Block, &'p [(&'a str, Line<'a>)]),
+    Parsed(Block, &'p mut Parsed<'a>),
+}
+
+/// A block's lines, parsed, and what noting them gave (line numbers
+/// counted from the block's first line): the feeding thread then only
+/// calls `f` and adds the summary.
+#[derive(Default)]
+struct Parsed<'a> {
+    lines: Vec<Line<'a>>,
+    summary: Summary,
 }
 
 /// A parsed block (`None`: not UTF-8, left to the feeding thread).
@@ -183,16 +194,30 @@ type Done<'a> = (Block, Option<Parsed<'a>>);
 
 /// Parse block `b` into a buffer from `pool`.
 fn parse_block<'a>(cutter: &Cutter<'a>, b: Block, pool: &Mutex<Vec<Parsed<'a>>>) -> Done<'a> {
-    let lines = simdutf8::basic::from_utf8(cutter.text(b)).ok().map(|text| {
-        let mut lines = pool
+    let parsed = simdutf8::basic::from_utf8(cutter.text(b)).ok().map(|text| {
+        let mut parsed = pool
             .lock()
             .ok()
             .and_then(|mut p| p.pop())
             .unwrap_or_default();
-        parse_into(text, &mut lines);
-        lines
+        let mut no = 0;
+        let mut each = |line: &'a str| {
+            no += 1;
+            let l = parse_line(line);
+            parsed.summary.note(no, line, &l);
+            parsed.lines.push(l);
+        };
+        let mut from = 0;
+        for nl in memchr::memchr_iter(b'\n', text.as_bytes()) {
+            each(&text[from..nl]);
+            from = nl + 1;
+        }
+        if from < text.len() {
+            each(&text[from..]);
+        }
+        parsed
     });
-    (b, lines)
+    (b, parsed)
 }
 
 /// Call `feed` for every block in order, with `threads - 1` other
@@ -228,11 +253,11 @@ fn feed_parallel<'a>(cutter: &Cutter<'a>, threads: usize, mut feed: impl FnMut(P
             let ready = early.iter().position(|(b, _)| b.index == next);
             if let Some(k) = ready {
                 match early.swap_remove(k) {
-                    (b, Some(mut lines)) => {
-                        feed(Piece::Parsed(b, &lines));
-                        lines.clear();
+                    (b, Some(mut parsed)) => {
+                        feed(Piece::Parsed(b, &mut parsed));
+                        parsed.lines.clear();
                         if let Ok(mut p) = pool.lock() {
-                            p.push(lines);
+                            p.push(parsed);
                         }
                     }
                     (b, None) => feed(Piece::Raw(b)),

@@ -211,6 +211,39 @@ impl Summary {
         })
     }
 
+    /// Add the summary of the lines that follow the ones `self` saw
+    /// (`other`'s line numbers counted from 1 after `line_offset`), as if
+    /// `self` had noted them itself; `bytes` is left to the caller.
+    pub(crate) fn absorb(&mut self, other: Summary, line_offset: u64) {
+        self.lines += other.lines;
+        self.events += other.events;
+        self.funcgraph_lines += other.funcgraph_lines;
+        self.malformed += other.malformed;
+        let room = MALFORMED_KEPT.saturating_sub(self.malformed_samples.len());
+        self.malformed_samples
+            .extend(other.malformed_samples.into_iter().take(room).map(|mut m| {
+                m.line_no += line_offset;
+                m
+            }));
+        self.lost_events += other.lost_events;
+        for cpu in other.cpus_with_loss {
+            if !self.cpus_with_loss.contains(&cpu) {
+                self.cpus_with_loss.push(cpu);
+            }
+        }
+        if other.tracer.is_some() {
+            self.tracer = other.tracer;
+        }
+        if other.entries.is_some() {
+            self.entries = other.entries;
+        }
+        self.first_ts_ns = match (self.first_ts_ns, other.first_ts_ns) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.last_ts_ns = self.last_ts_ns.max(other.last_ts_ns);
+    }
+
     /// Account for one parsed line.
     pub fn note(&mut self, line_no: u64, text: &str, line: &Line<'_>) {
         self.lines += 1;

@@ -81,7 +81,10 @@ pub(crate) fn digits(b: &[u8], i: usize) -> Option<(u64, usize)> {
     }
     // Digits to their values, the n digits moved to the top of the word
     // (the bytes after them, and any borrow from them, shift out).
-    Some((combine(w.wrapping_sub(0x3030_3030_3030_3030) << (8 * (8 - n))), n))
+    Some((
+        combine(w.wrapping_sub(0x3030_3030_3030_3030) << (8 * (8 - n))),
+        n,
+    ))
 }
 
 /// Per byte of `w`: high bit set when the byte is not an ASCII digit.
@@ -157,7 +160,11 @@ mod tests {
                 let mut s = b"xxxxxxx".to_vec();
                 s.push(before);
                 s.extend_from_slice(num.as_bytes());
-                assert_eq!(digits_back(&s, s.len()), Some((num.parse().unwrap(), n)), "{s:?}");
+                assert_eq!(
+                    digits_back(&s, s.len()),
+                    Some((num.parse().unwrap(), n)),
+                    "{s:?}"
+                );
             }
         }
         assert_eq!(digits_back(b"pid=25908 prio", 9), Some((25908, 5)));
