@@ -45,3 +45,23 @@ fn a_file_without_events_says_so() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("empty.txt: no events"), "{err}");
 }
+
+#[test]
+fn a_parallel_pass_with_the_threads_asked_for() {
+    let trace = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../trace/tests/fixtures/sched_tgid.txt"
+    );
+    let out = common::ok(&["trace", "bench", trace, "--threads", "2", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["parallel"]["threads"], 2, "{out}");
+    assert!(
+        v["parallel"]["events_per_s"].as_f64().unwrap() > 0.0,
+        "{out}"
+    );
+    let text = common::ok(&["trace", "bench", trace, "--threads", "2"]);
+    assert!(text.contains("2 parsing threads: wall"), "{text}");
+    let one = common::ok(&["trace", "bench", trace, "--threads", "1", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&one).unwrap();
+    assert!(v["parallel"].is_null(), "{one}");
+}

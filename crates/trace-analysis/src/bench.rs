@@ -47,6 +47,22 @@ pub struct BenchResult {
     /// On-CPU time of the whole process so far, every thread (filled by
     /// the caller; see [`process_cpu`]).
     pub process_cpu_seconds: Option<f64>,
+    /// Parse + sched analysis again with the parsing spread over several
+    /// threads (`None` when asked for one).
+    pub parallel: Option<ParallelPass>,
+}
+
+/// The parse + sched analysis pass with several parsing threads.
+#[derive(Debug, Clone, Serialize)]
+pub struct ParallelPass {
+    /// Parsing threads asked for (the analysis runs on the calling one).
+    pub threads: usize,
+    /// Wall time.
+    pub seconds: f64,
+    /// On-CPU time of every thread of the process during the pass.
+    pub cpu_seconds: Option<f64>,
+    /// Events per wall second.
+    pub events_per_s: f64,
 }
 
 /// This process's on-CPU time so far, all threads
@@ -70,9 +86,14 @@ fn thread_cpu() -> Duration {
 }
 
 /// Time one parse pass and one parse + sched analysis pass over the input
-/// that `open` yields (called three times: warm-up, parse, analysis).
-/// An input with no events is an error: its figures would mean nothing.
-pub fn bench<S: LineSource>(mut open: impl FnMut() -> io::Result<S>) -> io::Result<BenchResult> {
+/// that `open` yields, on one thread, then the analysis pass again with
+/// `threads` parsing threads when `threads > 1` (`open` is called three
+/// or four times: warm-up, parse, analysis, parallel analysis). An input
+/// with no events is an error: its figures would mean nothing.
+pub fn bench<S: LineSource>(
+    mut open: impl FnMut() -> io::Result<S>,
+    threads: usize,
+) -> io::Result<BenchResult> {
     open()?.for_each_line(|_, _| {}, |_| {})?;
 
     let c0 = thread_cpu();
@@ -93,6 +114,20 @@ pub fn bench<S: LineSource>(mut open: impl FnMut() -> io::Result<S>) -> io::Resu
     if report.summary.events == 0 {
         return Err(io::Error::new(io::ErrorKind::InvalidData, "no events"));
     }
+    let parallel = if threads > 1 {
+        let opts = Options { threads, ..opts };
+        let (p0, t2) = (process_cpu(), Instant::now());
+        let par = analyze_source(open()?, &opts, |_| {})?;
+        let seconds = t2.elapsed().as_secs_f64();
+        Some(ParallelPass {
+            threads,
+            seconds,
+            cpu_seconds: process_cpu().zip(p0).map(|(b, a)| b - a),
+            events_per_s: par.summary.events as f64 / seconds,
+        })
+    } else {
+        None
+    };
     // A zero thread clock means the kernel gave us none; say unknown.
     let cpu = |a: Duration, b: Duration| (!b.is_zero()).then(|| (b - a).as_secs_f64());
     let parse_cpu = cpu(c0, c1);
@@ -111,6 +146,7 @@ pub fn bench<S: LineSource>(mut open: impl FnMut() -> io::Result<S>) -> io::Resu
         peak_rss_kb: None,
         process_seconds: None,
         process_cpu_seconds: None,
+        parallel,
     })
 }
 
@@ -127,12 +163,16 @@ mod tests {
     #[test]
     fn counts_the_input_and_times_both_passes() {
         let mut opened = 0;
-        let r = bench(|| {
-            opened += 1;
-            Ok(Text(TRACE.as_bytes()))
-        })
+        let r = bench(
+            || {
+                opened += 1;
+                Ok(Text(TRACE.as_bytes()))
+            },
+            1,
+        )
         .unwrap();
         assert_eq!(opened, 3, "warm-up, parse, analysis");
+        assert!(r.parallel.is_none());
         assert_eq!((r.bytes, r.lines, r.events), (TRACE.len() as u64, 2, 2));
         assert!(r.parse_seconds > 0.0 && r.sched_seconds > 0.0);
         assert!(
@@ -143,8 +183,25 @@ mod tests {
     }
 
     #[test]
+    fn a_parallel_pass_when_asked() {
+        let mut opened = 0;
+        let r = bench(
+            || {
+                opened += 1;
+                Ok(Text(TRACE.as_bytes()))
+            },
+            2,
+        )
+        .unwrap();
+        assert_eq!(opened, 4, "warm-up, parse, analysis, parallel analysis");
+        let p = r.parallel.unwrap();
+        assert_eq!(p.threads, 2);
+        assert!(p.seconds > 0.0 && p.events_per_s > 0.0);
+    }
+
+    #[test]
     fn no_events_is_an_error() {
-        let e = bench(|| Ok(Text(&b"# tracer: nop\n"[..]))).unwrap_err();
+        let e = bench(|| Ok(Text(&b"# tracer: nop\n"[..])), 2).unwrap_err();
         assert_eq!(e.to_string(), "no events");
     }
 }

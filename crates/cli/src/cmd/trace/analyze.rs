@@ -252,14 +252,16 @@ pub fn export(
 /// Time the parser and the sched analysis on a trace file. Peak RSS is
 /// this process's own, from the real `/proc/self` (not `--root`, which may
 /// be a simulated board).
-pub fn bench(global: &Global, file: &Path) -> anyhow::Result<()> {
+pub fn bench(global: &Global, file: &Path, threads: Option<usize>) -> anyhow::Result<()> {
     let start = std::time::Instant::now();
     // Open errors name the path already (checked once here so they keep
     // their type for the exit code); "no events" needs it added.
     lever_trace_input::open(file)?;
-    let mut res = lever_trace_analysis::bench::bench(|| {
-        lever_trace_input::open(file).map_err(std::io::Error::other)
-    })
+    let threads = threads.unwrap_or_else(|| default_threads(file));
+    let mut res = lever_trace_analysis::bench::bench(
+        || lever_trace_input::open(file).map_err(std::io::Error::other),
+        threads,
+    )
     .map_err(|e| match e.kind() {
         std::io::ErrorKind::InvalidData => anyhow::anyhow!("{}: {e}", file.display()),
         _ => anyhow::Error::new(e),

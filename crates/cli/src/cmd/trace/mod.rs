@@ -47,6 +47,10 @@ pub enum TraceCommand {
     Bench {
         /// Trace file: text, trace.dat, or either gzip/zstd-compressed.
         file: PathBuf,
+        /// Parsing threads of the extra parallel pass (default: every CPU
+        /// for a file; 1 skips the pass).
+        #[arg(long)]
+        threads: Option<usize>,
     },
 }
 /// Run a `lever trace` command.
@@ -65,6 +69,6 @@ pub fn run(global: &Global, cmd: TraceCommand) -> anyhow::Result<()> {
             tfs.mark(&text)?;
             Ok(())
         }
-        TraceCommand::Bench { file } => analyze::bench(global, &file),
+        TraceCommand::Bench { file, threads } => analyze::bench(global, &file, threads),
     }
 }

@@ -149,9 +149,18 @@ pub fn bench(res: &lever_trace_analysis::bench::BenchResult) -> String {
         res.sched_events_per_s / 1e6,
         res.peak_rss_kb.map_or("?".into(), |k| k.to_string())
     );
+    if let Some(p) = &res.parallel {
+        out += &format!(
+            "parse + sched analysis, {} parsing threads: wall {:.3} s = {:.2} M events/s, on-CPU {} (every thread)\n",
+            p.threads,
+            p.seconds,
+            p.events_per_s / 1e6,
+            p.cpu_seconds.map_or("?".into(), |c| format!("{c:.3} s"))
+        );
+    }
     if let (Some(w), Some(c)) = (res.process_seconds, res.process_cpu_seconds) {
         out += &format!(
-            "whole command (open, warm-up and both passes): wall {w:.3} s, on-CPU {c:.3} s (every thread)\n"
+            "whole command (open, warm-up and every pass): wall {w:.3} s, on-CPU {c:.3} s (every thread)\n"
         );
     }
     out
