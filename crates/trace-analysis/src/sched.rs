@@ -154,10 +154,49 @@ struct Cpu {
     max_khz: u64,
 }
 
+/// Threads by tid: a small index map in front of a dense table, so a
+/// lookup probes 8-byte entries, not whole thread records (this map is
+/// the tracker's hottest memory, and the parser streams megabytes through
+/// the caches between two lookups).
+#[derive(Debug, Default)]
+struct Threads {
+    index: IdMap<i32, u32>,
+    all: Vec<(i32, Thread)>,
+}
+
+impl Threads {
+    fn get_mut(&mut self, tid: &i32) -> Option<&mut Thread> {
+        let i = *self.index.get(tid)?;
+        Some(&mut self.all[i as usize].1)
+    }
+
+    /// The thread, created with `comm` when it is new.
+    fn entry_or(&mut self, tid: i32, comm: &str) -> &mut Thread {
+        let i = match self.index.entry(tid) {
+            std::collections::hash_map::Entry::Occupied(e) => *e.get(),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                self.all.push((tid, Thread::new(comm)));
+                *v.insert(self.all.len() as u32 - 1)
+            }
+        };
+        &mut self.all[i as usize].1
+    }
+
+    fn insert(&mut self, tid: i32, th: Thread) {
+        match self.index.get(&tid) {
+            Some(&i) => self.all[i as usize].1 = th,
+            None => {
+                self.all.push((tid, th));
+                self.index.insert(tid, self.all.len() as u32 - 1);
+            }
+        }
+    }
+}
+
 /// Scheduling tracker: feed events, then [`SchedTracker::finish`].
 #[derive(Debug, Default)]
 pub struct SchedTracker {
-    threads: IdMap<i32, Thread>,
+    threads: Threads,
     cpus: Vec<Cpu>,
     end_ts: u64,
     start_ts: Option<u64>,
@@ -220,10 +259,7 @@ impl SchedTracker {
                 // Is the task on a CPU right now (as far as the trace
                 // shows)? Then this wake-up is the "still on a CPU" race.
                 let on_cpu = self.cpus.iter().any(|c| c.current == Some(w.pid));
-                let th = self
-                    .threads
-                    .entry(w.pid)
-                    .or_insert_with(|| Thread::new(w.comm));
+                let th = self.threads.entry_or(w.pid, w.comm);
                 match th.state {
                     _ if on_cpu => th.wakeups_while_running += 1,
                     // Its CPU has switched to another task without a
@@ -257,10 +293,7 @@ impl SchedTracker {
                 runtime_ns,
             } if *pid != 0 => {
                 self.stat_runtime_events += 1;
-                let th = self
-                    .threads
-                    .entry(*pid)
-                    .or_insert_with(|| Thread::new(comm));
+                let th = self.threads.entry_or(*pid, comm);
                 *th.stat_runtime_ns.get_or_insert(0) += runtime_ns;
             }
             _ => {}
@@ -387,10 +420,7 @@ impl SchedTracker {
             self.missing_switch_ins += 1;
         }
         if prev_pid != 0 {
-            let th = self
-                .threads
-                .entry(prev_pid)
-                .or_insert_with(|| Thread::new(prev_comm));
+            let th = self.threads.entry_or(prev_pid, prev_comm);
             match (th.state, prev_since) {
                 (State::Running { .. }, Some(_)) => th.close(t),
                 (_, Some(since)) => th.running_ns += t.saturating_sub(since),
@@ -417,10 +447,7 @@ impl SchedTracker {
             }
         }
         if next_pid != 0 {
-            let th = self
-                .threads
-                .entry(next_pid)
-                .or_insert_with(|| Thread::new(next_comm));
+            let th = self.threads.entry_or(next_pid, next_comm);
             if let State::Waking { since } = th.state {
                 th.wake_latencies_ns.push(t.saturating_sub(since));
             }
@@ -459,6 +486,7 @@ impl SchedTracker {
         let cpus_max: Vec<u64> = self.cpus.iter().map(|c| c.max_khz).collect();
         let mut threads: Vec<ThreadReport> = self
             .threads
+            .all
             .into_iter()
             .map(|(tid, mut th)| {
                 th.close(end);
