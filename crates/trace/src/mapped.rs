@@ -16,6 +16,7 @@
 //! more than [`AHEAD`] blocks in front of the feeding (bounded memory).
 
 use crate::line::parse_line;
+use crate::packed::Packed;
 use crate::line::Line;
 use crate::reader::{feed_lines, fix_utf8, Summary};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -73,9 +74,16 @@ pub fn for_each_line_in_blocks(
         }
         Piece::Parsed(b, parsed) => {
             let offset = line_no;
-            for line in &parsed.lines {
+            let mut side = parsed.side.iter();
+            for p in &parsed.packed {
                 line_no += 1;
-                f(line_no, line);
+                if p.is_side() {
+                    if let Some(line) = side.next() {
+                        f(line_no, line);
+                    }
+                } else {
+                    f(line_no, &p.unpack());
+                }
             }
             summary.absorb(std::mem::take(&mut parsed.summary), offset);
             report(b.end);
@@ -180,12 +188,14 @@ enum Piece<'p, 'a> {
     Parsed(Block, &'p mut Parsed<'a>),
 }
 
-/// A block's lines, parsed, and what noting them gave (line numbers
-/// counted from the block's first line): the feeding thread then only
+/// A block's lines, parsed and packed ([`Packed`]; what does not pack is
+/// in `side`, in order), and what noting them gave (line numbers counted
+/// from the block's first line): the feeding thread then only unpacks,
 /// calls `f` and adds the summary.
 #[derive(Default)]
 struct Parsed<'a> {
-    lines: Vec<Line<'a>>,
+    packed: Vec<Packed<'a>>,
+    side: Vec<Line<'a>>,
     summary: Summary,
 }
 
@@ -205,7 +215,13 @@ fn parse_block<'a>(cutter: &Cutter<'a>, b: Block, pool: &Mutex<Vec<Parsed<'a>>>)
             no += 1;
             let l = parse_line(line);
             parsed.summary.note(no, line, &l);
-            parsed.lines.push(l);
+            match Packed::pack(line, &l) {
+                Some(p) => parsed.packed.push(p),
+                None => {
+                    parsed.packed.push(Packed::side());
+                    parsed.side.push(l);
+                }
+            }
         };
         let mut from = 0;
         for nl in memchr::memchr_iter(b'\n', text.as_bytes()) {
@@ -255,7 +271,8 @@ fn feed_parallel<'a>(cutter: &Cutter<'a>, threads: usize, mut feed: impl FnMut(P
                 match early.swap_remove(k) {
                     (b, Some(mut parsed)) => {
                         feed(Piece::Parsed(b, &mut parsed));
-                        parsed.lines.clear();
+                        parsed.packed.clear();
+                        parsed.side.clear();
                         if let Ok(mut p) = pool.lock() {
                             p.push(parsed);
                         }
