@@ -27,7 +27,6 @@ pub mod file;
 pub mod line;
 mod mapped;
 mod num;
-mod packed;
 pub mod reader;
 pub mod source;
 mod swar;

@@ -16,7 +16,6 @@
 //! more than [`AHEAD`] blocks in front of the feeding (bounded memory).
 
 use crate::line::parse_line;
-use crate::packed::Packed;
 use crate::line::Line;
 use crate::reader::{feed_lines, fix_utf8, Summary};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -74,16 +73,9 @@ pub fn for_each_line_in_blocks(
         }
         Piece::Parsed(b, parsed) => {
             let offset = line_no;
-            let mut side = parsed.side.iter();
-            for p in &parsed.packed {
+            for line in &parsed.lines {
                 line_no += 1;
-                if p.is_side() {
-                    if let Some(line) = side.next() {
-                        f(line_no, line);
-                    }
-                } else {
-                    f(line_no, &p.unpack());
-                }
+                f(line_no, line);
             }
             summary.absorb(std::mem::take(&mut parsed.summary), offset);
             report(b.end);
@@ -188,14 +180,12 @@ enum Piece<'p, 'a> {
     Parsed(Block, &'p mut Parsed<'a>),
 }
 
-/// A block's lines, parsed and packed ([`Packed`]; what does not pack is
-/// in `side`, in order), and what noting them gave (line numbers counted
-/// from the block's first line): the feeding thread then only unpacks,
+/// A block's lines, parsed, and what noting them gave (line numbers
+/// counted from the block's first line): the feeding thread then only
 /// calls `f` and adds the summary.
 #[derive(Default)]
 struct Parsed<'a> {
-    packed: Vec<Packed<'a>>,
-    side: Vec<Line<'a>>,
+    lines: Vec<Line<'a>>,
     summary: Summary,
 }
 
@@ -215,13 +205,7 @@ fn parse_block<'a>(cutter: &Cutter<'a>, b: Block, pool: &Mutex<Vec<Parsed<'a>>>)
             no += 1;
             let l = parse_line(line);
             parsed.summary.note(no, line, &l);
-            match Packed::pack(line, &l) {
-                Some(p) => parsed.packed.push(p),
-                None => {
-                    parsed.packed.push(Packed::side());
-                    parsed.side.push(l);
-                }
-            }
+            parsed.lines.push(l);
         };
         let mut from = 0;
         for nl in memchr::memchr_iter(b'\n', text.as_bytes()) {
@@ -271,8 +255,7 @@ fn feed_parallel<'a>(cutter: &Cutter<'a>, threads: usize, mut feed: impl FnMut(P
                 match early.swap_remove(k) {
                     (b, Some(mut parsed)) => {
                         feed(Piece::Parsed(b, &mut parsed));
-                        parsed.packed.clear();
-                        parsed.side.clear();
+                        parsed.lines.clear();
                         if let Ok(mut p) = pool.lock() {
                             p.push(parsed);
                         }
