@@ -1,11 +1,34 @@
 //! Any bytes given to the ftrace text reader and line parser produce
-//! lines (events, headers or counted malformed lines), never a panic.
+//! lines (events, headers or counted malformed lines), never a panic; the
+//! fast paths (fixed columns, sched payloads read from their ends) give
+//! exactly what the general parser gives, and the in-memory reader on two
+//! threads feeds what the streaming one does.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let _ = lever_trace::for_each_line(data, |_, _| {}, |_| {});
+    let mut streamed = Vec::new();
+    let s1 = lever_trace::for_each_line(data, |n, l| streamed.push(format!("{n} {l:?}")), |_| {});
+    let mut mapped = Vec::new();
+    let s2 = lever_trace::reader::for_each_line_in_blocks(
+        data,
+        2,
+        64,
+        |n, l| mapped.push(format!("{n} {l:?}")),
+        |_| {},
+    );
+    assert_eq!(streamed, mapped);
+    assert_eq!(s1.ok(), Some(s2));
     if let Ok(text) = std::str::from_utf8(data) {
-        let _ = lever_trace::parse_line(text);
+        for line in text.lines() {
+            let fast = lever_trace::parse_line(line);
+            assert_eq!(fast, lever_trace::parse_line_general(line));
+            if let lever_trace::Line::Event(e) = fast {
+                assert_eq!(
+                    lever_trace::EventKind::try_parse(e.name, e.body),
+                    lever_trace::EventKind::try_parse_general(e.name, e.body)
+                );
+            }
+        }
     }
 });
