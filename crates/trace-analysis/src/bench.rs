@@ -160,17 +160,23 @@ mod tests {
   <idle>-0 [000] d..2. 1.000050: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=a next_pid=7 next_prio=120
 ";
 
-    #[test]
-    fn counts_the_input_and_times_both_passes() {
+    /// The bench over [`TRACE`] with `threads`, and how often it opened it.
+    fn bench_trace(threads: usize) -> (BenchResult, u32) {
         let mut opened = 0;
         let r = bench(
             || {
                 opened += 1;
                 Ok(Text(TRACE.as_bytes()))
             },
-            1,
+            threads,
         )
         .unwrap();
+        (r, opened)
+    }
+
+    #[test]
+    fn counts_the_input_and_times_both_passes() {
+        let (r, opened) = bench_trace(1);
         assert_eq!(opened, 3, "warm-up, parse, analysis");
         assert!(r.parallel.is_none());
         assert_eq!((r.bytes, r.lines, r.events), (TRACE.len() as u64, 2, 2));
@@ -184,15 +190,7 @@ mod tests {
 
     #[test]
     fn a_parallel_pass_when_asked() {
-        let mut opened = 0;
-        let r = bench(
-            || {
-                opened += 1;
-                Ok(Text(TRACE.as_bytes()))
-            },
-            2,
-        )
-        .unwrap();
+        let (r, opened) = bench_trace(2);
         assert_eq!(opened, 4, "warm-up, parse, analysis, parallel analysis");
         let p = r.parallel.unwrap();
         assert_eq!(p.threads, 2);
