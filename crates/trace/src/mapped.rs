@@ -297,8 +297,14 @@ fn feed_parallel<'a>(cutter: &Cutter<'a>, threads: usize, mut feed: impl FnMut(P
                 w.thread().unpark();
             }
         }
-        for w in &workers {
+        // Joined, not left to the scope: a scope only waits for the
+        // closures, and the threads' own exit (their thread-local
+        // destructors) would still be running when this returns.
+        for w in workers {
             w.thread().unpark();
+            // A parser cannot panic (the parser never does); if one did,
+            // its blocks were never sent and the loop above stopped.
+            let _ = w.join();
         }
     });
 }
