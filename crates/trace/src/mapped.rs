@@ -203,9 +203,13 @@ fn parse_block<'a>(cutter: &Cutter<'a>, b: Block, pool: &Mutex<Vec<Parsed<'a>>>)
         let mut no = 0;
         let mut each = |line: &'a str| {
             no += 1;
-            let l = parse_line(line);
-            parsed.summary.note(no, line, &l);
-            parsed.lines.push(l);
+            // Parsed into its slot: a push would build the line on the
+            // stack and copy its 168 bytes into the vector.
+            parsed.lines.push(Line::Blank);
+            if let Some(slot) = parsed.lines.last_mut() {
+                *slot = parse_line(line);
+                parsed.summary.note(no, line, slot);
+            }
         };
         let mut from = 0;
         for nl in memchr::memchr_iter(b'\n', text.as_bytes()) {
