@@ -147,6 +147,28 @@ impl Decoder {
         typed().unwrap_or(Decoder::Generic)
     }
 
+    /// The (comm, pid) field pairs whose comm [`typed`] takes from a
+    /// [`CommCache`] (in the order of its `comms` argument): the comm
+    /// fields of the sched events (`char[16]`, or `__data_loc char[]` as
+    /// `sched_stat_runtime` has on newer kernels). Others are `None`.
+    pub fn comm_pairs(&self) -> [Option<(Slot, Slot)>; 2] {
+        let cached = |c: &Slot, p: &Slot| {
+            let fits = match c.layout {
+                Layout::Array => c.size > 0 && c.size <= COMM_LEN,
+                Layout::DataLoc => true,
+                Layout::Int => false,
+            };
+            fits.then_some((*c, *p))
+        };
+        match self {
+            Decoder::Switch(s) => [cached(&s[0], &s[1]), cached(&s[4], &s[5])],
+            Decoder::Wakeup(_, s, _) => [cached(&s[0], &s[1]), None],
+            Decoder::Migrate(s) => [cached(&s[0], &s[1]), None],
+            Decoder::StatRuntime(s) => [cached(&s[0], &s[1]), None],
+            _ => [None, None],
+        }
+    }
+
     /// The name the kernel's text output uses for this event
     /// (`tracing_mark_write` for ftrace's `print`).
     pub fn text_name<'f>(&self, f: &'f Format) -> &'f str {
@@ -166,6 +188,98 @@ pub fn string_slots(f: &Format) -> Vec<Slot> {
         .filter(|fld| fld.layout != Layout::Int && fld.ctype.ends_with("char"))
         .map(Slot::of)
         .collect()
+}
+
+/// The kernel's `TASK_COMM_LEN`: the size of the comm arrays of the sched
+/// events, the ones [`CommCache`] holds.
+pub const COMM_LEN: usize = 16;
+/// Entries of a [`CommCache`] (direct-mapped by pid).
+const COMM_CACHE: usize = 256;
+
+/// The comm fields of sched events, checked once per (pid, raw bytes)
+/// instead of per event: a few tasks make most events, and their comm
+/// does not change between events, so the usual case is one 16-byte
+/// compare against the entry the pid maps to. An entry holds the field's
+/// bytes (zero-padded to [`COMM_LEN`]) and what [`sanitize`] then
+/// [`Slot::str`] make of them: the bytes to the first NUL, invalid UTF-8
+/// as `?`. That depends on the padded bytes alone (padding only adds
+/// NULs after the field), so a hit gives exactly what the per-event path
+/// gives, whatever pid shares the entry.
+pub struct CommCache {
+    /// The raw bytes of each entry (apart from the texts: the compare
+    /// touches only these, 4 to a cache line).
+    keys: Box<[[u8; COMM_LEN]; COMM_CACHE]>,
+    texts: Vec<String>,
+    /// The text of a field longer than any kernel comm (not cached).
+    long: String,
+}
+
+impl Default for CommCache {
+    fn default() -> Self {
+        // All-zero bytes are the empty comm: a valid starting entry.
+        CommCache {
+            keys: Box::new([[0; COMM_LEN]; COMM_CACHE]),
+            texts: vec![String::new(); COMM_CACHE],
+            long: String::new(),
+        }
+    }
+}
+
+impl CommCache {
+    /// The comm in the `comm` field of `p`, cached under `pid`: what
+    /// [`sanitize`] and [`Slot::str`] give for it.
+    #[inline]
+    pub fn get(&mut self, comm: &Slot, pid: i32, p: &[u8], e: Endian) -> &str {
+        let b = match comm.layout {
+            // The usual `char comm[16]`, without the general path's checks.
+            Layout::Array if comm.size == COMM_LEN => p.get(comm.offset..comm.offset + COMM_LEN),
+            _ => comm.bytes(p, e),
+        }
+        .unwrap_or_default();
+        let key: [u8; COMM_LEN] = match <[u8; COMM_LEN]>::try_from(b) {
+            Ok(k) => k,
+            // Longer than any kernel comm: not cached (and rare).
+            Err(_) if b.len() > COMM_LEN => {
+                fill(b, &mut self.long);
+                return &self.long;
+            }
+            Err(_) => {
+                let mut k = [0; COMM_LEN];
+                k[..b.len()].copy_from_slice(b);
+                k
+            }
+        };
+        let i = pid as u32 as usize % COMM_CACHE;
+        if self.keys[i] != key {
+            self.keys[i] = key;
+            fill(&key, &mut self.texts[i]);
+        }
+        &self.texts[i]
+    }
+}
+
+/// `text` = the bytes of `b` to the first NUL, invalid UTF-8 as `?`.
+fn fill(b: &[u8], text: &mut String) {
+    text.clear();
+    let b = &b[..memchr0(b)];
+    match std::str::from_utf8(b) {
+        Ok(s) => text.push_str(s),
+        Err(_) => {
+            let mut b = b.to_vec();
+            fix_utf8(&mut b);
+            text.push_str(std::str::from_utf8(&b).unwrap_or("?"));
+        }
+    }
+}
+
+/// [`string_slots`] split in two: those [`typed`] takes from a
+/// [`CommCache`] (the comm fields of [`Decoder::comm_pairs`]), and the
+/// others, which [`sanitize`] makes UTF-8 in the payload per event.
+pub fn split_strings(f: &Format, d: &Decoder) -> (Vec<Slot>, Vec<Slot>) {
+    let pairs = d.comm_pairs();
+    string_slots(f)
+        .into_iter()
+        .partition(|s| pairs.iter().flatten().any(|(c, _)| c.offset == s.offset))
 }
 
 /// Replace bytes that are not UTF-8 in the string fields of `p` (from
@@ -215,36 +329,43 @@ const SOFTIRQS: [&str; 10] = [
 ];
 
 /// Type the payload `p` with decoder `d`; `None` when a field is out of
-/// the payload (a short or corrupt event).
+/// the payload (a short or corrupt event). `comms` are the comm fields
+/// of [`Decoder::comm_pairs`] from a [`CommCache`] (`None`: read from `p`).
 #[inline]
-pub fn typed<'p>(d: &Decoder, p: &'p [u8], e: Endian) -> Option<EventKind<'p>> {
+pub fn typed<'p>(
+    d: &Decoder,
+    p: &'p [u8],
+    e: Endian,
+    comms: [Option<&'p str>; 2],
+) -> Option<EventKind<'p>> {
     let i32_ = |s: &Slot| s.int(p, e).map(|v| v as i32);
     let u32_ = |s: &Slot| s.int(p, e).map(|v| v as u32);
+    let comm = |k: usize, s: &Slot| comms[k].unwrap_or_else(|| s.str(p, e));
     Some(match d {
         Decoder::Switch(s) => EventKind::SchedSwitch(SchedSwitch {
-            prev_comm: s[0].str(p, e),
+            prev_comm: comm(0, &s[0]),
             prev_pid: i32_(&s[1])?,
             prev_prio: i32_(&s[2])?,
             prev_state: task_state(s[3].int(p, e)?),
-            next_comm: s[4].str(p, e),
+            next_comm: comm(1, &s[4]),
             next_pid: i32_(&s[5])?,
             next_prio: i32_(&s[6])?,
         }),
         Decoder::Wakeup(kind, s, target) => EventKind::SchedWakeup(SchedWakeup {
             kind: *kind,
-            comm: s[0].str(p, e),
+            comm: comm(0, &s[0]),
             pid: i32_(&s[1])?,
             prio: i32_(&s[2])?,
             target_cpu: target.as_ref().and_then(u32_),
         }),
         Decoder::Migrate(s) => EventKind::SchedMigrateTask(SchedMigrateTask {
-            comm: s[0].str(p, e),
+            comm: comm(0, &s[0]),
             pid: i32_(&s[1])?,
             orig_cpu: u32_(&s[2])?,
             dest_cpu: u32_(&s[3])?,
         }),
         Decoder::StatRuntime(s) => EventKind::SchedStatRuntime {
-            comm: s[0].str(p, e),
+            comm: comm(0, &s[0]),
             pid: i32_(&s[1])?,
             runtime_ns: s[2].int(p, e)? as u64,
         },

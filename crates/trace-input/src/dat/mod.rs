@@ -9,9 +9,11 @@
 //! and a fixed cap before anything is allocated for it, and every error
 //! names the file offset and what was expected there.
 
+mod ahead;
 pub mod bytes;
 pub mod decode;
 pub mod format;
+pub mod merge;
 pub mod ring;
 pub mod write;
 
