@@ -199,7 +199,7 @@ const COMM_CACHE: usize = 256;
 /// The comm fields of sched events, checked once per (pid, raw bytes)
 /// instead of per event: a few tasks make most events, and their comm
 /// does not change between events, so the usual case is one 16-byte
-/// compare against the entry the pid maps to. An entry holds the field's
+/// (u128) compare against the entry the pid maps to. An entry holds the field's
 /// bytes (zero-padded to [`COMM_LEN`]) and what [`sanitize`] then
 /// [`Slot::str`] make of them: the bytes to the first NUL, invalid UTF-8
 /// as `?`. That depends on the padded bytes alone (padding only adds
@@ -208,7 +208,7 @@ const COMM_CACHE: usize = 256;
 pub struct CommCache {
     /// The raw bytes of each entry (apart from the texts: the compare
     /// touches only these, 4 to a cache line).
-    keys: Box<[[u8; COMM_LEN]; COMM_CACHE]>,
+    keys: Box<[u128; COMM_CACHE]>,
     texts: Vec<String>,
     /// The text of a field longer than any kernel comm (not cached).
     long: String,
@@ -218,7 +218,7 @@ impl Default for CommCache {
     fn default() -> Self {
         // All-zero bytes are the empty comm: a valid starting entry.
         CommCache {
-            keys: Box::new([[0; COMM_LEN]; COMM_CACHE]),
+            keys: Box::new([0; COMM_CACHE]),
             texts: vec![String::new(); COMM_CACHE],
             long: String::new(),
         }
@@ -227,32 +227,46 @@ impl Default for CommCache {
 
 impl CommCache {
     /// The comm in the `comm` field of `p`, cached under `pid`: what
-    /// [`sanitize`] and [`Slot::str`] give for it.
+    /// [`sanitize`] and [`Slot::str`] give for it. `ext` is `p` and
+    /// whatever follows it in memory (the field is read as one 16-byte
+    /// word, masked to its length, even where it ends the payload).
     #[inline]
-    pub fn get(&mut self, comm: &Slot, pid: i32, p: &[u8], e: Endian) -> &str {
-        let b = match comm.layout {
-            // The usual `char comm[16]`, without the general path's checks.
-            Layout::Array if comm.size == COMM_LEN => p.get(comm.offset..comm.offset + COMM_LEN),
-            _ => comm.bytes(p, e),
-        }
-        .unwrap_or_default();
-        let key: [u8; COMM_LEN] = match <[u8; COMM_LEN]>::try_from(b) {
-            Ok(k) => k,
+    pub fn get(&mut self, comm: &Slot, pid: i32, p: &[u8], ext: &[u8], e: Endian) -> &str {
+        let (at, len) = match comm.layout {
+            Layout::Array => (comm.offset, comm.size),
+            Layout::DataLoc => e.uint(p, comm.offset, 4).map_or((0, 0), |loc| {
+                ((loc & 0xffff) as usize, (loc >> 16) as usize)
+            }),
+            Layout::Int => (0, 0),
+        };
+        // Past the payload: no bytes, the empty comm (as `Slot::str`).
+        let (at, len) = if at + len > p.len() {
+            (0, 0)
+        } else {
+            (at, len)
+        };
+        if len > COMM_LEN {
             // Longer than any kernel comm: not cached (and rare).
-            Err(_) if b.len() > COMM_LEN => {
-                fill(b, &mut self.long);
-                return &self.long;
-            }
-            Err(_) => {
-                let mut k = [0; COMM_LEN];
-                k[..b.len()].copy_from_slice(b);
-                k
+            fill(&p[at..at + len], &mut self.long);
+            return &self.long;
+        }
+        let mask = match len {
+            COMM_LEN => u128::MAX,
+            n => (1u128 << (n * 8)) - 1,
+        };
+        let word = match ext.get(at..at + COMM_LEN) {
+            Some(w) => u128::from_le_bytes(w.try_into().unwrap_or_default()),
+            None => {
+                let mut w = [0; COMM_LEN];
+                w[..len].copy_from_slice(&p[at..at + len]);
+                u128::from_le_bytes(w)
             }
         };
+        let key = word & mask;
         let i = pid as u32 as usize % COMM_CACHE;
         if self.keys[i] != key {
             self.keys[i] = key;
-            fill(&key, &mut self.texts[i]);
+            fill(&key.to_le_bytes(), &mut self.texts[i]);
         }
         &self.texts[i]
     }
@@ -407,6 +421,7 @@ pub fn typed<'p>(
 
 /// The text of a typed event's body where the text parser keeps one the
 /// analyses read (a marker's text); empty for the others.
+#[inline]
 pub fn typed_body<'p>(d: &Decoder, p: &'p [u8], e: Endian) -> &'p str {
     match d {
         Decoder::Print(s) => s.str(p, e).trim_end_matches('\n'),

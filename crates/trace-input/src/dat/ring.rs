@@ -173,7 +173,36 @@ impl CpuStream {
 
     /// Advance to the next data event; its time is `self.ts`, its payload
     /// `self.payload`. False at the end of this CPU.
+    #[inline]
     fn advance(&mut self, cx: &Cx, sum: &mut Summary, no: u64) -> Result<bool, DatError> {
+        // Most events: data of 1–28 words inside the current page (what
+        // `advance_slow` does for them, without its other cases).
+        if let Some(w) = self
+            .buf
+            .get(self.pos..self.pos + 4)
+            .filter(|_| self.pos + 4 <= self.end)
+        {
+            let w = cx.info.endian.u32(w.try_into().unwrap_or_default());
+            let (type_len, delta) = match cx.info.endian {
+                super::Endian::Little => (w & 0x1f, (w >> 5) as u64),
+                super::Endian::Big => (w >> 27, (w & 0x07ff_ffff) as u64),
+            };
+            let len = 4 + type_len as usize * 4;
+            if (1..=28).contains(&type_len) && self.pos + len <= self.end {
+                let at = self.pos;
+                self.pos = at + len;
+                self.ts = self.ts.wrapping_add(delta);
+                self.payload = (at + 4, at + len);
+                return Ok(true);
+            }
+        }
+        self.advance_slow(cx, sum, no)
+    }
+
+    /// [`CpuStream::advance`] for every case: page ends, time extends and
+    /// stamps, padding, length words, damaged events.
+    #[inline(never)]
+    fn advance_slow(&mut self, cx: &Cx, sum: &mut Summary, no: u64) -> Result<bool, DatError> {
         let e = cx.info.endian;
         'page: loop {
             if self.pos + 4 > self.end {
@@ -479,8 +508,11 @@ impl DatReader {
                 None => malformed(&mut sum, no, "event type not in the file's formats", cpu),
                 Some(t) => {
                     let (fmt, dec) = (t.format, &t.decoder);
-                    sanitize(&t.strings, payload, e);
-                    let p: &[u8] = payload;
+                    if !t.strings.is_empty() {
+                        sanitize(&t.strings, payload, e);
+                    }
+                    let ext: &[u8] = &s.buf[a..];
+                    let p = &ext[..b - a];
                     let pid = t
                         .pid
                         .and_then(|(off, size)| e.uint(p, off, size))
@@ -499,8 +531,8 @@ impl DatReader {
                     };
                     let [c0, c1] = &mut field_comms;
                     let fc = [
-                        field_comm(c0, t.comms[0], p, e),
-                        field_comm(c1, t.comms[1], p, e),
+                        field_comm(c0, t.comms[0], p, ext, e),
+                        field_comm(c1, t.comms[1], p, ext, e),
                     ];
                     let kind = typed(dec, p, e, fc);
                     let (kind, body) = match kind {
@@ -560,11 +592,12 @@ fn field_comm<'c>(
     cache: &'c mut CommCache,
     pair: Option<(Slot, Slot)>,
     p: &[u8],
+    ext: &[u8],
     e: super::Endian,
 ) -> Option<&'c str> {
     let (comm, pid) = pair?;
     let pid = pid.int(p, e).map_or(0, |v| v as i32);
-    Some(cache.get(&comm, pid, p, e))
+    Some(cache.get(&comm, pid, p, ext, e))
 }
 
 impl LineSource for DatReader {
