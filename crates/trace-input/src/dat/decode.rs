@@ -497,6 +497,57 @@ mod tests {
         assert_eq!(task_state(0x101), "S+");
     }
 
+    /// What the per-event path gives for a string field: made UTF-8 in
+    /// the payload by `sanitize`, then read by `Slot::str`.
+    fn per_event(slot: &Slot, p: &[u8]) -> String {
+        let mut q = p.to_vec();
+        sanitize(&[*slot], &mut q, Endian::Little);
+        slot.str(&q, Endian::Little).to_string()
+    }
+
+    proptest::proptest! {
+        /// The cache gives what the per-event path gives, for `char[16]`
+        /// and `__data_loc` comms of random bytes (NULs, bad UTF-8, fields
+        /// past the payload, longer than 16), hit or miss, with pids that
+        /// share entries.
+        #[test]
+        fn the_comm_cache_gives_what_the_per_event_path_gives(
+            events in proptest::collection::vec((
+                0i32..600,
+                proptest::collection::vec(
+                    proptest::sample::select(vec![0u8, b'a', b'b', 0xc3, 0xa9, 0xff, b' ']),
+                    0..24,
+                ),
+                proptest::bool::ANY,
+                0usize..40,
+            ), 1..200),
+        ) {
+            let mut cache = CommCache::default();
+            for (pid, comm, data_loc, tail) in events {
+                let (slot, p) = if data_loc {
+                    let mut p = vec![0u8; 8];
+                    let loc = 8 | (comm.len() as u32) << 16;
+                    p[4..8].copy_from_slice(&loc.to_le_bytes());
+                    p.extend(&comm);
+                    let slot = Slot { offset: 4, size: 4, signed: false, layout: Layout::DataLoc };
+                    (slot, p)
+                } else {
+                    let mut p = vec![0u8; 4];
+                    p.extend(&comm);
+                    let slot = Slot { offset: 4, size: COMM_LEN, signed: false, layout: Layout::Array };
+                    (slot, p)
+                };
+                // The payload may end early (`tail` cuts it); what follows
+                // in memory is junk the cache must not read as the comm.
+                let cut = p.len().saturating_sub(tail % 8);
+                let mut ext = p[..cut].to_vec();
+                ext.extend([b'j'; 20]);
+                let got = cache.get(&slot, pid, &ext[..cut], &ext, Endian::Little).to_string();
+                proptest::prop_assert_eq!(got, per_event(&slot, &p[..cut]));
+            }
+        }
+    }
+
     #[test]
     fn invalid_utf8_becomes_question_marks() {
         let mut b = *b"a\xffb\0";
