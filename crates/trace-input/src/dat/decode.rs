@@ -147,24 +147,24 @@ impl Decoder {
         typed().unwrap_or(Decoder::Generic)
     }
 
-    /// The (comm, pid) field pairs whose comm [`typed`] takes from a
-    /// [`CommCache`] (in the order of its `comms` argument): the comm
-    /// fields of the sched events (`char[16]`, or `__data_loc char[]` as
-    /// `sched_stat_runtime` has on newer kernels). Others are `None`.
-    pub fn comm_pairs(&self) -> [Option<(Slot, Slot)>; 2] {
-        let cached = |c: &Slot, p: &Slot| {
+    /// The comm fields [`typed`] takes from a [`CommCache`] (in the
+    /// order of its `comms` argument): those of the sched events
+    /// (`char[16]`, or `__data_loc char[]` as `sched_stat_runtime` has on
+    /// newer kernels). Others are `None`.
+    pub fn comm_fields(&self) -> [Option<Slot>; 2] {
+        let cached = |c: &Slot| {
             let fits = match c.layout {
                 Layout::Array => c.size > 0 && c.size <= COMM_LEN,
                 Layout::DataLoc => true,
                 Layout::Int => false,
             };
-            fits.then_some((*c, *p))
+            fits.then_some(*c)
         };
         match self {
-            Decoder::Switch(s) => [cached(&s[0], &s[1]), cached(&s[4], &s[5])],
-            Decoder::Wakeup(_, s, _) => [cached(&s[0], &s[1]), None],
-            Decoder::Migrate(s) => [cached(&s[0], &s[1]), None],
-            Decoder::StatRuntime(s) => [cached(&s[0], &s[1]), None],
+            Decoder::Switch(s) => [cached(&s[0]), cached(&s[4])],
+            Decoder::Wakeup(_, s, _) => [cached(&s[0]), None],
+            Decoder::Migrate(s) => [cached(&s[0]), None],
+            Decoder::StatRuntime(s) => [cached(&s[0]), None],
             _ => [None, None],
         }
     }
@@ -196,15 +196,17 @@ pub const COMM_LEN: usize = 16;
 /// Entries of a [`CommCache`] (direct-mapped by pid).
 const COMM_CACHE: usize = 256;
 
-/// The comm fields of sched events, checked once per (pid, raw bytes)
-/// instead of per event: a few tasks make most events, and their comm
-/// does not change between events, so the usual case is one 16-byte
-/// (u128) compare against the entry the pid maps to. An entry holds the field's
-/// bytes (zero-padded to [`COMM_LEN`]) and what [`sanitize`] then
-/// [`Slot::str`] make of them: the bytes to the first NUL, invalid UTF-8
-/// as `?`. That depends on the padded bytes alone (padding only adds
-/// NULs after the field), so a hit gives exactly what the per-event path
-/// gives, whatever pid shares the entry.
+/// The comm fields of sched events, checked for UTF-8 once per distinct
+/// raw bytes instead of per event: a few tasks make most events, and a
+/// task's comm does not change between events, so the usual case is one
+/// 16-byte (u128) compare against the entry the bytes hash to. An entry
+/// holds the field's bytes (zero-padded to [`COMM_LEN`]) and what
+/// [`sanitize`] then [`Slot::str`] make of them: the bytes to the first
+/// NUL, invalid UTF-8 as `?`. That depends on the padded bytes alone
+/// (padding only adds NULs after the field), so a hit gives exactly what
+/// the per-event path gives. (Keyed by the bytes, not the pid: the pid
+/// is one more field to read per comm, and buys nothing — a pid whose
+/// comm changes misses either way.)
 pub struct CommCache {
     /// The raw bytes of each entry (apart from the texts: the compare
     /// touches only these, 4 to a cache line).
@@ -226,12 +228,12 @@ impl Default for CommCache {
 }
 
 impl CommCache {
-    /// The comm in the `comm` field of `p`, cached under `pid`: what
-    /// [`sanitize`] and [`Slot::str`] give for it. `ext` is `p` and
+    /// The comm in the `comm` field of `p`: what [`sanitize`] and
+    /// [`Slot::str`] give for it. `ext` is `p` and
     /// whatever follows it in memory (the field is read as one 16-byte
     /// word, masked to its length, even where it ends the payload).
     #[inline]
-    pub fn get(&mut self, comm: &Slot, pid: i32, p: &[u8], ext: &[u8], e: Endian) -> &str {
+    pub fn get(&mut self, comm: &Slot, p: &[u8], ext: &[u8], e: Endian) -> &str {
         let (at, len) = match comm.layout {
             Layout::Array => (comm.offset, comm.size),
             Layout::DataLoc => e.uint(p, comm.offset, 4).map_or((0, 0), |loc| {
@@ -263,7 +265,8 @@ impl CommCache {
             }
         };
         let key = word & mask;
-        let i = pid as u32 as usize % COMM_CACHE;
+        let h = (key as u64 ^ (key >> 64) as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let i = (h >> 32) as usize % COMM_CACHE;
         if self.keys[i] != key {
             self.keys[i] = key;
             fill(&key.to_le_bytes(), &mut self.texts[i]);
@@ -287,13 +290,13 @@ fn fill(b: &[u8], text: &mut String) {
 }
 
 /// [`string_slots`] split in two: those [`typed`] takes from a
-/// [`CommCache`] (the comm fields of [`Decoder::comm_pairs`]), and the
+/// [`CommCache`] (the comm fields of [`Decoder::comm_fields`]), and the
 /// others, which [`sanitize`] makes UTF-8 in the payload per event.
 pub fn split_strings(f: &Format, d: &Decoder) -> (Vec<Slot>, Vec<Slot>) {
-    let pairs = d.comm_pairs();
+    let comms = d.comm_fields();
     string_slots(f)
         .into_iter()
-        .partition(|s| pairs.iter().flatten().any(|(c, _)| c.offset == s.offset))
+        .partition(|s| comms.iter().flatten().any(|c| c.offset == s.offset))
 }
 
 /// Replace bytes that are not UTF-8 in the string fields of `p` (from
@@ -344,8 +347,8 @@ const SOFTIRQS: [&str; 10] = [
 
 /// Type the payload `p` with decoder `d`; `None` when a field is out of
 /// the payload (a short or corrupt event). `comms` are the comm fields
-/// of [`Decoder::comm_pairs`] from a [`CommCache`] (`None`: read from `p`).
-#[inline]
+/// of [`Decoder::comm_fields`] from a [`CommCache`] (`None`: read from `p`).
+#[inline(always)]
 pub fn typed<'p>(
     d: &Decoder,
     p: &'p [u8],
@@ -508,12 +511,10 @@ mod tests {
     proptest::proptest! {
         /// The cache gives what the per-event path gives, for `char[16]`
         /// and `__data_loc` comms of random bytes (NULs, bad UTF-8, fields
-        /// past the payload, longer than 16), hit or miss, with pids that
-        /// share entries.
+        /// past the payload, longer than 16), hit or miss.
         #[test]
         fn the_comm_cache_gives_what_the_per_event_path_gives(
             events in proptest::collection::vec((
-                0i32..600,
                 proptest::collection::vec(
                     proptest::sample::select(vec![0u8, b'a', b'b', 0xc3, 0xa9, 0xff, b' ']),
                     0..24,
@@ -523,7 +524,7 @@ mod tests {
             ), 1..200),
         ) {
             let mut cache = CommCache::default();
-            for (pid, comm, data_loc, tail) in events {
+            for (comm, data_loc, tail) in events {
                 let (slot, p) = if data_loc {
                     let mut p = vec![0u8; 8];
                     let loc = 8 | (comm.len() as u32) << 16;
@@ -542,7 +543,7 @@ mod tests {
                 let cut = p.len().saturating_sub(tail % 8);
                 let mut ext = p[..cut].to_vec();
                 ext.extend([b'j'; 20]);
-                let got = cache.get(&slot, pid, &ext[..cut], &ext, Endian::Little).to_string();
+                let got = cache.get(&slot, &ext[..cut], &ext, Endian::Little).to_string();
                 proptest::prop_assert_eq!(got, per_event(&slot, &p[..cut]));
             }
         }

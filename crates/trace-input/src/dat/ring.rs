@@ -291,8 +291,8 @@ struct Typed<'i> {
     /// ...but its comm fields, which come from a [`CommCache`] (made
     /// UTF-8 in the payload only for an event that does not type).
     comm_strings: Vec<Slot>,
-    /// The (comm, pid) fields of those comms.
-    comms: [Option<(Slot, Slot)>; 2],
+    /// Those comm fields, as [`typed`] takes them.
+    comms: [Option<Slot>; 2],
     /// Offset and size of `common_pid`.
     pid: Option<(usize, usize)>,
 }
@@ -462,7 +462,7 @@ impl DatReader {
             typed_by.push(Typed {
                 format: fmt,
                 name: decoder.text_name(fmt),
-                comms: decoder.comm_pairs(),
+                comms: decoder.comm_fields(),
                 decoder,
                 strings,
                 comm_strings,
@@ -531,8 +531,8 @@ impl DatReader {
                     };
                     let [c0, c1] = &mut field_comms;
                     let fc = [
-                        field_comm(c0, t.comms[0], p, ext, e),
-                        field_comm(c1, t.comms[1], p, ext, e),
+                        t.comms[0].map(|c| c0.get(&c, p, ext, e)),
+                        t.comms[1].map(|c| c1.get(&c, p, ext, e)),
                     ];
                     let kind = typed(dec, p, e, fc);
                     let (kind, body) = match kind {
@@ -584,20 +584,6 @@ impl DatReader {
         }
         Ok(sum)
     }
-}
-
-/// The comm of a (comm, pid) field pair from `cache`.
-#[inline]
-fn field_comm<'c>(
-    cache: &'c mut CommCache,
-    pair: Option<(Slot, Slot)>,
-    p: &[u8],
-    ext: &[u8],
-    e: super::Endian,
-) -> Option<&'c str> {
-    let (comm, pid) = pair?;
-    let pid = pid.int(p, e).map_or(0, |v| v as i32);
-    Some(cache.get(&comm, pid, p, ext, e))
 }
 
 impl LineSource for DatReader {
