@@ -309,7 +309,7 @@ fn comm_fields_of_one_pid_follow_its_changes() {
         switch_named(8, b"worker", 7, b"make", 1),
         switch_named(7, b"sh", 8, b"w\xffrk\xe2\x82", 1), // back; not UTF-8
         switch_named(8, b"w\xffrk\xe2\x82", 7, b"sh\0junk", 1), // after the NUL
-        switch_named(7, b"sh\0other", 8 + 256, b"x", 1),  // 264 shares 8's entry
+        switch_named(7, b"sh\0other", 8 + 256, b"x", 1),  // another pid, another comm
         runtime(8, b"worker\0"),
         runtime(8, b"cc12"), // no NUL, ends the event: the next event follows
         runtime(8, b"worker\0"),
