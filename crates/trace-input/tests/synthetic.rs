@@ -85,12 +85,8 @@ fn time_extends_stamps_padding_and_lost_events() {
     );
 
     let meta = DatMeta {
-        header_page: HEADER_PAGE.into(),
-        header_event: "# compressed entry header\n".into(),
-        systems: vec![("sched".into(), vec![SWITCH.into(), OTHER.into()])],
         cmdlines: "1 prev\n9 wrk\n".into(),
-        page_size: PS as u32,
-        ..DatMeta::default()
+        ..sched_meta()
     };
     let mut file = std::io::Cursor::new(Vec::new());
     let cpu0 = [p1, p2].concat();

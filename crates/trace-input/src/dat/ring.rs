@@ -74,6 +74,17 @@ struct CpuStream {
     zctx: Option<zstd::bulk::Decompressor<'static>>,
 }
 
+/// An event's first word: `type_len` (5 bits) and `time_delta` (27),
+/// in the bit order of the file's endianness.
+#[inline]
+fn event_header(e: super::Endian, w: &[u8]) -> (u32, u64) {
+    let w = e.u32(w.try_into().unwrap_or_default());
+    match e {
+        super::Endian::Little => (w & 0x1f, (w >> 5) as u64),
+        super::Endian::Big => (w >> 27, (w & 0x07ff_ffff) as u64),
+    }
+}
+
 /// A problem in the trace data that skips a page, not the file.
 struct Skip(&'static str);
 
@@ -84,21 +95,17 @@ impl CpuStream {
         let ps = info.page_size as u64;
         self.page = 0;
         self.next_page = 0;
-        match (&mut self.chunks_left, info.codec) {
-            (Some(_), Some(_)) if cx.ahead.is_some() => {
-                let Some(ahead) = cx.ahead else {
-                    return Ok(false);
-                };
-                match ahead.next(self.idx, &mut self.buf)? {
-                    Some(next) => {
-                        self.next_off = next;
-                        Ok(true)
-                    }
-                    None => Ok(false),
+        match (&mut self.chunks_left, info.codec, cx.ahead) {
+            // Decompressed by the worker (which counts the chunks).
+            (Some(_), Some(_), Some(ahead)) => match ahead.next(self.idx, &mut self.buf)? {
+                Some(next) => {
+                    self.next_off = next;
+                    Ok(true)
                 }
-            }
-            (Some(0), _) => Ok(false),
-            (Some(n), Some(codec)) => {
+                None => Ok(false),
+            },
+            (Some(0), _, _) => Ok(false),
+            (Some(n), Some(codec), _) => {
                 *n -= 1;
                 // The chunk count ends the data; the recorded size leaves
                 // out the chunk headers, so only the file bounds them.
@@ -182,11 +189,7 @@ impl CpuStream {
             .get(self.pos..self.pos + 4)
             .filter(|_| self.pos + 4 <= self.end)
         {
-            let w = cx.info.endian.u32(w.try_into().unwrap_or_default());
-            let (type_len, delta) = match cx.info.endian {
-                super::Endian::Little => (w & 0x1f, (w >> 5) as u64),
-                super::Endian::Big => (w >> 27, (w & 0x07ff_ffff) as u64),
-            };
+            let (type_len, delta) = event_header(cx.info.endian, w);
             let len = 4 + type_len as usize * 4;
             if (1..=28).contains(&type_len) && self.pos + len <= self.end {
                 let at = self.pos;
@@ -216,15 +219,7 @@ impl CpuStream {
                     }
                 }
             }
-            let w = e.u32(
-                self.buf[self.pos..self.pos + 4]
-                    .try_into()
-                    .unwrap_or_default(),
-            );
-            let (type_len, delta) = match e {
-                super::Endian::Little => (w & 0x1f, (w >> 5) as u64),
-                super::Endian::Big => (w >> 27, (w & 0x07ff_ffff) as u64),
-            };
+            let (type_len, delta) = event_header(e, &self.buf[self.pos..self.pos + 4]);
             let arg = || {
                 self.buf
                     .get(self.pos + 4..self.pos + 8)
