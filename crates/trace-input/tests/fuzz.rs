@@ -46,6 +46,23 @@ fn the_real_dat_decodes_alike_with_and_without_decompression_ahead() {
     assert_eq!(lines(real().to_vec(), 2), one);
 }
 
+/// A caller that panics mid-walk does not leave the decompression
+/// worker waiting for it: the walk unwinds instead of hanging in the
+/// scope that joins the worker (a hang fails here after a minute).
+#[test]
+fn a_panic_in_the_caller_ends_the_worker_too() {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let input = from_reader(std::io::Cursor::new(real().to_vec()), "fuzz").unwrap();
+        let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            input.for_each_line_threaded(2, |n, _| assert!(n < 100, "stop at line {n}"), |_| {})
+        }));
+        let _ = tx.send(res.is_err());
+    });
+    let unwound = rx.recv_timeout(std::time::Duration::from_secs(60));
+    assert_eq!(unwound, Ok(true), "the walk did not end");
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
 
