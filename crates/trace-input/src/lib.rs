@@ -204,6 +204,7 @@ impl LineSource for Input {
         match self {
             Input::Text(_, t) => t.for_each_line_threaded(threads, f, progress),
             Input::Mapped(m) => m.for_each_line_threaded(threads, f, progress),
+            Input::Dat(d) => d.for_each_line_threaded(threads, f, progress),
             other => other.for_each_line(f, progress),
         }
     }

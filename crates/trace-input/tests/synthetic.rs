@@ -17,14 +17,19 @@ const SWITCH: &str = "name: sched_switch\nID: 372\nformat:\n\tfield:unsigned sho
 const OTHER: &str = "name: sched_stat_runtime\nID: 300\nformat:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:0;\n\tfield:pid_t pid;\toffset:24;\tsize:4;\tsigned:1;\n\tfield:u64 runtime;\toffset:32;\tsize:8;\tsigned:0;\n\nprint fmt: \"x\"\n";
 
 fn switch(prev: i32, next: i32, state: i64) -> Vec<u8> {
+    switch_named(prev, b"prev", next, b"next", state)
+}
+
+/// A sched_switch payload with the given comm fields (up to 16 bytes).
+fn switch_named(prev: i32, prev_comm: &[u8], next: i32, next_comm: &[u8], state: i64) -> Vec<u8> {
     let mut p = vec![0u8; 64];
     p[0..2].copy_from_slice(&372u16.to_le_bytes());
     p[4..8].copy_from_slice(&prev.to_le_bytes());
-    p[8..12].copy_from_slice(b"prev");
+    p[8..8 + prev_comm.len()].copy_from_slice(prev_comm);
     p[24..28].copy_from_slice(&prev.to_le_bytes());
     p[28..32].copy_from_slice(&120i32.to_le_bytes());
     p[32..40].copy_from_slice(&state.to_le_bytes());
-    p[40..44].copy_from_slice(b"next");
+    p[40..40 + next_comm.len()].copy_from_slice(next_comm);
     p[56..60].copy_from_slice(&next.to_le_bytes());
     p[60..64].copy_from_slice(&120i32.to_le_bytes());
     p
@@ -80,12 +85,8 @@ fn time_extends_stamps_padding_and_lost_events() {
     );
 
     let meta = DatMeta {
-        header_page: HEADER_PAGE.into(),
-        header_event: "# compressed entry header\n".into(),
-        systems: vec![("sched".into(), vec![SWITCH.into(), OTHER.into()])],
         cmdlines: "1 prev\n9 wrk\n".into(),
-        page_size: PS as u32,
-        ..DatMeta::default()
+        ..sched_meta()
     };
     let mut file = std::io::Cursor::new(Vec::new());
     let cpu0 = [p1, p2].concat();
@@ -221,4 +222,217 @@ fn v7_with_and_without_zstd_reads_back_like_v6() {
         w7z.cpu_bytes
     );
     assert!(w7z.bytes < w7.bytes);
+}
+
+/// Pages of `(delta, payload)` events, as many as fit in each page.
+fn pages_of(ts0: u64, events: &[(u32, Vec<u8>)]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut body = Vec::new();
+    for (delta, p) in events {
+        if 16 + body.len() + 4 + p.len() > PS {
+            out.extend(page(ts0, 0, &body, &[]));
+            body.clear();
+        }
+        body.extend(word(p.len() as u32 / 4, *delta));
+        body.extend(p);
+    }
+    if !body.is_empty() {
+        out.extend(page(ts0, 0, &body, &[]));
+    }
+    out
+}
+
+fn sched_meta() -> DatMeta {
+    DatMeta {
+        header_page: HEADER_PAGE.into(),
+        header_event: "# compressed entry header\n".into(),
+        systems: vec![("sched".into(), vec![SWITCH.into(), OTHER.into()])],
+        cmdlines: "1 prev\n".into(),
+        page_size: PS as u32,
+        ..DatMeta::default()
+    }
+}
+
+fn written(cpus: &[Vec<u8>], version: DatVersion) -> Vec<u8> {
+    let mut file = std::io::Cursor::new(Vec::new());
+    let mut readers: Vec<&[u8]> = cpus.iter().map(|c| &c[..]).collect();
+    write(&mut file, &sched_meta(), &mut readers, version).unwrap();
+    file.into_inner()
+}
+
+/// Every line (numbered, as Debug), the summary or the error, and the
+/// progress calls of one walk with `threads`.
+fn walk(bytes: &[u8], threads: usize) -> (Vec<String>, Result<String, String>, Vec<u64>) {
+    let mut lines = Vec::new();
+    let mut progress = Vec::new();
+    let res = DatReader::new(Data::Mem(bytes.to_vec().into()))
+        .map_err(|e| e.to_string())
+        .and_then(|r| {
+            r.for_each_line_threaded(
+                threads,
+                |n, l| lines.push(format!("{n} {l:?}")),
+                |b| progress.push(b),
+            )
+            .map(|s| format!("{s:?}"))
+            .map_err(|e| e.to_string())
+        });
+    (lines, res, progress)
+}
+
+/// The comm fields of sched events come from a per-pid cache: one pid
+/// whose comm changes (an exec) and back, a comm that is not UTF-8 (its
+/// bad bytes become `?`, as the text reader makes them), bytes after the
+/// NUL that differ (the same comm), and a data_loc comm at the very end
+/// of an event (sched_stat_runtime on newer kernels), all read right.
+#[test]
+fn comm_fields_of_one_pid_follow_its_changes() {
+    const RUNTIME: &str = "name: sched_stat_runtime\nID: 300\nformat:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\tfield:__data_loc char[] comm;\toffset:8;\tsize:4;\tsigned:0;\n\tfield:pid_t pid;\toffset:12;\tsize:4;\tsigned:1;\n\tfield:u64 runtime;\toffset:16;\tsize:8;\tsigned:0;\n\nprint fmt: \"x\"\n";
+    let runtime = |pid: i32, comm: &[u8]| {
+        let mut p = vec![0u8; 24];
+        p[0..2].copy_from_slice(&300u16.to_le_bytes());
+        p[4..8].copy_from_slice(&pid.to_le_bytes());
+        p[8..12].copy_from_slice(&(24u32 | (comm.len() as u32) << 16).to_le_bytes());
+        p[12..16].copy_from_slice(&pid.to_le_bytes());
+        p[16..24].copy_from_slice(&5u64.to_le_bytes());
+        p.extend(comm);
+        p.resize(p.len().div_ceil(4) * 4, 0);
+        p
+    };
+    let events = [
+        switch_named(7, b"sh", 8, b"worker", 1),
+        switch_named(8, b"worker", 7, b"sh", 1),
+        switch_named(7, b"make", 8, b"worker", 1), // pid 7 exec'd
+        switch_named(8, b"worker", 7, b"make", 1),
+        switch_named(7, b"sh", 8, b"w\xffrk\xe2\x82", 1), // back; not UTF-8
+        switch_named(8, b"w\xffrk\xe2\x82", 7, b"sh\0junk", 1), // after the NUL
+        switch_named(7, b"sh\0other", 8 + 256, b"x", 1),  // another pid, another comm
+        runtime(8, b"worker\0"),
+        runtime(8, b"cc12"), // no NUL, ends the event: the next event follows
+        runtime(8, b"worker\0"),
+        runtime(7, b"a-very-long-comm-name"), // longer than any kernel comm
+    ]
+    .map(|p| (1, p));
+    let cpu0 = pages_of(100, &events);
+    let mut meta = sched_meta();
+    meta.systems[0].1[1] = RUNTIME.into();
+    let mut file = std::io::Cursor::new(Vec::new());
+    write(
+        &mut file,
+        &meta,
+        &mut [&cpu0[..]],
+        DatVersion::V7 { zstd: true },
+    )
+    .unwrap();
+    let reader = DatReader::new(Data::Mem(file.into_inner().into())).unwrap();
+    let mut got = Vec::new();
+    reader
+        .for_each_line(
+            |_, l| match l {
+                Line::Event(e) => match &e.kind {
+                    EventKind::SchedSwitch(s) => got.push(format!(
+                        "{}:{} {}:{}",
+                        s.prev_pid, s.prev_comm, s.next_pid, s.next_comm
+                    )),
+                    EventKind::SchedStatRuntime { comm, pid, .. } => {
+                        got.push(format!("{pid}:{comm}"))
+                    }
+                    k => got.push(format!("{k:?}")),
+                },
+                other => got.push(format!("{other:?}")),
+            },
+            |_| {},
+        )
+        .unwrap();
+    assert_eq!(
+        got,
+        [
+            "7:sh 8:worker",
+            "8:worker 7:sh",
+            "7:make 8:worker",
+            "8:worker 7:make",
+            "7:sh 8:w?rk??",
+            "8:w?rk?? 7:sh",
+            "7:sh 264:x",
+            "8:worker",
+            "8:cc12",
+            "8:worker",
+            "7:a-very-long-comm-name",
+        ]
+    );
+}
+
+/// Ten CPUs (past the linear merge's eight: the heap) with every event
+/// at one of three times: ties go to the lower CPU, whatever order the
+/// CPUs are in the file; the same with three CPUs (the linear merge).
+#[test]
+fn ties_across_many_cpus_go_to_the_lower_cpu() {
+    for ncpu in [3usize, 10] {
+        let cpus: Vec<Vec<u8>> = (0..ncpu)
+            .map(|c| {
+                let ev: Vec<(u32, Vec<u8>)> = (0..3)
+                    .map(|k| (u32::from(k > 0), switch(c as i32 + 1, k, 1)))
+                    .collect();
+                pages_of(10, &ev)
+            })
+            .collect();
+        let bytes = written(&cpus, DatVersion::V7 { zstd: true });
+        let (lines, res, _) = walk(&bytes, 1);
+        res.unwrap();
+        let order: Vec<(u64, u32)> = lines
+            .iter()
+            .map(|l| {
+                let ts = l
+                    .split("ts_ns: ")
+                    .nth(1)
+                    .unwrap()
+                    .split(',')
+                    .next()
+                    .unwrap();
+                let cpu = l.split("cpu: ").nth(1).unwrap().split(',').next().unwrap();
+                (ts.parse().unwrap(), cpu.parse().unwrap())
+            })
+            .collect();
+        let mut sorted = order.clone();
+        sorted.sort();
+        assert_eq!(order.len(), 3 * ncpu);
+        assert_eq!(order, sorted, "{ncpu} CPUs");
+        assert_eq!(walk(&bytes, 4), walk(&bytes, 1), "{ncpu} CPUs, threaded");
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+
+    /// Random files of 1 to 12 CPUs, up to 40 pages each (several 10-page
+    /// zstd chunks), timestamps with ties across CPUs: the worker thread
+    /// gives every line, the summary and the progress calls of the
+    /// one-thread path; so do the v6 and uncompressed v7 copies.
+    #[test]
+    fn decompression_ahead_gives_what_one_thread_gives(
+        cpus in proptest::collection::vec(
+            (0u64..4, proptest::collection::vec((0u32..3, 0i32..6, 0i32..6), 0..2000)),
+            1..13,
+        ),
+    ) {
+        let comms: [&[u8]; 6] = [b"a", b"bb", b"c\xff", b"sh", b"worker", b"x\0y"];
+        let data: Vec<Vec<u8>> = cpus
+            .iter()
+            .map(|(ts0, ev)| {
+                let ev: Vec<(u32, Vec<u8>)> = ev
+                    .iter()
+                    .map(|&(d, a, b)| (d, switch_named(a, comms[a as usize], b, comms[b as usize], 1)))
+                    .collect();
+                pages_of(*ts0, &ev)
+            })
+            .collect();
+        let z = written(&data, DatVersion::V7 { zstd: true });
+        let one = walk(&z, 1);
+        proptest::prop_assert!(one.1.is_ok(), "{:?}", one.1);
+        proptest::prop_assert_eq!(&walk(&z, 2), &one);
+        for v in [DatVersion::V6, DatVersion::V7 { zstd: false }] {
+            let (lines, res, _) = walk(&written(&data, v), 4);
+            proptest::prop_assert_eq!(&lines, &one.0);
+            proptest::prop_assert!(res.is_ok());
+        }
+    }
 }

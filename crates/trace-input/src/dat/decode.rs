@@ -147,6 +147,28 @@ impl Decoder {
         typed().unwrap_or(Decoder::Generic)
     }
 
+    /// The comm fields [`typed`] takes from a [`CommCache`] (in the
+    /// order of its `comms` argument): those of the sched events
+    /// (`char[16]`, or `__data_loc char[]` as `sched_stat_runtime` has on
+    /// newer kernels). Others are `None`.
+    pub fn comm_fields(&self) -> [Option<Slot>; 2] {
+        let cached = |c: &Slot| {
+            let fits = match c.layout {
+                Layout::Array => c.size > 0 && c.size <= COMM_LEN,
+                Layout::DataLoc => true,
+                Layout::Int => false,
+            };
+            fits.then_some(*c)
+        };
+        match self {
+            Decoder::Switch(s) => [cached(&s[0]), cached(&s[4])],
+            Decoder::Wakeup(_, s, _) => [cached(&s[0]), None],
+            Decoder::Migrate(s) => [cached(&s[0]), None],
+            Decoder::StatRuntime(s) => [cached(&s[0]), None],
+            _ => [None, None],
+        }
+    }
+
     /// The name the kernel's text output uses for this event
     /// (`tracing_mark_write` for ftrace's `print`).
     pub fn text_name<'f>(&self, f: &'f Format) -> &'f str {
@@ -166,6 +188,115 @@ pub fn string_slots(f: &Format) -> Vec<Slot> {
         .filter(|fld| fld.layout != Layout::Int && fld.ctype.ends_with("char"))
         .map(Slot::of)
         .collect()
+}
+
+/// The kernel's `TASK_COMM_LEN`: the size of the comm arrays of the sched
+/// events, the ones [`CommCache`] holds.
+pub const COMM_LEN: usize = 16;
+/// Entries of a [`CommCache`] (direct-mapped by pid).
+const COMM_CACHE: usize = 256;
+
+/// The comm fields of sched events, checked for UTF-8 once per distinct
+/// raw bytes instead of per event: a few tasks make most events, and a
+/// task's comm does not change between events, so the usual case is one
+/// 16-byte (u128) compare against the entry the bytes hash to. An entry
+/// holds the field's bytes (zero-padded to [`COMM_LEN`]) and what
+/// [`sanitize`] then [`Slot::str`] make of them: the bytes to the first
+/// NUL, invalid UTF-8 as `?`. That depends on the padded bytes alone
+/// (padding only adds NULs after the field), so a hit gives exactly what
+/// the per-event path gives. (Keyed by the bytes, not the pid: the pid
+/// is one more field to read per comm, and buys nothing — a pid whose
+/// comm changes misses either way.)
+pub struct CommCache {
+    /// The raw bytes of each entry (apart from the texts: the compare
+    /// touches only these, 4 to a cache line).
+    keys: Box<[u128; COMM_CACHE]>,
+    texts: Vec<String>,
+    /// The text of a field longer than any kernel comm (not cached).
+    long: String,
+}
+
+impl Default for CommCache {
+    fn default() -> Self {
+        // All-zero bytes are the empty comm: a valid starting entry.
+        CommCache {
+            keys: Box::new([0; COMM_CACHE]),
+            texts: vec![String::new(); COMM_CACHE],
+            long: String::new(),
+        }
+    }
+}
+
+impl CommCache {
+    /// The comm in the `comm` field of `p`: what [`sanitize`] and
+    /// [`Slot::str`] give for it. `ext` is `p` and
+    /// whatever follows it in memory (the field is read as one 16-byte
+    /// word, masked to its length, even where it ends the payload).
+    #[inline]
+    pub fn get(&mut self, comm: &Slot, p: &[u8], ext: &[u8], e: Endian) -> &str {
+        let (at, len) = match comm.layout {
+            Layout::Array => (comm.offset, comm.size),
+            Layout::DataLoc => e.uint(p, comm.offset, 4).map_or((0, 0), |loc| {
+                ((loc & 0xffff) as usize, (loc >> 16) as usize)
+            }),
+            Layout::Int => (0, 0),
+        };
+        // Past the payload: no bytes, the empty comm (as `Slot::str`).
+        let (at, len) = if at + len > p.len() {
+            (0, 0)
+        } else {
+            (at, len)
+        };
+        if len > COMM_LEN {
+            // Longer than any kernel comm: not cached (and rare).
+            fill(&p[at..at + len], &mut self.long);
+            return &self.long;
+        }
+        let mask = match len {
+            COMM_LEN => u128::MAX,
+            n => (1u128 << (n * 8)) - 1,
+        };
+        let word = match ext.get(at..at + COMM_LEN) {
+            Some(w) => u128::from_le_bytes(w.try_into().unwrap_or_default()),
+            None => {
+                let mut w = [0; COMM_LEN];
+                w[..len].copy_from_slice(&p[at..at + len]);
+                u128::from_le_bytes(w)
+            }
+        };
+        let key = word & mask;
+        let h = (key as u64 ^ (key >> 64) as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let i = (h >> 32) as usize % COMM_CACHE;
+        if self.keys[i] != key {
+            self.keys[i] = key;
+            fill(&key.to_le_bytes(), &mut self.texts[i]);
+        }
+        &self.texts[i]
+    }
+}
+
+/// `text` = the bytes of `b` to the first NUL, invalid UTF-8 as `?`.
+fn fill(b: &[u8], text: &mut String) {
+    text.clear();
+    let b = &b[..memchr0(b)];
+    match std::str::from_utf8(b) {
+        Ok(s) => text.push_str(s),
+        Err(_) => {
+            let mut b = b.to_vec();
+            fix_utf8(&mut b);
+            text.push_str(std::str::from_utf8(&b).unwrap_or("?"));
+        }
+    }
+}
+
+/// [`string_slots`] split in two: those [`typed`] takes from a
+/// [`CommCache`] (the comm fields of [`Decoder::comm_fields`]), and the
+/// others, which [`sanitize`] makes UTF-8 in the payload per event.
+pub fn split_strings(f: &Format, d: &Decoder) -> (Vec<Slot>, Vec<Slot>) {
+    let comms = d.comm_fields();
+    string_slots(f)
+        .into_iter()
+        .partition(|s| comms.iter().flatten().any(|c| c.offset == s.offset))
 }
 
 /// Replace bytes that are not UTF-8 in the string fields of `p` (from
@@ -215,36 +346,43 @@ const SOFTIRQS: [&str; 10] = [
 ];
 
 /// Type the payload `p` with decoder `d`; `None` when a field is out of
-/// the payload (a short or corrupt event).
-#[inline]
-pub fn typed<'p>(d: &Decoder, p: &'p [u8], e: Endian) -> Option<EventKind<'p>> {
+/// the payload (a short or corrupt event). `comms` are the comm fields
+/// of [`Decoder::comm_fields`] from a [`CommCache`] (`None`: read from `p`).
+#[inline(always)]
+pub fn typed<'p>(
+    d: &Decoder,
+    p: &'p [u8],
+    e: Endian,
+    comms: [Option<&'p str>; 2],
+) -> Option<EventKind<'p>> {
     let i32_ = |s: &Slot| s.int(p, e).map(|v| v as i32);
     let u32_ = |s: &Slot| s.int(p, e).map(|v| v as u32);
+    let comm = |k: usize, s: &Slot| comms[k].unwrap_or_else(|| s.str(p, e));
     Some(match d {
         Decoder::Switch(s) => EventKind::SchedSwitch(SchedSwitch {
-            prev_comm: s[0].str(p, e),
+            prev_comm: comm(0, &s[0]),
             prev_pid: i32_(&s[1])?,
             prev_prio: i32_(&s[2])?,
             prev_state: task_state(s[3].int(p, e)?),
-            next_comm: s[4].str(p, e),
+            next_comm: comm(1, &s[4]),
             next_pid: i32_(&s[5])?,
             next_prio: i32_(&s[6])?,
         }),
         Decoder::Wakeup(kind, s, target) => EventKind::SchedWakeup(SchedWakeup {
             kind: *kind,
-            comm: s[0].str(p, e),
+            comm: comm(0, &s[0]),
             pid: i32_(&s[1])?,
             prio: i32_(&s[2])?,
             target_cpu: target.as_ref().and_then(u32_),
         }),
         Decoder::Migrate(s) => EventKind::SchedMigrateTask(SchedMigrateTask {
-            comm: s[0].str(p, e),
+            comm: comm(0, &s[0]),
             pid: i32_(&s[1])?,
             orig_cpu: u32_(&s[2])?,
             dest_cpu: u32_(&s[3])?,
         }),
         Decoder::StatRuntime(s) => EventKind::SchedStatRuntime {
-            comm: s[0].str(p, e),
+            comm: comm(0, &s[0]),
             pid: i32_(&s[1])?,
             runtime_ns: s[2].int(p, e)? as u64,
         },
@@ -286,6 +424,7 @@ pub fn typed<'p>(d: &Decoder, p: &'p [u8], e: Endian) -> Option<EventKind<'p>> {
 
 /// The text of a typed event's body where the text parser keeps one the
 /// analyses read (a marker's text); empty for the others.
+#[inline]
 pub fn typed_body<'p>(d: &Decoder, p: &'p [u8], e: Endian) -> &'p str {
     match d {
         Decoder::Print(s) => s.str(p, e).trim_end_matches('\n'),
@@ -359,6 +498,55 @@ mod tests {
         assert_eq!(task_state(0x20), "Z");
         assert_eq!(task_state(0x80), "I");
         assert_eq!(task_state(0x101), "S+");
+    }
+
+    /// What the per-event path gives for a string field: made UTF-8 in
+    /// the payload by `sanitize`, then read by `Slot::str`.
+    fn per_event(slot: &Slot, p: &[u8]) -> String {
+        let mut q = p.to_vec();
+        sanitize(&[*slot], &mut q, Endian::Little);
+        slot.str(&q, Endian::Little).to_string()
+    }
+
+    proptest::proptest! {
+        /// The cache gives what the per-event path gives, for `char[16]`
+        /// and `__data_loc` comms of random bytes (NULs, bad UTF-8, fields
+        /// past the payload, longer than 16), hit or miss.
+        #[test]
+        fn the_comm_cache_gives_what_the_per_event_path_gives(
+            events in proptest::collection::vec((
+                proptest::collection::vec(
+                    proptest::sample::select(vec![0u8, b'a', b'b', 0xc3, 0xa9, 0xff, b' ']),
+                    0..24,
+                ),
+                proptest::bool::ANY,
+                0usize..40,
+            ), 1..200),
+        ) {
+            let mut cache = CommCache::default();
+            for (comm, data_loc, tail) in events {
+                let (slot, p) = if data_loc {
+                    let mut p = vec![0u8; 8];
+                    let loc = 8 | (comm.len() as u32) << 16;
+                    p[4..8].copy_from_slice(&loc.to_le_bytes());
+                    p.extend(&comm);
+                    let slot = Slot { offset: 4, size: 4, signed: false, layout: Layout::DataLoc };
+                    (slot, p)
+                } else {
+                    let mut p = vec![0u8; 4];
+                    p.extend(&comm);
+                    let slot = Slot { offset: 4, size: COMM_LEN, signed: false, layout: Layout::Array };
+                    (slot, p)
+                };
+                // The payload may end early (`tail` cuts it); what follows
+                // in memory is junk the cache must not read as the comm.
+                let cut = p.len().saturating_sub(tail % 8);
+                let mut ext = p[..cut].to_vec();
+                ext.extend([b'j'; 20]);
+                let got = cache.get(&slot, &ext[..cut], &ext, Endian::Little).to_string();
+                proptest::prop_assert_eq!(got, per_event(&slot, &p[..cut]));
+            }
+        }
     }
 
     #[test]

@@ -9,14 +9,17 @@
 //! and a fixed cap before anything is allocated for it, and every error
 //! names the file offset and what was expected there.
 
+mod ahead;
 pub mod bytes;
 pub mod decode;
 pub mod format;
+pub mod merge;
 pub mod ring;
 pub mod write;
 
 use bytes::{Bytes, Endian};
 use format::Format;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, Read};
@@ -352,18 +355,33 @@ impl<'d> FileCursor<'d> {
         }
     }
 
-    fn take(&mut self, n: u64, what: &str) -> Result<Vec<u8>, DatError> {
-        let v = self.data.read(self.off, n, META_CAP, what)?;
+    /// The next `n` bytes: borrowed from memory (a v7 section), read
+    /// from a file (v6).
+    fn take(&mut self, n: u64, what: &str) -> Result<Cow<'d, [u8]>, DatError> {
+        let v = match self.data {
+            Data::Mem(m) if n <= META_CAP => {
+                let end = self.off.checked_add(n).filter(|&e| e <= m.len() as u64);
+                match end {
+                    Some(end) => Cow::Borrowed(&m[self.off as usize..end as usize]),
+                    // Out of range: the error `read` gives.
+                    None => Cow::Owned(self.data.read(self.off, n, META_CAP, what)?),
+                }
+            }
+            _ => Cow::Owned(self.data.read(self.off, n, META_CAP, what)?),
+        };
         self.off += n;
         Ok(v)
     }
+    /// The next `N` bytes, without an allocation.
+    fn array<const N: usize>(&mut self, what: &str) -> Result<[u8; N], DatError> {
+        let b = self.take(N as u64, what)?;
+        Ok(b.as_ref().try_into().unwrap_or([0; N]))
+    }
     fn u16(&mut self, what: &str) -> Result<u16, DatError> {
-        let b = self.take(2, what)?;
-        Ok(self.endian.u16([b[0], b[1]]))
+        Ok(self.endian.u16(self.array(what)?))
     }
     fn u32(&mut self, what: &str) -> Result<u32, DatError> {
-        let b = self.take(4, what)?;
-        Ok(self.endian.u32([b[0], b[1], b[2], b[3]]))
+        Ok(self.endian.u32(self.array(what)?))
     }
     /// A u32 count of `what`, at most [`COUNT_CAP`].
     fn count(&mut self, what: &str) -> Result<u32, DatError> {
@@ -377,13 +395,12 @@ impl<'d> FileCursor<'d> {
         Ok(n)
     }
     fn u64(&mut self, what: &str) -> Result<u64, DatError> {
-        let b = self.take(8, what)?;
-        Ok(self.endian.u64(b.try_into().unwrap_or_default()))
+        Ok(self.endian.u64(self.array(what)?))
     }
     fn cstr(&mut self, what: &str) -> Result<String, DatError> {
         let mut s = Vec::new();
         loop {
-            let b = self.take(1, what)?[0];
+            let [b] = self.array(what)?;
             if b == 0 {
                 return Ok(String::from_utf8_lossy(&s).into_owned());
             }
@@ -479,8 +496,8 @@ impl DatInfo {
         let ncpu = cur.count("CPUs")?;
         let mut clock = None;
         let mut instances = 0;
-        let mut kind = cur.take(10, "options/latency/flyrecord")?;
-        if kind == b"options  \0" {
+        let mut kind = cur.array::<10>("options/latency/flyrecord")?;
+        if kind == *b"options  \0" {
             for _ in 0..COUNT_CAP {
                 let id = cur.u16("an option id")?;
                 if id == 0 {
@@ -494,9 +511,9 @@ impl DatInfo {
                     _ => {}
                 }
             }
-            kind = cur.take(10, "latency/flyrecord")?;
+            kind = cur.array("latency/flyrecord")?;
         }
-        if kind != b"flyrecord\0" {
+        if kind != *b"flyrecord\0" {
             return Err(DatError::bad(
                 cur.off - 10,
                 format!(
@@ -713,7 +730,7 @@ fn read_section(
     let _string = c.u32("a section description id")?;
     let size = c.u64("a section size")?;
     if flags & 1 == 0 {
-        return c.take(size, "a section");
+        return Ok(c.take(size, "a section")?.into_owned());
     }
     let Some(codec) = codec else {
         return Err(DatError::bad(
@@ -739,11 +756,11 @@ fn read_headers(cur: &mut FileCursor) -> Result<(PageHeader, String), DatError> 
     cur.expect(b"header_page\0")?;
     let n = cur.u64("the header_page size")?;
     let at = cur.off;
-    let page = String::from_utf8_lossy(&cur.take(n, "header_page")?).into_owned();
+    let page = text(&cur.take(n, "header_page")?).into_owned();
     let ph = PageHeader::parse(&page, at)?;
     cur.expect(b"header_event\0")?;
     let n = cur.u64("the header_event size")?;
-    let ev = String::from_utf8_lossy(&cur.take(n, "header_event")?).into_owned();
+    let ev = text(&cur.take(n, "header_event")?).into_owned();
     Ok((ph, ev))
 }
 
@@ -764,14 +781,23 @@ fn read_formats(cur: &mut FileCursor, system: &str, out: &mut Vec<Format>) -> Re
     for _ in 0..cur.count("event formats")? {
         let size = cur.u64("a format size")?;
         let text = cur.take(size, "a format")?;
-        out.extend(Format::parse(system, &String::from_utf8_lossy(&text)));
+        out.extend(Format::parse(system, &self::text(&text)));
     }
     Ok(())
 }
 
+/// `b` as text, bytes that are not UTF-8 as U+FFFD (checked by the fast
+/// validator first: metadata is ASCII, and the lossy walk is slower).
+fn text(b: &[u8]) -> Cow<'_, str> {
+    match std::str::from_utf8(b) {
+        Ok(s) => Cow::Borrowed(s),
+        Err(_) => String::from_utf8_lossy(b),
+    }
+}
+
 // "1234 bash\n"
 fn parse_cmdlines(b: &[u8]) -> HashMap<i32, String> {
-    String::from_utf8_lossy(b)
+    text(b)
         .lines()
         .filter_map(|l| {
             let (pid, comm) = l.trim_start().split_once(' ')?;

@@ -15,15 +15,19 @@
 //! | 31 | absolute time stamp (low 59 bits) | 8 |
 //!
 //! Each CPU is one [`CpuStream`] reading a block of pages at a time
-//! (with `pread`, or a decompressed chunk in a compressed v7 file); a
-//! heap keyed by each stream's next timestamp merges them (ties go to the
-//! lower CPU, as the kernel's own text output does).
+//! (with `pread`, or a decompressed chunk in a compressed v7 file, which
+//! a worker thread may have decompressed ahead: [`super::ahead`]);
+//! [`super::merge`] merges them by each stream's next timestamp (ties go
+//! to the lower CPU, as the kernel's own text output does).
 
-use super::decode::{render_generic, sanitize, string_slots, typed, typed_body, Decoder, Slot};
+use super::ahead::{Ahead, StopOnDrop};
+use super::decode::{
+    render_generic, sanitize, split_strings, typed, typed_body, CommCache, Decoder, Slot,
+};
+use super::merge::Heads;
 use super::{read_chunk, ChunkBufs, DatError, DatInfo, Data};
 use lever_trace::{Event, EventKind, Line, LineSource, Summary, TimeBase};
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::HashMap;
 use std::io;
 
 /// Pages read per block from an uncompressed file.
@@ -34,9 +38,19 @@ const TS_MSB: u64 = !((1u64 << 59) - 1);
 /// Entries of the pid → comm cache.
 const COMM_CACHE: usize = 256;
 
+/// What every stream reads from.
+struct Cx<'a> {
+    info: &'a DatInfo,
+    data: &'a Data,
+    /// The decompression worker's queues, when there is one.
+    ahead: Option<&'a Ahead>,
+}
+
 /// One CPU's pages.
 struct CpuStream {
     cpu: u32,
+    /// Its index among the streams (its queue in [`Ahead`]).
+    idx: usize,
     /// Next unread file offset and end of this CPU's data.
     next_off: u64,
     end_off: u64,
@@ -60,18 +74,38 @@ struct CpuStream {
     zctx: Option<zstd::bulk::Decompressor<'static>>,
 }
 
+/// An event's first word: `type_len` (5 bits) and `time_delta` (27),
+/// in the bit order of the file's endianness.
+#[inline]
+fn event_header(e: super::Endian, w: &[u8]) -> (u32, u64) {
+    let w = e.u32(w.try_into().unwrap_or_default());
+    match e {
+        super::Endian::Little => (w & 0x1f, (w >> 5) as u64),
+        super::Endian::Big => (w >> 27, (w & 0x07ff_ffff) as u64),
+    }
+}
+
 /// A problem in the trace data that skips a page, not the file.
 struct Skip(&'static str);
 
 impl CpuStream {
     /// Fill `buf` with the next block of pages; false at the end.
-    fn load_block(&mut self, info: &DatInfo, data: &Data) -> Result<bool, DatError> {
+    fn load_block(&mut self, cx: &Cx) -> Result<bool, DatError> {
+        let (info, data) = (cx.info, cx.data);
         let ps = info.page_size as u64;
         self.page = 0;
         self.next_page = 0;
-        match (&mut self.chunks_left, info.codec) {
-            (Some(0), _) => Ok(false),
-            (Some(n), Some(codec)) => {
+        match (&mut self.chunks_left, info.codec, cx.ahead) {
+            // Decompressed by the worker (which counts the chunks).
+            (Some(_), Some(_), Some(ahead)) => match ahead.next(self.idx, &mut self.buf)? {
+                Some(next) => {
+                    self.next_off = next;
+                    Ok(true)
+                }
+                None => Ok(false),
+            },
+            (Some(0), _, _) => Ok(false),
+            (Some(n), Some(codec), _) => {
                 *n -= 1;
                 // The chunk count ends the data; the recorded size leaves
                 // out the chunk headers, so only the file bounds them.
@@ -105,10 +139,11 @@ impl CpuStream {
     }
 
     /// Move to the next page with data; false at the end.
-    fn next_page(&mut self, info: &DatInfo, data: &Data) -> Result<Result<bool, Skip>, DatError> {
+    fn next_page(&mut self, cx: &Cx) -> Result<Result<bool, Skip>, DatError> {
+        let info = cx.info;
         let ps = info.page_size as usize;
         if self.next_page + ps > self.buf.len() {
-            if !self.load_block(info, data)? {
+            if !self.load_block(cx)? {
                 return Ok(Ok(false));
             }
             if self.buf.len() < ps {
@@ -145,17 +180,36 @@ impl CpuStream {
 
     /// Advance to the next data event; its time is `self.ts`, its payload
     /// `self.payload`. False at the end of this CPU.
-    fn advance(
-        &mut self,
-        info: &DatInfo,
-        data: &Data,
-        sum: &mut Summary,
-        no: u64,
-    ) -> Result<bool, DatError> {
-        let e = info.endian;
+    #[inline]
+    fn advance(&mut self, cx: &Cx, sum: &mut Summary, no: u64) -> Result<bool, DatError> {
+        // Most events: data of 1–28 words inside the current page (what
+        // `advance_slow` does for them, without its other cases).
+        if let Some(w) = self
+            .buf
+            .get(self.pos..self.pos + 4)
+            .filter(|_| self.pos + 4 <= self.end)
+        {
+            let (type_len, delta) = event_header(cx.info.endian, w);
+            let len = 4 + type_len as usize * 4;
+            if (1..=28).contains(&type_len) && self.pos + len <= self.end {
+                let at = self.pos;
+                self.pos = at + len;
+                self.ts = self.ts.wrapping_add(delta);
+                self.payload = (at + 4, at + len);
+                return Ok(true);
+            }
+        }
+        self.advance_slow(cx, sum, no)
+    }
+
+    /// [`CpuStream::advance`] for every case: page ends, time extends and
+    /// stamps, padding, length words, damaged events.
+    #[inline(never)]
+    fn advance_slow(&mut self, cx: &Cx, sum: &mut Summary, no: u64) -> Result<bool, DatError> {
+        let e = cx.info.endian;
         'page: loop {
             if self.pos + 4 > self.end {
-                match self.next_page(info, data)? {
+                match self.next_page(cx)? {
                     Ok(true) => continue,
                     Ok(false) => return Ok(false),
                     Err(Skip(why)) => {
@@ -165,15 +219,7 @@ impl CpuStream {
                     }
                 }
             }
-            let w = e.u32(
-                self.buf[self.pos..self.pos + 4]
-                    .try_into()
-                    .unwrap_or_default(),
-            );
-            let (type_len, delta) = match e {
-                super::Endian::Little => (w & 0x1f, (w >> 5) as u64),
-                super::Endian::Big => (w >> 27, (w & 0x07ff_ffff) as u64),
-            };
+            let (type_len, delta) = event_header(e, &self.buf[self.pos..self.pos + 4]);
             let arg = || {
                 self.buf
                     .get(self.pos + 4..self.pos + 8)
@@ -230,11 +276,18 @@ impl CpuStream {
 }
 
 /// What decoding one event type needs.
-struct Typed {
-    format: usize,
+struct Typed<'i> {
+    format: &'i super::format::Format,
+    /// The name the text output gives it ([`Decoder::text_name`]).
+    name: &'i str,
     decoder: Decoder,
-    /// Its string fields, made UTF-8 before typing.
+    /// Its string fields, made UTF-8 before typing...
     strings: Vec<Slot>,
+    /// ...but its comm fields, which come from a [`CommCache`] (made
+    /// UTF-8 in the payload only for an event that does not type).
+    comm_strings: Vec<Slot>,
+    /// Those comm fields, as [`typed`] takes them.
+    comms: [Option<Slot>; 2],
     /// Offset and size of `common_pid`.
     pid: Option<(usize, usize)>,
 }
@@ -295,44 +348,50 @@ impl DatReader {
 
     /// Walk every event; metadata or I/O errors in the trace data stop it
     /// (damaged pages are counted as malformed and skipped).
-    pub fn walk<F, P>(self, mut f: F, mut progress: P) -> Result<Summary, DatError>
+    pub fn walk<F, P>(self, f: F, progress: P) -> Result<Summary, DatError>
     where
         F: FnMut(u64, &Line<'_>),
         P: FnMut(u64),
     {
-        let info = &self.info;
-        let data = &self.data;
-        let mut sum = Summary {
-            bytes: data.len(),
-            ..Summary::default()
-        };
-        // Formats by common_type (a table: one index per event, no hash),
-        // each with its decoder and where common_pid is.
-        let max_id = info
-            .formats
-            .iter()
-            .map(|f| f.id as usize)
-            .max()
-            .unwrap_or(0);
-        let mut index = vec![u32::MAX; max_id + 1];
-        let mut typed_by: Vec<Typed> = Vec::with_capacity(info.formats.len());
-        for (i, fmt) in info.formats.iter().enumerate() {
-            index[fmt.id as usize] = typed_by.len() as u32;
-            typed_by.push(Typed {
-                format: i,
-                decoder: Decoder::for_format(fmt),
-                strings: string_slots(fmt),
-                pid: fmt.field("common_pid").map(|f| (f.offset, f.size)),
-            });
+        self.walk_threaded(1, f, progress)
+    }
+
+    /// [`DatReader::walk`]; with `threads` > 1, the chunks of a compressed
+    /// file are decompressed ahead on one worker thread ([`Ahead`]). The
+    /// events, errors and progress calls are the same, in the same order.
+    pub fn walk_threaded<F, P>(self, threads: usize, f: F, progress: P) -> Result<Summary, DatError>
+    where
+        F: FnMut(u64, &Line<'_>),
+        P: FnMut(u64),
+    {
+        let streams = self.streams()?;
+        let (info, data) = (&self.info, &self.data);
+        match info.codec {
+            Some(codec) if threads > 1 && !streams.is_empty() => {
+                let ahead = Ahead::new(
+                    streams
+                        .iter()
+                        .map(|s| (s.next_off, s.chunks_left.unwrap_or(0))),
+                );
+                std::thread::scope(|sc| {
+                    sc.spawn(|| ahead.work(info, data, codec));
+                    let _stop = StopOnDrop(&ahead);
+                    self.merge(streams, Some(&ahead), f, progress)
+                })
+            }
+            _ => self.merge(streams, None, f, progress),
         }
-        // pid → comm with a cheap hash (pids are small integers).
-        let comms: HashMap<i32, &str, PidHash> =
-            info.comms.iter().map(|(p, c)| (*p, c.as_str())).collect();
-        let mut comm_cache = [(i32::MIN, ""); COMM_CACHE];
-        let mut streams = Vec::new();
-        for c in &info.cpus {
+    }
+
+    /// One stream per CPU, at the start of its data (after the chunk
+    /// count, in a compressed file).
+    fn streams(&self) -> Result<Vec<CpuStream>, DatError> {
+        let (info, data) = (&self.info, &self.data);
+        let mut streams = Vec::with_capacity(info.cpus.len());
+        for (idx, c) in info.cpus.iter().enumerate() {
             let mut s = CpuStream {
                 cpu: c.cpu,
+                idx,
                 next_off: c.offset,
                 end_off: c.offset + c.size,
                 chunks_left: None,
@@ -358,18 +417,73 @@ impl DatReader {
             }
             streams.push(s);
         }
-        let mut heap = BinaryHeap::new();
-        for (i, s) in streams.iter_mut().enumerate() {
-            if s.advance(info, data, &mut sum, 0)? {
-                heap.push(Reverse((s.ts, s.cpu, i)));
+        Ok(streams)
+    }
+
+    /// Decode and merge the streams (their blocks read here, or taken
+    /// from `ahead`).
+    fn merge<F, P>(
+        &self,
+        mut streams: Vec<CpuStream>,
+        ahead: Option<&Ahead>,
+        mut f: F,
+        mut progress: P,
+    ) -> Result<Summary, DatError>
+    where
+        F: FnMut(u64, &Line<'_>),
+        P: FnMut(u64),
+    {
+        let info = &self.info;
+        let data = &self.data;
+        let cx = Cx { info, data, ahead };
+        let mut sum = Summary {
+            bytes: data.len(),
+            ..Summary::default()
+        };
+        // Formats by common_type (a table: one index per event, no hash),
+        // each with its decoder and where common_pid is.
+        let max_id = info
+            .formats
+            .iter()
+            .map(|f| f.id as usize)
+            .max()
+            .unwrap_or(0);
+        let mut index = vec![u32::MAX; max_id + 1];
+        let mut typed_by: Vec<Typed> = Vec::with_capacity(info.formats.len());
+        for fmt in &info.formats {
+            index[fmt.id as usize] = typed_by.len() as u32;
+            let decoder = Decoder::for_format(fmt);
+            let (comm_strings, strings) = split_strings(fmt, &decoder);
+            typed_by.push(Typed {
+                format: fmt,
+                name: decoder.text_name(fmt),
+                comms: decoder.comm_fields(),
+                decoder,
+                strings,
+                comm_strings,
+                pid: fmt.field("common_pid").map(|f| (f.offset, f.size)),
+            });
+        }
+        // pid → comm with a cheap hash (pids are small integers).
+        let comms: HashMap<i32, &str, PidHash> =
+            info.comms.iter().map(|(p, c)| (*p, c.as_str())).collect();
+        let mut comm_cache = [(i32::MIN, ""); COMM_CACHE];
+        // The comm fields of sched events: one cache per position (prev
+        // and next of a switch), so the two of one event never evict
+        // each other.
+        let mut field_comms = [CommCache::default(), CommCache::default()];
+        let mut heads = Heads::new(streams.len());
+        for s in streams.iter_mut() {
+            if s.advance(&cx, &mut sum, 0)? {
+                heads.push((s.ts, s.cpu, s.idx));
             }
         }
         let mut body = String::new();
         let mut no = 0u64;
         let mut next_progress = 4u64 << 20;
         let mut done_bytes = 0u64;
-        let mut next = heap.pop();
-        while let Some(Reverse((ts, cpu, i))) = next.take() {
+        let mut next = heads.pop();
+        while let Some((ts, cpu, i)) = next.take() {
             let s = &mut streams[i];
             if let Some(lost) = s.lost.take() {
                 no += 1;
@@ -388,9 +502,12 @@ impl DatReader {
             {
                 None => malformed(&mut sum, no, "event type not in the file's formats", cpu),
                 Some(t) => {
-                    let (fmt, dec) = (&info.formats[t.format], &t.decoder);
-                    sanitize(&t.strings, payload, e);
-                    let p: &[u8] = payload;
+                    let (fmt, dec) = (t.format, &t.decoder);
+                    if !t.strings.is_empty() {
+                        sanitize(&t.strings, payload, e);
+                    }
+                    let ext: &[u8] = &s.buf[a..];
+                    let p = &ext[..b - a];
                     let pid = t
                         .pid
                         .and_then(|(off, size)| e.uint(p, off, size))
@@ -407,15 +524,28 @@ impl DatReader {
                             slot.1
                         }
                     };
-                    let kind = typed(dec, p, e);
+                    let [c0, c1] = &mut field_comms;
+                    let fc = [
+                        t.comms[0].map(|c| c0.get(&c, p, ext, e)),
+                        t.comms[1].map(|c| c1.get(&c, p, ext, e)),
+                    ];
+                    let kind = typed(dec, p, e, fc);
                     let (kind, body) = match kind {
                         Some(EventKind::Other) | None => {
-                            render_generic(fmt, p, e, &mut body);
+                            if kind.is_none() && !t.comm_strings.is_empty() {
+                                // A short sched event: rendered from its
+                                // bytes with the comms made UTF-8, as the
+                                // per-event path did before the cache.
+                                let mut owned = p.to_vec();
+                                sanitize(&t.comm_strings, &mut owned, e);
+                                render_generic(fmt, &owned, e, &mut body);
+                            } else {
+                                render_generic(fmt, p, e, &mut body);
+                            }
                             // Events the text parser types from their
                             // `field=value` body (sched_stat_runtime,
                             // raw_syscalls) get the same kind here.
-                            let name = dec.text_name(fmt);
-                            (EventKind::parse(name, body.as_str()), body.as_str())
+                            (EventKind::parse(t.name, body.as_str()), body.as_str())
                         }
                         Some(k) => (k, typed_body(dec, p, e)),
                     };
@@ -427,7 +557,7 @@ impl DatReader {
                         flags: None,
                         ts_ns: ts,
                         time_base: TimeBase::Clock,
-                        name: dec.text_name(fmt),
+                        name: t.name,
                         body,
                         kind,
                     });
@@ -436,18 +566,11 @@ impl DatReader {
                 }
             }
             let before = s.next_off;
-            if s.advance(info, data, &mut sum, no)? {
-                let key = Reverse((s.ts, s.cpu, i));
-                // Still the earliest: stay on this CPU without the heap.
-                if heap.peek().is_none_or(|top| key >= *top) {
-                    next = Some(key);
-                } else {
-                    next = Some(heap.pop().unwrap_or(key));
-                    heap.push(key);
-                }
+            next = if s.advance(&cx, &mut sum, no)? {
+                Some(heads.push_pop((s.ts, s.cpu, i)))
             } else {
-                next = heap.pop();
-            }
+                heads.pop()
+            };
             done_bytes += s.next_off - before;
             if done_bytes >= next_progress {
                 progress(done_bytes);
@@ -464,7 +587,15 @@ impl LineSource for DatReader {
         F: FnMut(u64, &Line<'_>),
         P: FnMut(u64),
     {
-        self.walk(f, progress).map_err(|e| {
+        self.for_each_line_threaded(1, f, progress)
+    }
+
+    fn for_each_line_threaded<F, P>(self, threads: usize, f: F, progress: P) -> io::Result<Summary>
+    where
+        F: FnMut(u64, &Line<'_>),
+        P: FnMut(u64),
+    {
+        self.walk_threaded(threads, f, progress).map_err(|e| {
             let kind = match &e {
                 DatError::Io { source, .. } => source.kind(),
                 DatError::Bad { .. } => io::ErrorKind::InvalidData,
