@@ -12,8 +12,9 @@
 //! nobody has taken it, and while the block it waits for is still being
 //! parsed elsewhere it takes and parses the next one into a buffer
 //! itself. So the split adapts to what the caller's `f` costs, with no
-//! fixed share, and no thread waits while a block is left. Nobody runs
-//! more than [`AHEAD`] blocks in front of the feeding (bounded memory).
+//! fixed share, and no thread waits while a block is left. The parsing
+//! threads run at most [`AHEAD`] blocks in front of the feeding, the
+//! feeder itself twice that (bounded memory).
 
 use crate::line::parse_line;
 use crate::line::Line;
@@ -271,7 +272,10 @@ fn feed_parallel<'a>(cutter: &Cutter<'a>, threads: usize, mut feed: impl FnMut(P
                     early.push(done);
                     continue;
                 }
-                match cutter.take(next + AHEAD) {
+                // The feeder may go further ahead than the parsers: when
+                // they have taken the whole window, it parses beyond it
+                // instead of waiting.
+                match cutter.take(next + 2 * AHEAD) {
                     Taken::Block(b) if b.index == next => feed(Piece::Raw(b)),
                     Taken::Block(b) => {
                         early.push(parse_block(cutter, b, &pool));
