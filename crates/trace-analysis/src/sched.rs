@@ -157,39 +157,76 @@ struct Cpu {
 /// Threads by tid: a small index map in front of a dense table, so a
 /// lookup probes 8-byte entries, not whole thread records (this map is
 /// the tracker's hottest memory, and the parser streams megabytes through
-/// the caches between two lookups).
-#[derive(Debug, Default)]
+/// the caches between two lookups), and in front of the map a
+/// direct-mapped cache of recent tids (a thread's index never changes,
+/// so a cached one is never stale): most events name a thread seen a few
+/// events before.
+#[derive(Debug)]
 struct Threads {
     index: IdMap<i32, u32>,
     all: Vec<(i32, Thread)>,
+    recent: Box<[(i32, u32)]>,
+}
+
+/// Entries of [`Threads::recent`] (a power of two).
+const RECENT: usize = 1024;
+
+/// A tid no thread has, marking an empty [`Threads::recent`] entry.
+const NO_TID: i32 = i32::MIN;
+
+impl Default for Threads {
+    fn default() -> Self {
+        Threads {
+            index: IdMap::default(),
+            all: Vec::new(),
+            recent: vec![(NO_TID, 0); RECENT].into_boxed_slice(),
+        }
+    }
 }
 
 impl Threads {
+    /// The table index of `tid`, if it is known.
+    #[inline]
+    fn find(&mut self, tid: i32) -> Option<usize> {
+        let slot = tid as u32 as usize & (RECENT - 1);
+        let (cached, i) = self.recent[slot];
+        if cached == tid && tid != NO_TID {
+            return Some(i as usize);
+        }
+        let i = *self.index.get(&tid)?;
+        self.recent[slot] = (tid, i);
+        Some(i as usize)
+    }
+
     fn get_mut(&mut self, tid: &i32) -> Option<&mut Thread> {
-        let i = *self.index.get(tid)?;
-        Some(&mut self.all[i as usize].1)
+        let i = self.find(*tid)?;
+        Some(&mut self.all[i].1)
     }
 
     /// The thread, created with `comm` when it is new.
     fn entry_or(&mut self, tid: i32, comm: &str) -> &mut Thread {
-        let i = match self.index.entry(tid) {
-            std::collections::hash_map::Entry::Occupied(e) => *e.get(),
-            std::collections::hash_map::Entry::Vacant(v) => {
-                self.all.push((tid, Thread::new(comm)));
-                *v.insert(self.all.len() as u32 - 1)
-            }
+        let i = match self.find(tid) {
+            Some(i) => i,
+            None => self.push(tid, Thread::new(comm)),
         };
-        &mut self.all[i as usize].1
+        &mut self.all[i].1
     }
 
     fn insert(&mut self, tid: i32, th: Thread) {
-        match self.index.get(&tid) {
-            Some(&i) => self.all[i as usize].1 = th,
+        match self.find(tid) {
+            Some(i) => self.all[i].1 = th,
             None => {
-                self.all.push((tid, th));
-                self.index.insert(tid, self.all.len() as u32 - 1);
+                self.push(tid, th);
             }
         }
+    }
+
+    /// Add a new thread; its index.
+    fn push(&mut self, tid: i32, th: Thread) -> usize {
+        self.all.push((tid, th));
+        let i = self.all.len() - 1;
+        self.index.insert(tid, i as u32);
+        i
     }
 }
 
@@ -683,4 +720,32 @@ pub struct SchedReport {
     pub threads: Vec<ThreadReport>,
     /// CPUs.
     pub cpus: Vec<CpuReport>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Tids that share a slot of the recent-tid cache keep their own
+    /// records, whatever order they come in.
+    #[test]
+    fn tids_sharing_a_cache_slot_stay_apart() {
+        let mut t = Threads::default();
+        let (a, b) = (5, 5 + RECENT as i32);
+        t.entry_or(a, "a").running_ns = 1;
+        t.entry_or(b, "b").running_ns = 2;
+        for _ in 0..3 {
+            assert_eq!(t.get_mut(&a).unwrap().running_ns, 1);
+            assert_eq!(t.get_mut(&b).unwrap().running_ns, 2);
+        }
+        assert!(t.get_mut(&(5 + 2 * RECENT as i32)).is_none());
+        assert!(t.get_mut(&NO_TID).is_none(), "the empty mark is no tid");
+        let mut c = Thread::new("c");
+        c.running_ns = 3;
+        t.insert(b, c);
+        assert_eq!(t.get_mut(&b).unwrap().comm, "c");
+        assert_eq!(t.all.len(), 2, "replaced in place");
+        t.insert(NO_TID, Thread::new("min"));
+        assert_eq!(t.get_mut(&NO_TID).unwrap().comm, "min");
+    }
 }
