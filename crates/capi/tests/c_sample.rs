@@ -288,6 +288,9 @@ int main(void) {
     }
 }
 
+/// The Gold cluster's minimum frequency, which camera-preview raises.
+const GOLD_MIN: &str = "sys/devices/system/cpu/cpufreq/policy4/scaling_min_freq";
+
 /// lever_signal / lever_unsignal from C: camera-preview's Gold floor is set
 /// while held and back after lever_unsignal; an unknown use case is -1
 /// with the daemon's reason.
@@ -296,7 +299,6 @@ fn lever_signal_from_c_triggers_and_ends_a_use_case() {
     let Some(s) = setup("lever_signal_from_c_triggers_and_ends_a_use_case") else {
         return;
     };
-    const GOLD_MIN: &str = "sys/devices/system/cpu/cpufreq/policy4/scaling_min_freq";
     let original = s.daemon.read(GOLD_MIN);
     assert_ne!(original, "1228800");
     let stdout = run_c(
@@ -353,7 +355,6 @@ fn lever_register_app_from_c_holds_the_apps_configuration_until_exit() {
     let Some(s) = setup("lever_register_app_from_c_holds_the_apps_configuration_until_exit") else {
         return;
     };
-    const GOLD_MIN: &str = "sys/devices/system/cpu/cpufreq/policy4/scaling_min_freq";
     let original = s.daemon.read(GOLD_MIN);
     assert_ne!(original, "1228800");
     let stdout = run_c(

@@ -299,12 +299,7 @@ fn kill_9_with_a_use_case_that_moved_a_real_process_then_restart_moves_it_back()
         dir.path(),
         "  - name: focus\n    id: 0x00030101\n    resources:\n      sched_util_clamp_min: 300\n    threads:\n      - comm: lever\n        cgroup: lever/focus\n",
     );
-    let args = [
-        "--root",
-        sim.to_str().unwrap(),
-        "--target",
-        file.to_str().unwrap(),
-    ];
+    let args = board_args(&sim, &file);
     let d = Daemon::start(dir.path(), &args);
     let before = d.node(UCLAMP);
     // A real process, paused until its /proc entries exist in the board's
@@ -408,12 +403,7 @@ fn a_detected_app_gets_its_configuration_within_50ms_of_exec_and_loses_it_at_exi
     let (sim, file) = qcs6490_with(dir.path(), extra);
     // The board's apps: replaced by one that matches `sleep` anywhere.
     only_app(&file, "    move_to: lever/focused\n");
-    let args = [
-        "--root",
-        sim.to_str().unwrap(),
-        "--target",
-        file.to_str().unwrap(),
-    ];
+    let args = board_args(&sim, &file);
     let d = Daemon::start(dir.path(), &args);
     if d.log().contains("app detection is not available") {
         eprintln!("skipped: {}", d.log());
@@ -485,12 +475,7 @@ fn an_app_already_running_when_the_daemon_starts_is_configured_by_the_start_scan
     let mut child = Command::new("sleep").arg("30").spawn().unwrap();
     let pid = child.id();
     fake_sleep(&sim, pid);
-    let args = [
-        "--root",
-        sim.to_str().unwrap(),
-        "--target",
-        file.to_str().unwrap(),
-    ];
+    let args = board_args(&sim, &file);
     let d = Daemon::start(dir.path(), &args);
     // Configured before the daemon said it is ready (with or without the
     // connector: the scan needs none).
@@ -503,4 +488,15 @@ fn an_app_already_running_when_the_daemon_starts_is_configured_by_the_start_scan
     child.wait().unwrap();
     let back = wait_until(Duration::from_secs(5), || d.node(UCLAMP) != "300");
     assert!(back.is_some(), "{}", d.log());
+}
+
+/// `--root SIM --target FILE`: the daemon on a simulated board with a
+/// target file of the test's own.
+fn board_args<'a>(sim: &'a std::path::Path, file: &'a std::path::Path) -> [&'a str; 4] {
+    [
+        "--root",
+        sim.to_str().unwrap(),
+        "--target",
+        file.to_str().unwrap(),
+    ]
 }
