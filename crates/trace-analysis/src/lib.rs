@@ -164,6 +164,10 @@ pub fn analyze_source<S: LineSource>(
         locks: opts.locks.then(locks::LockTracker::new),
         ramp: opts.ramp.then(ramp::RampTracker::new),
     };
+    let any_causes = causes.wakeups.is_some()
+        || causes.critical.is_some()
+        || causes.locks.is_some()
+        || causes.ramp.is_some();
     let summary = input.for_each_line_threaded(
         opts.threads,
         |no, line| {
@@ -181,7 +185,7 @@ pub fn analyze_source<S: LineSource>(
                     if let Some(t) = markers.as_mut() {
                         t.event(e);
                     }
-                    if e.time_base == lever_trace::TimeBase::Clock {
+                    if any_causes && e.time_base == lever_trace::TimeBase::Clock {
                         causes.event(e);
                     }
                 }

@@ -405,6 +405,20 @@ impl<'a> EventKind<'a> {
         Self::try_parse_general(name, body)
     }
 
+    /// [`EventKind::try_parse`] into `out` (the fast path for the kernel's
+    /// sched layouts writes it in place); `out` is unspecified on `Err`.
+    #[inline(always)]
+    pub(crate) fn try_parse_into(
+        name: &'a str,
+        body: &'a str,
+        out: &mut EventKind<'a>,
+    ) -> Result<(), &'static str> {
+        if sched_exact_into(name, body, out).is_none() {
+            *out = Self::try_parse_general(name, body)?;
+        }
+        Ok(())
+    }
+
     #[doc(hidden)]
     /// [`EventKind::try_parse`] without the shortcut for the kernel's
     /// exact sched layouts: the reference the shortcut is tested against.
@@ -540,16 +554,24 @@ impl<'a> EventKind<'a> {
 /// give (tested on random bodies).
 #[inline(always)]
 fn sched_exact<'a>(name: &str, body: &'a str) -> Option<EventKind<'a>> {
+    let mut kind = EventKind::Other;
+    sched_exact_into(name, body, &mut kind).map(|()| kind)
+}
+
+/// [`sched_exact`] written into `out` (left as it was on `None`): the
+/// payload is built where it stays, not moved out through return values.
+#[inline(always)]
+fn sched_exact_into<'a>(name: &str, body: &'a str, out: &mut EventKind<'a>) -> Option<()> {
     let n = name.as_bytes();
     if n.len() < 12 || n[..6] != *b"sched_" {
         return None;
     }
     match &n[6..] {
-        b"switch" => switch_exact(body).map(EventKind::SchedSwitch),
-        b"waking" => wakeup_exact(WakeKind::Waking, body),
-        b"wakeup" => wakeup_exact(WakeKind::Wakeup, body),
-        b"wakeup_new" => wakeup_exact(WakeKind::WakeupNew, body),
-        b"stat_runtime" => stat_runtime_exact(body),
+        b"switch" => switch_exact(body, out),
+        b"waking" => wakeup_exact(WakeKind::Waking, body, out),
+        b"wakeup" => wakeup_exact(WakeKind::Wakeup, body, out),
+        b"wakeup_new" => wakeup_exact(WakeKind::WakeupNew, body, out),
+        b"stat_runtime" => stat_runtime_exact(body, out),
         _ => None,
     }
 }
@@ -619,7 +641,7 @@ fn key_number_back(b: &[u8], end: usize, key: &[u8]) -> Option<(usize, BackNum)>
 
 // "comm=bash pid=1977 prio=120 target_cpu=001"
 #[inline]
-fn wakeup_exact(kind: WakeKind, body: &str) -> Option<EventKind<'_>> {
+fn wakeup_exact<'a>(kind: WakeKind, body: &'a str, out: &mut EventKind<'a>) -> Option<()> {
     let b = body.as_bytes();
     let (k1, target_cpu) = key_number_back(b, b.len(), b" target_cpu=")?;
     let (k2, prio) = key_number_back(b, k1, b" prio=")?;
@@ -627,18 +649,20 @@ fn wakeup_exact(kind: WakeKind, body: &str) -> Option<EventKind<'_>> {
     if k3 < 5 || !b.starts_with(b"comm=") {
         return None;
     }
-    Some(EventKind::SchedWakeup(SchedWakeup {
+    let pid = pid.i32()?;
+    *out = EventKind::SchedWakeup(SchedWakeup {
         kind,
         comm: &body[5..k3],
-        pid: pid.i32()?,
+        pid,
         prio: prio.i32().unwrap_or(0),
         target_cpu: target_cpu.cpu(),
-    }))
+    });
+    Some(())
 }
 
 // "comm=bash pid=30212 runtime=3970691 [ns]" (v6.8 and later)
 #[inline]
-fn stat_runtime_exact(body: &str) -> Option<EventKind<'_>> {
+fn stat_runtime_exact<'a>(body: &'a str, out: &mut EventKind<'a>) -> Option<()> {
     let b = body.as_bytes();
     let end = b.len().checked_sub(5)?;
     if !has_at(b, end, b" [ns]") {
@@ -649,11 +673,13 @@ fn stat_runtime_exact(body: &str) -> Option<EventKind<'_>> {
     if k2 < 5 || !b.starts_with(b"comm=") {
         return None;
     }
-    Some(EventKind::SchedStatRuntime {
+    let (pid, runtime_ns) = (pid.i32()?, runtime.u64()?);
+    *out = EventKind::SchedStatRuntime {
         comm: &body[5..k2],
-        pid: pid.i32()?,
-        runtime_ns: runtime.u64()?,
-    })
+        pid,
+        runtime_ns,
+    };
+    Some(())
 }
 
 /// The first `key` at or after `from`, found by its leading space (one
@@ -675,7 +701,7 @@ fn find_spaced(b: &[u8], mut from: usize, key: &[u8]) -> Option<usize> {
 
 // "prev_comm=bash prev_pid=1977 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120"
 #[inline]
-fn switch_exact(body: &str) -> Option<SchedSwitch<'_>> {
+fn switch_exact<'a>(body: &'a str, out: &mut EventKind<'a>) -> Option<()> {
     let b = body.as_bytes();
     let (k1, next_prio) = key_number_back(b, b.len(), b" next_prio=")?;
     let (k2, next_pid) = key_number_back(b, k1, b" next_pid=")?;
@@ -697,15 +723,21 @@ fn switch_exact(body: &str) -> Option<SchedSwitch<'_>> {
     if arrow + 15 > k2 {
         return None;
     }
-    Some(SchedSwitch {
+    let (prev_pid, prev_prio) = (
+        parse_i32(pid)?,
+        parse_i32(prio.strip_prefix("prev_prio=")?)?,
+    );
+    let (next_pid, next_prio) = (next_pid.i32()?, next_prio.i32()?);
+    *out = EventKind::SchedSwitch(SchedSwitch {
         prev_comm: &body[10..i],
-        prev_pid: parse_i32(pid)?,
-        prev_prio: parse_i32(prio.strip_prefix("prev_prio=")?)?,
+        prev_pid,
+        prev_prio,
         prev_state,
         next_comm: &body[arrow + 15..k2],
-        next_pid: next_pid.i32()?,
-        next_prio: next_prio.i32()?,
-    })
+        next_pid,
+        next_prio,
+    });
+    Some(())
 }
 
 fn parse_switch(body: &str) -> Option<SchedSwitch<'_>> {

@@ -196,10 +196,20 @@ pub enum Line<'a> {
 /// Parse one line (without its newline).
 #[inline(always)]
 pub fn parse_line(line: &str) -> Line<'_> {
-    if let Some(parsed) = fixed_columns(line) {
-        return parsed;
+    let mut out = Line::Blank;
+    parse_line_into(line, &mut out);
+    out
+}
+
+/// [`parse_line`] into `out`: an event line in the kernel's own layout
+/// is written into the [`Event`] already there when there is one, field
+/// by field, instead of being built and moved out through the return
+/// values of each step (a 168-byte copy at each, a fifth of the parse).
+#[inline(always)]
+pub(crate) fn parse_line_into<'a>(line: &'a str, out: &mut Line<'a>) {
+    if fixed_columns(line, out).is_none() {
+        *out = parse_line_general(line);
     }
-    parse_line_general(line)
 }
 
 #[doc(hidden)]
@@ -350,7 +360,7 @@ pub(crate) fn split_comm_pid(s: &str) -> Option<(&str, i32)> {
 /// the general parser would reject or skip): the result is always the
 /// one [`parse_line_general`] gives (tested on random lines).
 #[inline(always)]
-fn fixed_columns(line: &str) -> Option<Line<'_>> {
+fn fixed_columns<'a>(line: &'a str, out: &mut Line<'a>) -> Option<()> {
     let b = line.as_bytes();
     if b.len() < 32 || b[16] != b'-' || b[25] != b'[' {
         return None;
@@ -396,10 +406,38 @@ fn fixed_columns(line: &str) -> Option<Line<'_>> {
     }
     let pid = pid as i32;
     let rest = trim_start_ascii(&line[j + 1..]);
-    match finish_event(&line[s..16], pid, None, cpu, rest, true)? {
-        Ok(ev) => Some(Line::Event(ev)),
-        Err(reason) => Some(Line::Malformed(reason)),
+    let head = match event_head(rest)? {
+        Ok(head) => head,
+        Err(reason) => {
+            *out = Line::Malformed(reason);
+            return Some(());
+        }
+    };
+    let comm = &line[s..16];
+    if !matches!(out, Line::Event(_)) {
+        *out = Line::Event(Event {
+            comm,
+            pid,
+            tgid: None,
+            cpu,
+            flags: None,
+            ts_ns: 0,
+            time_base: TimeBase::Clock,
+            name: "",
+            body: "",
+            kind: EventKind::Other,
+        });
     }
+    let Line::Event(ev) = out else {
+        return None;
+    };
+    (ev.comm, ev.pid, ev.tgid, ev.cpu) = (comm, pid, None, cpu);
+    (ev.flags, ev.ts_ns, ev.time_base) = (head.flags, head.ts_ns, TimeBase::Clock);
+    (ev.name, ev.body) = (head.name, head.body);
+    if let Err(reason) = EventKind::try_parse_into(head.name, head.body, &mut ev.kind) {
+        *out = Line::Malformed(reason);
+    }
+    Some(())
 }
 
 /// Why a line naming CPU 8192 or above is malformed.
@@ -468,16 +506,17 @@ fn parse_event(t: &str, typed: bool) -> Option<Result<Event<'_>, &'static str>> 
     }
 }
 
+/// What follows the CPU column of an event line.
+struct Head<'a> {
+    flags: Option<&'a str>,
+    ts_ns: u64,
+    name: &'a str,
+    body: &'a str,
+}
+
 // After "[cpu] ": optional flags, then "ts: name: body".
 #[inline(always)]
-fn finish_event<'a>(
-    comm: &'a str,
-    pid: i32,
-    tgid: Option<i32>,
-    cpu: u32,
-    rest: &'a str,
-    typed: bool,
-) -> Option<Result<Event<'a>, &'static str>> {
+fn event_head(rest: &str) -> Option<Result<Head<'_>, &'static str>> {
     let rb = rest.as_bytes();
     let sp = swar::find2(rb, 0, b' ', b' ');
     let first = &rest[..sp];
@@ -500,8 +539,30 @@ fn finish_event<'a>(
     let Some((name, body)) = split_name_body(payload) else {
         return Some(Err("event line cut short (no ':' after the event name)"));
     };
+    Some(Ok(Head {
+        flags,
+        ts_ns,
+        name,
+        body,
+    }))
+}
+
+// [`event_head`], then the payload typed (or not) into a whole event.
+#[inline(always)]
+fn finish_event<'a>(
+    comm: &'a str,
+    pid: i32,
+    tgid: Option<i32>,
+    cpu: u32,
+    rest: &'a str,
+    typed: bool,
+) -> Option<Result<Event<'a>, &'static str>> {
+    let head = match event_head(rest)? {
+        Ok(head) => head,
+        Err(reason) => return Some(Err(reason)),
+    };
     let kind = if typed {
-        EventKind::try_parse(name, body)
+        EventKind::try_parse(head.name, head.body)
     } else {
         Ok(EventKind::Other)
     };
@@ -510,11 +571,11 @@ fn finish_event<'a>(
         pid,
         tgid,
         cpu,
-        flags,
-        ts_ns,
+        flags: head.flags,
+        ts_ns: head.ts_ns,
         time_base: TimeBase::Clock,
-        name,
-        body,
+        name: head.name,
+        body: head.body,
         kind,
     }))
 }

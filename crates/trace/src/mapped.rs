@@ -16,7 +16,7 @@
 //! threads run at most [`AHEAD`] blocks in front of the feeding, the
 //! feeder itself twice that (bounded memory).
 
-use crate::line::parse_line;
+use crate::line::parse_line_into;
 use crate::line::Line;
 use crate::reader::{feed_lines, fix_utf8, Summary};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -208,7 +208,7 @@ fn parse_block<'a>(cutter: &Cutter<'a>, b: Block, pool: &Mutex<Vec<Parsed<'a>>>)
             // stack and copy its 168 bytes into the vector.
             parsed.lines.push(Line::Blank);
             if let Some(slot) = parsed.lines.last_mut() {
-                *slot = parse_line(line);
+                parse_line_into(line, slot);
                 parsed.summary.note(no, line, slot);
             }
         };

@@ -5,7 +5,7 @@
 //! Bytes that are not UTF-8 (a comm can hold any bytes) are replaced by
 //! `?` in place, so a line is always valid `&str` of the same length.
 
-use crate::line::{parse_line, Header, Line};
+use crate::line::{parse_line, parse_line_into, Header, Line};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
@@ -245,19 +245,26 @@ impl Summary {
     }
 
     /// Account for one parsed line.
+    #[inline]
     pub fn note(&mut self, line_no: u64, text: &str, line: &Line<'_>) {
         self.lines += 1;
-        match line {
-            Line::Event(e) => {
-                self.events += 1;
-                if e.time_base == crate::TimeBase::Clock {
-                    if self.first_ts_ns.is_none() {
-                        self.first_ts_ns = Some(e.ts_ns);
-                    }
-                    self.first_ts_ns = self.first_ts_ns.map(|f| f.min(e.ts_ns));
-                    self.last_ts_ns = Some(self.last_ts_ns.map_or(e.ts_ns, |l| l.max(e.ts_ns)));
-                }
+        if let Line::Event(e) = line {
+            self.events += 1;
+            if e.time_base == crate::TimeBase::Clock {
+                let t = e.ts_ns;
+                self.first_ts_ns = Some(self.first_ts_ns.map_or(t, |f| f.min(t)));
+                self.last_ts_ns = Some(self.last_ts_ns.map_or(t, |l| l.max(t)));
             }
+        } else {
+            self.note_other(line_no, text, line);
+        }
+    }
+
+    /// [`Summary::note`] for a line that is not an event (rare: kept out
+    /// of the line loop).
+    #[inline(never)]
+    fn note_other(&mut self, line_no: u64, text: &str, line: &Line<'_>) {
+        match line {
             Line::FuncGraph(_) => self.funcgraph_lines += 1,
             Line::Malformed(reason) => {
                 self.malformed += 1;
@@ -422,16 +429,18 @@ pub fn for_each_line_blocks<R: Read>(
 
 /// Parse every line of `text` (whole lines; the last may lack its
 /// newline) on this thread, in order.
-pub(crate) fn feed_lines(
-    text: &str,
+pub(crate) fn feed_lines<'a>(
+    text: &'a str,
     line_no: &mut u64,
     summary: &mut Summary,
     f: &mut impl FnMut(u64, &Line<'_>),
 ) {
     let mut from = 0;
-    let mut each = |line: &str| {
+    // One slot for every line: an event is parsed into the previous one.
+    let mut parsed = Line::Blank;
+    let mut each = |line: &'a str| {
         *line_no += 1;
-        let parsed = parse_line(line);
+        parse_line_into(line, &mut parsed);
         summary.note(*line_no, line, &parsed);
         f(*line_no, &parsed);
     };

@@ -6,7 +6,7 @@
 //! thousands of damaged copies of them (a byte changed, inserted or
 //! removed anywhere, the line cut anywhere).
 
-use lever_trace::{parse_line, parse_line_general, EventKind, Line};
+use lever_trace::{for_each_line, parse_line, parse_line_general, EventKind, Line};
 use proptest::prelude::*;
 
 /// Lines of the kernel's layout as this kernel prints them (taken from a
@@ -163,5 +163,47 @@ proptest! {
             b.truncate(c.min(b.len()));
         }
         agree(&String::from_utf8_lossy(&b));
+    }
+}
+
+/// `line` with `edits` made to it (see `damaged_lines_agree`).
+fn damage(line: &str, edits: &[(u8, usize, usize)]) -> String {
+    let mut b = line.as_bytes().to_vec();
+    for &(op, at, byte) in edits {
+        let at = at % (b.len() + 1);
+        match op {
+            0 if at < b.len() => b[at] = BYTES[byte],
+            1 => b.insert(at, BYTES[byte]),
+            _ if at < b.len() => {
+                b.remove(at);
+            }
+            _ => {}
+        }
+    }
+    String::from_utf8_lossy(&b).replace(['\n', '\r'], " ")
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3_000))]
+
+    /// The reader parses each line into the slot the previous line left
+    /// (an event over an event, field by field): no field of the line
+    /// before may survive into the next, whatever the sequence.
+    #[test]
+    fn lines_parsed_in_one_slot_equal_fresh_ones(
+        seq in proptest::collection::vec(
+            (0..REAL.len(), proptest::collection::vec((0..3u8, 0..200usize, 0..BYTES.len()), 0..3)),
+            1..12,
+        ),
+    ) {
+        let lines: Vec<String> = seq.iter().map(|(w, e)| damage(REAL[*w], e)).collect();
+        let text = lines.join("\n");
+        let mut seen = 0;
+        for_each_line(text.as_bytes(), |no, line| {
+            let want = parse_line_general(&lines[no as usize - 1]);
+            assert_eq!(line, &want, "line {no} of {lines:?}");
+            seen += 1;
+        }, |_| {}).unwrap();
+        prop_assert_eq!(seen, lines.len());
     }
 }
