@@ -59,7 +59,7 @@ pub enum Command {
     Status(crate::cmd::client::StatusArgs),
     /// Why a resource holds its value: rule, votes, original.
     Explain(crate::cmd::client::ExplainArgs),
-    /// perflock_native_test form: --acq <handle> <duration> <opcode,value,...>
+    /// perflock_native_test form: `--acq <handle> <duration> <opcode,value,...>`
     Perflock(crate::cmd::client::PerflockArgs),
     /// Trigger a use case (`lever usecases` lists them) and hold it until
     /// Ctrl-C or its duration; --attr fps=30,... picks the variant.

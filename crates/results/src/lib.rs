@@ -1,10 +1,10 @@
 //! Collected runs of a board and the store that keeps them.
 //!
-//! A [`Run`] is what `lever report collect` measures on one board at one
-//! time: the device and kernel, then one [`Section`] per measurement
+//! A [`Run`](model::Run) is what `lever report collect` measures on one board at one
+//! time: the device and kernel, then one [`Section`](model::Section) per measurement
 //! (boot, memory, latency, benchmarks, trace markers, the daemon), each
 //! saying how it was measured — or why it could not be — with its
-//! [`Metric`]s (a name, a unit, a value and, where there were several, the
+//! [`Metric`](model::Metric)s (a name, a unit, a value and, where there were several, the
 //! samples). `lever report render` draws runs; the results [`Store`]
 //! keeps them for `lever results list | show | trend | export` — an SQLite
 //! file by default, or a PostgreSQL server for a lab (docs/results.md has

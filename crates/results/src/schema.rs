@@ -1,7 +1,7 @@
 //! The store's tables and their migrations (documented in docs/results.md).
 //!
 //! The schema is the same on SQLite and PostgreSQL; `{id}` in a statement
-//! is the dialect's database-assigned id column ([`Dialect::id_column`]).
+//! is the dialect's database-assigned id column (`Dialect::id_column`).
 //! Types are those both databases read alike: `BIGINT`, `DOUBLE PRECISION`
 //! (8-byte IEEE on both, so values read back bit-exact), `TEXT`. Times are
 //! RFC 3339 UTC text, which sorts as time does.

@@ -56,9 +56,9 @@ pub struct Outcome {
     pub bool_glob: bool,
     /// Ch_1_Glob, Ch_2_Glob ('A', 'B').
     pub chars: (u8, u8),
-    /// Arr_1_Glob[8] (7).
+    /// `Arr_1_Glob[8]` (7).
     pub arr_1_8: i32,
-    /// Arr_2_Glob[8][7] (runs + 10).
+    /// `Arr_2_Glob[8][7]` (runs + 10).
     pub arr_2_8_7: i32,
     /// Ptr_Glob's Int_Comp (17) and Next_Ptr_Glob's (18).
     pub int_comps: (i32, i32),

@@ -14,9 +14,9 @@
 //! | 30 | time extend: delta += next u32 << 27 | 8 |
 //! | 31 | absolute time stamp (low 59 bits) | 8 |
 //!
-//! Each CPU is one [`CpuStream`] reading a block of pages at a time
+//! Each CPU is one `CpuStream` reading a block of pages at a time
 //! (with `pread`, or a decompressed chunk in a compressed v7 file, which
-//! a worker thread may have decompressed ahead: [`super::ahead`]);
+//! a worker thread may have decompressed ahead: `dat::ahead`);
 //! [`super::merge`] merges them by each stream's next timestamp (ties go
 //! to the lower CPU, as the kernel's own text output does).
 
@@ -357,7 +357,7 @@ impl DatReader {
     }
 
     /// [`DatReader::walk`]; with `threads` > 1, the chunks of a compressed
-    /// file are decompressed ahead on one worker thread ([`Ahead`]). The
+    /// file are decompressed ahead on one worker thread (`Ahead`). The
     /// events, errors and progress calls are the same, in the same order.
     pub fn walk_threaded<F, P>(self, threads: usize, f: F, progress: P) -> Result<Summary, DatError>
     where

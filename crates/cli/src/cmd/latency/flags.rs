@@ -69,8 +69,8 @@ pub(super) struct MeasureFlags {
     /// temporary directory; the path is printed).
     #[arg(long, value_name = "FILE")]
     pub(super) trace_out: Option<PathBuf>,
-    /// Background load while measuring (repeatable): cpu:N[:PCT][@CPUS],
-    /// mem:SIZE, io:N, msg:N, stress-ng:ARGS, or a shell command.
+    /// Background load while measuring (repeatable): `cpu:N[:PCT][@CPUS]`,
+    /// `mem:SIZE`, `io:N`, `msg:N`, `stress-ng:ARGS`, or a shell command.
     #[arg(long, value_name = "SPEC")]
     pub(super) load: Vec<String>,
     /// Write the histograms as an SVG chart to FILE (log count axis, one

@@ -25,7 +25,7 @@ pub enum MemCommand {
     /// `-- CMD`, "after boot" and "during CMD" side by side.
     Map(MapArgs),
     /// Per-process memory like procrank: VSS, RSS, PSS, USS and swap from
-    /// /proc/<pid>/smaps_rollup, largest first, with totals.
+    /// `/proc/<pid>/smaps_rollup`, largest first, with totals.
     Procs(ProcsArgs),
     /// Memory thrashing check (seed 000 §7.2): sample /proc/vmstat and
     /// /proc/pressure/memory, print rates, reclaim efficiency and a verdict.
