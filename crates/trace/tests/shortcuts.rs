@@ -147,18 +147,7 @@ proptest! {
         edits in proptest::collection::vec((0..3u8, 0..200usize, 0..BYTES.len()), 0..4),
         cut in proptest::option::of(0..200usize),
     ) {
-        let mut b = REAL[which].as_bytes().to_vec();
-        for (op, at, byte) in edits {
-            let at = at % (b.len() + 1);
-            match op {
-                0 if at < b.len() => b[at] = BYTES[byte],
-                1 => b.insert(at, BYTES[byte]),
-                _ if at < b.len() => {
-                    b.remove(at);
-                }
-                _ => {}
-            }
-        }
+        let mut b = damage(REAL[which], &edits).into_bytes();
         if let Some(c) = cut {
             b.truncate(c.min(b.len()));
         }
@@ -166,7 +155,8 @@ proptest! {
     }
 }
 
-/// `line` with `edits` made to it (see `damaged_lines_agree`).
+/// `line` with `edits` made to it: (0 change, 1 insert, 2 remove; where;
+/// which of [`BYTES`]), and any line break it made replaced by a space.
 fn damage(line: &str, edits: &[(u8, usize, usize)]) -> String {
     let mut b = line.as_bytes().to_vec();
     for &(op, at, byte) in edits {
