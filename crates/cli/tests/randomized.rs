@@ -18,16 +18,25 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::Duration;
 
-/// Every file (content) and directory (`None`) below `root`.
+/// Every file (content) and directory (`None`) below `root`. The daemon
+/// may be writing while this walks (a file replaced by rename, a
+/// directory removed): what vanishes between listing and reading is left
+/// out, and the caller compares again until the trees settle.
 fn snapshot(root: &Path) -> BTreeMap<PathBuf, Option<Vec<u8>>> {
     let mut out = BTreeMap::new();
     let mut todo = vec![root.to_path_buf()];
     while let Some(dir) = todo.pop() {
-        for e in std::fs::read_dir(&dir).unwrap() {
-            let e = e.unwrap();
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && dir != root => continue,
+            Err(e) => panic!("{}: {e}", dir.display()),
+        };
+        for e in entries {
+            let Ok(e) = e else { continue };
             let path = e.path();
             let rel = path.strip_prefix(root).unwrap().to_path_buf();
-            if e.file_type().unwrap().is_dir() {
+            let Ok(kind) = e.file_type() else { continue };
+            if kind.is_dir() {
                 out.insert(rel, None);
                 todo.push(path);
             } else {
