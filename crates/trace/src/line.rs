@@ -358,7 +358,9 @@ pub(crate) fn split_comm_pid(s: &str) -> Option<(&str, i32)> {
 /// parser (another layout, a `(tgid)` column, a comm holding `[` or
 /// starting like a header, function_graph or notice line, a CPU number
 /// the general parser would reject or skip): the result is always the
-/// one [`parse_line_general`] gives (tested on random lines).
+/// one [`parse_line_general`] gives (tested on random lines). `Some`
+/// when the line is in `out`: written into the event already there, if
+/// there is one (see [`parse_line_into`]).
 #[inline(always)]
 fn fixed_columns<'a>(line: &'a str, out: &mut Line<'a>) -> Option<()> {
     let b = line.as_bytes();
@@ -428,6 +430,8 @@ fn fixed_columns<'a>(line: &'a str, out: &mut Line<'a>) -> Option<()> {
             kind: EventKind::Other,
         });
     }
+    // Always an event now; `None` would only hand the line to the
+    // general parser.
     let Line::Event(ev) = out else {
         return None;
     };
