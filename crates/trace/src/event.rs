@@ -399,10 +399,8 @@ impl<'a> EventKind<'a> {
     /// generic event.
     #[inline(always)]
     pub fn try_parse(name: &'a str, body: &'a str) -> Result<EventKind<'a>, &'static str> {
-        if let Some(kind) = sched_exact(name, body) {
-            return Ok(kind);
-        }
-        Self::try_parse_general(name, body)
+        let mut kind = EventKind::Other;
+        Self::try_parse_into(name, body, &mut kind).map(|()| kind)
     }
 
     /// [`EventKind::try_parse`] into `out` (the fast path for the kernel's
@@ -551,15 +549,9 @@ impl<'a> EventKind<'a> {
 /// digits) are never searched. `None` for anything else (older layouts
 /// with `success=1` or `vruntime=`, cut or damaged lines): the general
 /// parsers then decide, and where this returns a value it is the one they
-/// give (tested on random bodies).
-#[inline(always)]
-fn sched_exact<'a>(name: &str, body: &'a str) -> Option<EventKind<'a>> {
-    let mut kind = EventKind::Other;
-    sched_exact_into(name, body, &mut kind).map(|()| kind)
-}
-
-/// [`sched_exact`] written into `out` (left as it was on `None`): the
-/// payload is built where it stays, not moved out through return values.
+/// give (tested on random bodies). Written into `out` (left as it was
+/// on `None`): the payload is built where it stays, not moved out through
+/// return values.
 #[inline(always)]
 fn sched_exact_into<'a>(name: &str, body: &'a str, out: &mut EventKind<'a>) -> Option<()> {
     let n = name.as_bytes();

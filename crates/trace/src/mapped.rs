@@ -18,7 +18,7 @@
 
 use crate::line::parse_line_into;
 use crate::line::Line;
-use crate::reader::{feed_lines, fix_utf8, Summary};
+use crate::reader::{feed_lines, fix_utf8, lines_of, Summary};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Mutex};
 
@@ -202,7 +202,7 @@ fn parse_block<'a>(cutter: &Cutter<'a>, b: Block, pool: &Mutex<Vec<Parsed<'a>>>)
             .and_then(|mut p| p.pop())
             .unwrap_or_default();
         let mut no = 0;
-        let mut each = |line: &'a str| {
+        lines_of(text, |line| {
             no += 1;
             // Parsed into its slot: a push would build the line on the
             // stack and copy its 168 bytes into the vector.
@@ -211,15 +211,7 @@ fn parse_block<'a>(cutter: &Cutter<'a>, b: Block, pool: &Mutex<Vec<Parsed<'a>>>)
                 parse_line_into(line, slot);
                 parsed.summary.note(no, line, slot);
             }
-        };
-        let mut from = 0;
-        for nl in memchr::memchr_iter(b'\n', text.as_bytes()) {
-            each(&text[from..nl]);
-            from = nl + 1;
-        }
-        if from < text.len() {
-            each(&text[from..]);
-        }
+        });
         parsed
     });
     (b, parsed)

@@ -5,7 +5,7 @@
 //! Bytes that are not UTF-8 (a comm can hold any bytes) are replaced by
 //! `?` in place, so a line is always valid `&str` of the same length.
 
-use crate::line::{parse_line, parse_line_into, Header, Line};
+use crate::line::{parse_line_into, Header, Line};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
@@ -429,21 +429,27 @@ pub fn for_each_line_blocks<R: Read>(
 
 /// Parse every line of `text` (whole lines; the last may lack its
 /// newline) on this thread, in order.
-pub(crate) fn feed_lines<'a>(
-    text: &'a str,
+pub(crate) fn feed_lines(
+    text: &str,
     line_no: &mut u64,
     summary: &mut Summary,
     f: &mut impl FnMut(u64, &Line<'_>),
 ) {
-    let mut from = 0;
     // One slot for every line: an event is parsed into the previous one.
     let mut parsed = Line::Blank;
-    let mut each = |line: &'a str| {
+    lines_of(text, |line| {
         *line_no += 1;
         parse_line_into(line, &mut parsed);
         summary.note(*line_no, line, &parsed);
         f(*line_no, &parsed);
-    };
+    });
+}
+
+/// `each` line of `text` without its newline, in order (the last may lack
+/// its newline; an empty tail is no line).
+#[inline(always)]
+pub(crate) fn lines_of<'a>(text: &'a str, mut each: impl FnMut(&'a str)) {
+    let mut from = 0;
     for nl in memchr::memchr_iter(b'\n', text.as_bytes()) {
         each(&text[from..nl]);
         from = nl + 1;
@@ -509,18 +515,15 @@ fn parse_piece(piece: &str) -> Parsed<'_> {
     out
 }
 
-/// Every line of `text` with its parse, appended to `out`.
+/// Every line of `text` with its parse, appended to `out` (parsed in its
+/// slot: a push of a parsed line would copy it).
 pub(crate) fn parse_into<'a>(text: &'a str, out: &mut Parsed<'a>) {
-    let mut from = 0;
-    for nl in memchr::memchr_iter(b'\n', text.as_bytes()) {
-        let line = &text[from..nl];
-        out.push((line, parse_line(line)));
-        from = nl + 1;
-    }
-    if from < text.len() {
-        let line = &text[from..];
-        out.push((line, parse_line(line)));
-    }
+    lines_of(text, |line| {
+        out.push((line, Line::Blank));
+        if let Some((_, slot)) = out.last_mut() {
+            parse_line_into(line, slot);
+        }
+    });
 }
 
 pub use crate::mapped::for_each_line_in;
