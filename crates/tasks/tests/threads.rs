@@ -9,11 +9,24 @@ use lever_tasks::{
 };
 use std::process::{Child, Command};
 
+/// A `sleep 30` child, returned once it has exec'd: until then the child
+/// is a copy of this process (under qemu-user, with qemu's own helper
+/// thread), and its thread list can change under the test.
 fn sleeper() -> Child {
-    Command::new("sleep")
+    let child = Command::new("sleep")
         .arg("30")
         .spawn()
-        .expect("spawn sleep")
+        .expect("spawn sleep");
+    let comm = format!("/proc/{}/comm", child.id());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::fs::read_to_string(&comm).map_or(true, |c| c.trim_end() != "sleep") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "sleep did not exec within 10 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    child
 }
 
 /// (rt_priority, policy): fields 40 and 41 of `/proc/PID/task/TID/stat`,
