@@ -333,7 +333,9 @@ fn has_at(h: &[u8], i: usize, n: &[u8]) -> bool {
 /// The 4 bytes at `b[i..]` as a word (the caller checked the length).
 #[inline(always)]
 fn half(b: &[u8], i: usize) -> u32 {
-    u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]])
+    b.get(i..i + 4)
+        .and_then(|w| w.try_into().ok())
+        .map_or(u32::MAX, u32::from_le_bytes)
 }
 
 /// Like [`find`], last match.
@@ -415,6 +417,26 @@ impl<'a> EventKind<'a> {
             *out = Self::try_parse_general(name, body)?;
         }
         Ok(())
+    }
+
+    /// [`EventKind::try_parse_into`] when the line's reader has already
+    /// recognised a sched event's name (`sched`, see
+    /// [`SchedName::of_payload`]).
+    #[inline(always)]
+    pub(crate) fn try_parse_named(
+        sched: Option<SchedName>,
+        name: &'a str,
+        body: &'a str,
+        out: &mut EventKind<'a>,
+    ) -> Result<(), &'static str> {
+        match sched {
+            Some(sched) if sched_exact_of(sched, body, out).is_some() => Ok(()),
+            Some(_) => {
+                *out = Self::try_parse_general(name, body)?;
+                Ok(())
+            }
+            None => Self::try_parse_into(name, body, out),
+        }
     }
 
     #[doc(hidden)]
@@ -558,13 +580,72 @@ fn sched_exact_into<'a>(name: &str, body: &'a str, out: &mut EventKind<'a>) -> O
     if n.len() < 12 || n[..6] != *b"sched_" {
         return None;
     }
-    match &n[6..] {
-        b"switch" => switch_exact(body, out),
-        b"waking" => wakeup_exact(WakeKind::Waking, body, out),
-        b"wakeup" => wakeup_exact(WakeKind::Wakeup, body, out),
-        b"wakeup_new" => wakeup_exact(WakeKind::WakeupNew, body, out),
-        b"stat_runtime" => stat_runtime_exact(body, out),
-        _ => None,
+    let sched = match &n[6..] {
+        b"switch" => SchedName::Switch,
+        b"waking" => SchedName::Wake(WakeKind::Waking),
+        b"wakeup" => SchedName::Wake(WakeKind::Wakeup),
+        b"wakeup_new" => SchedName::Wake(WakeKind::WakeupNew),
+        b"stat_runtime" => SchedName::StatRuntime,
+        _ => return None,
+    };
+    sched_exact_of(sched, body, out)
+}
+
+/// [`sched_exact_into`] for an event whose name is known.
+#[inline(always)]
+fn sched_exact_of<'a>(sched: SchedName, body: &'a str, out: &mut EventKind<'a>) -> Option<()> {
+    match sched {
+        SchedName::Switch => switch_exact(body, out),
+        SchedName::Wake(kind) => wakeup_exact(kind, body, out),
+        SchedName::StatRuntime => stat_runtime_exact(body, out),
+    }
+}
+
+/// The sched events with a layout read at fixed keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SchedName {
+    /// `sched_switch`
+    Switch,
+    /// `sched_waking`, `sched_wakeup`, `sched_wakeup_new`
+    Wake(WakeKind),
+    /// `sched_stat_runtime`
+    StatRuntime,
+}
+
+impl SchedName {
+    /// The event that `payload` (`name: body`) starts with, when it is one
+    /// of these and its name ends at a `:`, and the name's length: word
+    /// compares instead of searching for the end of the name and then
+    /// matching it.
+    #[inline(always)]
+    pub(crate) fn of_payload(p: &[u8]) -> Option<(SchedName, usize)> {
+        const fn w(s: &[u8; 8]) -> u64 {
+            u64::from_le_bytes(*s)
+        }
+        let at = |i: usize| swar::word(p, i);
+        let colon = |i: usize| p.get(i) == Some(&b':');
+        let (sched, n) = match at(0)? {
+            x if x == w(b"sched_sw") => (SchedName::Switch, 12),
+            x if x == w(b"sched_wa") => match at(4)? {
+                x if x == w(b"d_waking") => (SchedName::Wake(WakeKind::Waking), 12),
+                x if x == w(b"d_wakeup") && colon(12) => (SchedName::Wake(WakeKind::Wakeup), 12),
+                x if x == w(b"d_wakeup") && at(8)? == w(b"keup_new") => {
+                    (SchedName::Wake(WakeKind::WakeupNew), 16)
+                }
+                _ => return None,
+            },
+            x if x == w(b"sched_st") => {
+                if at(8)? != w(b"at_runti") || at(10)? != w(b"_runtime") {
+                    return None;
+                }
+                (SchedName::StatRuntime, 18)
+            }
+            _ => return None,
+        };
+        if sched == SchedName::Switch && at(4)? != w(b"d_switch") {
+            return None;
+        }
+        colon(n).then_some((sched, n))
     }
 }
 
@@ -691,6 +772,15 @@ fn find_spaced(b: &[u8], mut from: usize, key: &[u8]) -> Option<usize> {
     }
 }
 
+/// The number of 1 to 7 digits at `b[i..]` (no sign) and where the
+/// token after its space starts; `None` for anything else (a sign, more
+/// digits, no space after): the general parser reads those.
+#[inline(always)]
+fn number_then_space(b: &[u8], i: usize) -> Option<(usize, i32)> {
+    let (v, n) = swar::digits(b, i)?;
+    (b[i + n] == b' ').then_some((i + n + 1, v as i32))
+}
+
 // "prev_comm=bash prev_pid=1977 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120"
 #[inline]
 fn switch_exact<'a>(body: &'a str, out: &mut EventKind<'a>) -> Option<()> {
@@ -704,21 +794,20 @@ fn switch_exact<'a>(body: &'a str, out: &mut EventKind<'a>) -> Option<()> {
     // three fields after it are single tokens, and the arrow must follow
     // the third at once.
     let i = find_spaced(b, 10, b" prev_pid=")?;
-    let (pid, rest) = token(&body[i + 10..]);
-    let (prio, rest) = token(rest);
-    let (state, next) = token(rest);
-    let prev_state = state.strip_prefix("prev_state=")?;
-    if !next.starts_with("==> next_comm=") {
+    let (p, prev_pid) = number_then_space(b, i + 10)?;
+    if !has_at(b, p, b"prev_prio=") {
         return None;
     }
-    let arrow = body.len() - next.len() - 1;
-    if arrow + 15 > k2 {
+    let (s, prev_prio) = number_then_space(b, p + 10)?;
+    if !has_at(b, s, b"prev_state=") {
         return None;
     }
-    let (prev_pid, prev_prio) = (
-        parse_i32(pid)?,
-        parse_i32(prio.strip_prefix("prev_prio=")?)?,
-    );
+    // The state: a token (`S`, `R+`, `D|K`), then the arrow at once.
+    let arrow = swar::find2(b, s + 11, b' ', b' ');
+    if arrow + 15 > k2 || !has_at(b, arrow, b" ==> next_comm=") {
+        return None;
+    }
+    let prev_state = &body[s + 11..arrow];
     let (next_pid, next_prio) = (next_pid.i32()?, next_prio.i32()?);
     *out = EventKind::SchedSwitch(SchedSwitch {
         prev_comm: &body[10..i],

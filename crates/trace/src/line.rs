@@ -48,7 +48,7 @@
 //! The parser borrows every string from the input line; it never
 //! allocates.
 
-use crate::event::{EventKind, Marker};
+use crate::event::{EventKind, Marker, SchedName};
 use crate::num::{parse_cpu, parse_i32, parse_u32, parse_u64, MAX_CPUS};
 use crate::swar;
 
@@ -438,7 +438,8 @@ fn fixed_columns<'a>(line: &'a str, out: &mut Line<'a>) -> Option<()> {
     (ev.comm, ev.pid, ev.tgid, ev.cpu) = (comm, pid, None, cpu);
     (ev.flags, ev.ts_ns, ev.time_base) = (head.flags, head.ts_ns, TimeBase::Clock);
     (ev.name, ev.body) = (head.name, head.body);
-    if let Err(reason) = EventKind::try_parse_into(head.name, head.body, &mut ev.kind) {
+    if let Err(reason) = EventKind::try_parse_named(head.sched, head.name, head.body, &mut ev.kind)
+    {
         *out = Line::Malformed(reason);
     }
     Some(())
@@ -516,6 +517,9 @@ struct Head<'a> {
     ts_ns: u64,
     name: &'a str,
     body: &'a str,
+    /// The event, when its name is one of the sched events read at
+    /// fixed keys.
+    sched: Option<SchedName>,
 }
 
 // After "[cpu] ": optional flags, then "ts: name: body".
@@ -540,7 +544,7 @@ fn event_head(rest: &str) -> Option<Result<Head<'_>, &'static str>> {
     let payload = after.strip_prefix(' ').unwrap_or(after);
     // Every event prints "name: body" and the function tracer
     // "func <-parent": a bare word is a line cut inside the name.
-    let Some((name, body)) = split_name_body(payload) else {
+    let Some((name, body, sched)) = split_name_body(payload) else {
         return Some(Err("event line cut short (no ':' after the event name)"));
     };
     Some(Ok(Head {
@@ -548,6 +552,7 @@ fn event_head(rest: &str) -> Option<Result<Head<'_>, &'static str>> {
         ts_ns,
         name,
         body,
+        sched,
     }))
 }
 
@@ -588,19 +593,23 @@ fn finish_event<'a>(
 // "sys_close <-system_call_fastpath" → ("sys_close", "<-system_call_fastpath")
 // "sched_swi" (cut inside the name) → None
 #[inline(always)]
-fn split_name_body(payload: &str) -> Option<(&str, &str)> {
+fn split_name_body(payload: &str) -> Option<(&str, &str, Option<SchedName>)> {
     let p = trim_end_cr(payload);
-    // A byte loop: names are short, and a char-set `find` costs more.
     let b = p.as_bytes();
-    let i = swar::find2(b, 0, b':', b' ');
+    // The sched events by word compares; else the name ends at the first
+    // ':' or ' '.
+    let (i, sched) = match SchedName::of_payload(b) {
+        Some((sched, n)) => (n, Some(sched)),
+        None => (swar::find2(b, 0, b':', b' '), None),
+    };
     if i == b.len() {
         return None;
     }
     if b[i] == b':' {
         let body = &p[i + 1..];
-        Some((&p[..i], body.strip_prefix(' ').unwrap_or(body)))
+        Some((&p[..i], body.strip_prefix(' ').unwrap_or(body), sched))
     } else {
-        Some((&p[..i], p[i + 1..].trim_start()))
+        Some((&p[..i], p[i + 1..].trim_start(), None))
     }
 }
 
@@ -625,14 +634,23 @@ fn timestamp_prefix(b: &[u8]) -> Option<(u64, usize)> {
             return Some((secs, n));
         }
         if let Some((frac, m)) = swar::digits(b, n + 1) {
-            return Some((
-                secs * 1_000_000_000 + frac * 10u64.pow(9 - m as u32),
-                n + 1 + m,
-            ));
+            return Some((secs * 1_000_000_000 + frac * FRACTION_SCALE[m], n + 1 + m));
         }
     }
     timestamp_prefix_bytes(b)
 }
+
+/// Nanoseconds per unit of an `m`-digit fraction (`m` ≤ 7 here).
+const FRACTION_SCALE: [u64; 8] = [
+    1_000_000_000,
+    100_000_000,
+    10_000_000,
+    1_000_000,
+    100_000,
+    10_000,
+    1_000,
+    100,
+];
 
 /// [`timestamp_prefix`] a byte at a time (any length).
 fn timestamp_prefix_bytes(b: &[u8]) -> Option<(u64, usize)> {
@@ -706,7 +724,7 @@ fn parse_latency_event(t: &str) -> Option<Result<Event<'_>, &'static str>> {
             if !tok.ends_with(':') {
                 rest = rest.strip_prefix(':')?.trim_start();
             }
-            let (name, body) = split_name_body(rest).unwrap_or((trim_end_cr(rest), ""));
+            let (name, body, _) = split_name_body(rest).unwrap_or((trim_end_cr(rest), "", None));
             let ts_ns = us.checked_mul(1000)?;
             return Some(EventKind::try_parse(name, body).map(|kind| Event {
                 comm,
@@ -889,11 +907,17 @@ fn parse_fg_call(call: &str) -> Option<FgItem<'_>> {
 /// loop; the Unicode-aware one is measurably slower on every line).
 #[inline(always)]
 fn trim_start_ascii(s: &str) -> &str {
-    let n = s
-        .bytes()
-        .take_while(|&c| c == b' ' || c == b'\t' || c == b'\r')
-        .count();
-    &s[n..]
+    let blank = |c: &u8| matches!(c, b' ' | b'\t' | b'\r');
+    let b = s.as_bytes();
+    // Mostly one space between columns: the loop only past two blanks.
+    match (b.first().is_some_and(blank), b.get(1).is_some_and(blank)) {
+        (false, _) => s,
+        (true, false) => &s[1..],
+        (true, true) => {
+            let n = b.iter().take_while(|c| blank(c)).count();
+            &s[n..]
+        }
+    }
 }
 
 /// Without trailing CR/LF.
