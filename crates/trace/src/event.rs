@@ -4,6 +4,7 @@
 //! each parser. Any other event stays [`EventKind::Other`] with its raw
 //! body on [`crate::Event`].
 
+use crate::line::slice;
 use crate::num::{parse_cpu, parse_i32, parse_i64, parse_u32, parse_u64, MAX_CPUS};
 use crate::swar;
 
@@ -725,7 +726,7 @@ fn wakeup_exact<'a>(kind: WakeKind, body: &'a str, out: &mut EventKind<'a>) -> O
     let pid = pid.i32()?;
     *out = EventKind::SchedWakeup(SchedWakeup {
         kind,
-        comm: &body[5..k3],
+        comm: slice(body, 5, k3),
         pid,
         prio: prio.i32().unwrap_or(0),
         target_cpu: target_cpu.cpu(),
@@ -748,7 +749,7 @@ fn stat_runtime_exact<'a>(body: &'a str, out: &mut EventKind<'a>) -> Option<()> 
     }
     let (pid, runtime_ns) = (pid.i32()?, runtime.u64()?);
     *out = EventKind::SchedStatRuntime {
-        comm: &body[5..k2],
+        comm: slice(body, 5, k2),
         pid,
         runtime_ns,
     };
@@ -807,14 +808,14 @@ fn switch_exact<'a>(body: &'a str, out: &mut EventKind<'a>) -> Option<()> {
     if arrow + 15 > k2 || !has_at(b, arrow, b" ==> next_comm=") {
         return None;
     }
-    let prev_state = &body[s + 11..arrow];
+    let prev_state = slice(body, s + 11, arrow);
     let (next_pid, next_prio) = (next_pid.i32()?, next_prio.i32()?);
     *out = EventKind::SchedSwitch(SchedSwitch {
-        prev_comm: &body[10..i],
+        prev_comm: slice(body, 10, i),
         prev_pid,
         prev_prio,
         prev_state,
-        next_comm: &body[arrow + 15..k2],
+        next_comm: slice(body, arrow + 15, k2),
         next_pid,
         next_prio,
     });

@@ -451,7 +451,7 @@ pub(crate) fn feed_lines(
 pub(crate) fn lines_of<'a>(text: &'a str, mut each: impl FnMut(&'a str)) {
     let mut from = 0;
     for nl in memchr::memchr_iter(b'\n', text.as_bytes()) {
-        each(&text[from..nl]);
+        each(crate::line::slice(text, from, nl));
         from = nl + 1;
     }
     if from < text.len() {
