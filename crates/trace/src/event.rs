@@ -334,9 +334,9 @@ fn has_at(h: &[u8], i: usize, n: &[u8]) -> bool {
 /// The 4 bytes at `b[i..]` as a word (the caller checked the length).
 #[inline(always)]
 fn half(b: &[u8], i: usize) -> u32 {
-    b.get(i..i + 4)
-        .and_then(|w| w.try_into().ok())
-        .map_or(u32::MAX, u32::from_le_bytes)
+    // One bounds check for the four bytes, not one each.
+    let w: [u8; 4] = b[i..i + 4].try_into().unwrap_or_default();
+    u32::from_le_bytes(w)
 }
 
 /// Like [`find`], last match.
@@ -626,7 +626,7 @@ impl SchedName {
         let at = |i: usize| swar::word(p, i);
         let colon = |i: usize| p.get(i) == Some(&b':');
         let (sched, n) = match at(0)? {
-            x if x == w(b"sched_sw") => (SchedName::Switch, 12),
+            x if x == w(b"sched_sw") && at(4)? == w(b"d_switch") => (SchedName::Switch, 12),
             x if x == w(b"sched_wa") => match at(4)? {
                 x if x == w(b"d_waking") => (SchedName::Wake(WakeKind::Waking), 12),
                 x if x == w(b"d_wakeup") && colon(12) => (SchedName::Wake(WakeKind::Wakeup), 12),
@@ -643,9 +643,6 @@ impl SchedName {
             }
             _ => return None,
         };
-        if sched == SchedName::Switch && at(4)? != w(b"d_switch") {
-            return None;
-        }
         colon(n).then_some((sched, n))
     }
 }
