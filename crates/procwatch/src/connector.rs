@@ -1,6 +1,7 @@
 //! The netlink process connector socket: open, subscribe, receive.
 
 use crate::event::{self, ProcEvent, CN_IDX_PROC, PROC_CN_MCAST_LISTEN};
+use crate::filter::{self, Interest};
 use crate::WatchError;
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -11,11 +12,13 @@ use std::time::Duration;
 
 /// A subscribed process connector socket (`NETLINK_CONNECTOR`, group
 /// `CN_IDX_PROC`). Its fd can go into the daemon's epoll set; it is
-/// readable when events are queued.
+/// readable when events are queued — only events of its [`Interest`]: a
+/// socket filter makes the kernel drop the rest before queueing them.
 #[derive(Debug)]
 pub struct ProcConnector {
     fd: OwnedFd,
     buf: Vec<u8>,
+    datagrams: u64,
 }
 
 /// Why the connector cannot be used, from the errno of the step that
@@ -41,10 +44,19 @@ fn unavailable(step: &'static str, e: Errno) -> WatchError {
 }
 
 impl ProcConnector {
-    /// Open the socket, bind to the process events group and send
-    /// `PROC_CN_MCAST_LISTEN`. Every failure is
-    /// [`WatchError::Unavailable`] saying why.
+    /// [`ProcConnector::open_for`] [`Interest::Exec`]: exec events only,
+    /// what the daemon needs. Forks, exits, and every other event of every
+    /// thread on the machine are dropped by the kernel and wake nothing.
     pub fn open() -> Result<ProcConnector, WatchError> {
+        ProcConnector::open_for(Interest::Exec)
+    }
+
+    /// Open the socket, attach the socket filter of `interest` (none for
+    /// [`Interest::All`]), bind to the process events group and send
+    /// `PROC_CN_MCAST_LISTEN`. The filter is attached before the bind, so
+    /// no event outside `interest` is ever queued. Every failure is
+    /// [`WatchError::Unavailable`] saying why.
+    pub fn open_for(interest: Interest) -> Result<ProcConnector, WatchError> {
         let fd = rustix::net::socket_with(
             AddressFamily::NETLINK,
             SocketType::DGRAM,
@@ -52,6 +64,15 @@ impl ProcConnector {
             Some(netlink::CONNECTOR),
         )
         .map_err(|e| unavailable("socket(NETLINK_CONNECTOR)", e))?;
+        if let Some(program) = filter::program(interest) {
+            lever_syscalls::attach_socket_filter(fd.as_fd(), &program).map_err(|source| {
+                WatchError::Unavailable {
+                    step: "setsockopt(SO_ATTACH_FILTER)",
+                    why: "the kernel refused the socket filter that keeps fork and exit events out",
+                    source,
+                }
+            })?;
+        }
         rustix::net::bind(&fd, &SocketAddrNetlink::new(0, CN_IDX_PROC))
             .map_err(|e| unavailable("bind(CN_IDX_PROC)", e))?;
         let msg = event::subscribe_message(PROC_CN_MCAST_LISTEN);
@@ -60,7 +81,15 @@ impl ProcConnector {
         Ok(ProcConnector {
             fd,
             buf: vec![0; 8192],
+            datagrams: 0,
         })
+    }
+
+    /// Datagrams read from the socket so far, whatever they held (the
+    /// events [`ProcConnector::recv`] returned, and messages it skipped):
+    /// each one was a wake-up's worth of work.
+    pub fn datagrams(&self) -> u64 {
+        self.datagrams
     }
 
     /// Events queued now, waiting up to `timeout` for the first (`None` =
@@ -82,7 +111,10 @@ impl ProcConnector {
         let mut out = Vec::new();
         loop {
             match rustix::net::recv(&self.fd, &mut self.buf[..], RecvFlags::DONTWAIT) {
-                Ok((n, _)) => out.extend(event::parse(&self.buf[..n])),
+                Ok((n, _)) => {
+                    self.datagrams += 1;
+                    out.extend(event::parse(&self.buf[..n]));
+                }
                 Err(Errno::AGAIN) => return Ok(out),
                 Err(Errno::INTR) => continue,
                 Err(Errno::NOBUFS) => return Err(WatchError::Overrun),

@@ -20,17 +20,17 @@ use serde::Serialize;
 /// `CN_IDX_PROC` and `CN_VAL_PROC`: the process connector's id, and the
 /// multicast group to bind to.
 pub const CN_IDX_PROC: u32 = 1;
-const CN_VAL_PROC: u32 = 1;
+pub(crate) const CN_VAL_PROC: u32 = 1;
 /// `NLMSG_DONE`: every connector message is one.
 const NLMSG_DONE: u16 = 3;
-const NLMSG_HDRLEN: usize = 16;
-const CN_MSG_LEN: usize = 20;
+pub(crate) const NLMSG_HDRLEN: usize = 16;
+pub(crate) const CN_MSG_LEN: usize = 20;
 /// `PROC_CN_MCAST_LISTEN` / `PROC_CN_MCAST_IGNORE`.
 pub const PROC_CN_MCAST_LISTEN: u32 = 1;
 
-const PROC_EVENT_FORK: u32 = 0x0000_0001;
-const PROC_EVENT_EXEC: u32 = 0x0000_0002;
-const PROC_EVENT_EXIT: u32 = 0x8000_0000;
+pub(crate) const PROC_EVENT_FORK: u32 = 0x0000_0001;
+pub(crate) const PROC_EVENT_EXEC: u32 = 0x0000_0002;
+pub(crate) const PROC_EVENT_EXIT: u32 = 0x8000_0000;
 
 /// One event Lever acts on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -45,7 +45,8 @@ pub enum ProcEvent {
         /// Kernel timestamp (CLOCK_MONOTONIC ns).
         timestamp_ns: u64,
     },
-    /// A thread exited; the process is gone when `pid == tgid`.
+    /// A thread exited; the process is gone when `pid == tgid` (the only
+    /// exits [`crate::Interest::ExecAndExit`] lets through).
     Exit {
         /// The thread id.
         pid: i32,
@@ -56,7 +57,8 @@ pub enum ProcEvent {
         /// Kernel timestamp (CLOCK_MONOTONIC ns).
         timestamp_ns: u64,
     },
-    /// A process or thread was created.
+    /// A process or thread was created (only on a socket opened for
+    /// [`crate::Interest::All`]).
     Fork {
         /// The parent's process id.
         parent_tgid: i32,

@@ -3,10 +3,13 @@
 //!
 //! - [`ProcConnector`] listens to the kernel's netlink process connector
 //!   (`NETLINK_CONNECTOR`, group `CN_IDX_PROC`, `PROC_CN_MCAST_LISTEN`)
-//!   and returns [`ProcEvent`]s: exec and exit with pid and tgid. Where
-//!   the connector is not available (no CAP_NET_ADMIN, a kernel without
-//!   CONFIG_PROC_EVENTS) opening it is [`WatchError::Unavailable`], which
-//!   says why.
+//!   and returns [`ProcEvent`]s: exec (and, with
+//!   [`Interest::ExecAndExit`], process exit) with pid and tgid. A
+//!   classic BPF socket filter makes the kernel drop every other event
+//!   (forks, thread exits, uid and comm changes) before it is queued, so
+//!   fork churn on the machine wakes nobody. Where the connector is not
+//!   available (no CAP_NET_ADMIN, a kernel without CONFIG_PROC_EVENTS)
+//!   opening it is [`WatchError::Unavailable`], which says why.
 //! - [`AppMatcher`] decides from `/proc/PID` (below a root, so tests use
 //!   fake trees) whether a process is one of the `apps:` entries
 //!   ([`AppPattern`]: executable name, optional cmdline regex and cgroup)
@@ -55,11 +58,13 @@
 
 mod connector;
 pub mod event;
+mod filter;
 mod matcher;
 mod pidfd;
 
 pub use connector::ProcConnector;
 pub use event::ProcEvent;
+pub use filter::Interest;
 pub use matcher::{
     check_regex, process_info, AppFilter, AppMatcher, AppPattern, Matched, ProcessInfo, Skip,
     COMM_LEN,

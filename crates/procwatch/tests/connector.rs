@@ -5,7 +5,7 @@
 
 use lever_kernel::KernelFs;
 use lever_procwatch::{
-    AppFilter, AppMatcher, AppPattern, PidFd, ProcConnector, ProcEvent, WatchError,
+    AppFilter, AppMatcher, AppPattern, Interest, PidFd, ProcConnector, ProcEvent, WatchError,
 };
 use std::time::{Duration, Instant};
 
@@ -27,7 +27,8 @@ fn wait_for(conn: &mut ProcConnector, want: impl Fn(&ProcEvent) -> bool) -> (Pro
 
 #[test]
 fn exec_and_exit_of_a_matching_process_within_50_ms() {
-    let mut conn = match ProcConnector::open() {
+    // Exits too: the default socket (exec only) never sees one.
+    let mut conn = match ProcConnector::open_for(Interest::ExecAndExit) {
         Ok(c) => c,
         Err(e @ WatchError::Unavailable { .. }) => {
             println!("skipped: {e}");
