@@ -269,6 +269,32 @@ impl Client {
         }
     }
 
+    /// BEHALF: from now on this connection speaks for D-Bus caller
+    /// `uid`/`pid` (its class, caps and view). Only the daemon's own D-Bus
+    /// service may send it; anyone else gets ERROR 4.
+    pub fn behalf(&mut self, uid: u32, pid: u32) -> Result<(), ClientError> {
+        let pid = std::num::NonZeroU32::new(pid).ok_or_else(|| ClientError::Refused {
+            code: ErrorCode::Invalid,
+            message: "pid 0 is not a process".into(),
+        })?;
+        match self.call(&Request::Behalf(lever_protocol::Behalf { uid, pid }))? {
+            Reply::Done => Ok(()),
+            other => Err(ClientError::Unexpected(other)),
+        }
+    }
+
+    /// BIND: trigger `signal`'s use case for as long as process `pid` runs
+    /// (the daemon watches it through a pidfd); without root or the system
+    /// group, only a process of this client's own uid. Ended early by
+    /// [`Client::release`] of the handle from any connection of this uid.
+    pub fn bind(&mut self, pid: u32, signal: Signal) -> Result<Handle, ClientError> {
+        let pid = std::num::NonZeroU32::new(pid).ok_or_else(|| ClientError::Refused {
+            code: ErrorCode::Invalid,
+            message: "pid 0 is not a process".into(),
+        })?;
+        self.handle_of(&Request::Bind(lever_protocol::Bind { pid, signal }))
+    }
+
     /// Release a request.
     pub fn release(&mut self, handle: Handle) -> Result<(), ClientError> {
         match self.call(&Request::Release {

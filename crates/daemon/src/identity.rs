@@ -52,6 +52,50 @@ pub fn peer(sock: impl AsFd, system_gid: Option<u32>) -> std::io::Result<Identit
     })
 }
 
+/// The identity of a D-Bus caller, from what the bus daemon reported
+/// (`uid`, `pid`): its groups are read from the kernel's
+/// `/proc/PID/status` (`Gid:` and `Groups:`), so it is a system client
+/// exactly when a socket peer of that uid and those groups would be. A
+/// process that is gone (or whose real uid is not `uid` any more) gets no
+/// group: a third-party client unless `uid` is root.
+pub fn of_caller(uid: u32, pid: i32, system_gid: Option<u32>) -> Identity {
+    let status = KernelFs::system()
+        .read(&format!("/proc/{pid}/status"))
+        .unwrap_or_default();
+    let ids = |key: &str| -> Vec<u32> {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(key))
+            .map(|v| {
+                v.split_whitespace()
+                    .filter_map(|x| x.parse().ok())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let same_user = ids("Uid:").first() == Some(&uid);
+    let gid = if same_user {
+        ids("Gid:").first().copied()
+    } else {
+        None
+    };
+    let groups = if same_user {
+        supplementary_groups(&status)
+    } else {
+        Vec::new()
+    };
+    let system = uid == 0 || system_gid.is_some_and(|g| gid == Some(g) || groups.contains(&g));
+    Identity {
+        pid,
+        uid,
+        gid: gid.unwrap_or(u32::MAX),
+        exe: std::fs::read_link(format!("/proc/{pid}/exe"))
+            .ok()
+            .map(|p| p.display().to_string()),
+        system,
+    }
+}
+
 /// A pidfd for `pid`, readable once the process exits; `None` where the
 /// kernel has no pidfd_open (before 5.3) or the process is already gone.
 pub fn pidfd(pid: i32) -> Option<OwnedFd> {
@@ -93,6 +137,21 @@ mod tests {
             "Name:\tbash\nUid:\t1000\t1000\t1000\t1000\nGroups:\t4 24 27 1000 \nNgid:\t0\n";
         assert_eq!(supplementary_groups(status), vec![4, 24, 27, 1000]);
         assert!(supplementary_groups("Name:\tx\n").is_empty());
+    }
+
+    #[test]
+    fn a_caller_is_system_by_uid_or_group_as_a_peer_would_be() {
+        let me = std::process::id() as i32;
+        let uid = rustix::process::getuid().as_raw();
+        let gid = rustix::process::getgid().as_raw();
+        let id = of_caller(uid, me, None);
+        assert_eq!((id.uid, id.gid, id.system), (uid, gid, uid == 0));
+        // In the system group by its primary group.
+        assert!(of_caller(uid, me, Some(gid)).system);
+        // Another uid than the process's: no groups are believed.
+        let other = of_caller(uid.wrapping_add(12345), me, Some(gid));
+        assert!(!other.system);
+        assert_eq!(other.gid, u32::MAX);
     }
 
     #[test]

@@ -61,7 +61,7 @@ impl Kind {
     pub fn of(request: &lever_protocol::Request) -> Kind {
         use lever_protocol::Request;
         match request {
-            Request::Acquire(_) | Request::Signal(_) => Kind::Acquire,
+            Request::Acquire(_) | Request::Signal(_) | Request::Bind(_) => Kind::Acquire,
             Request::Release { .. } => Kind::Release,
             _ => Kind::Other,
         }

@@ -8,6 +8,8 @@ mod common;
 use common::{fixture_of, Fixture, TARGET, UCLAMP};
 use lever_daemon::apps::AppWatch;
 use lever_daemon::core::Limits;
+use lever_daemon::seats::Seats;
+use lever_daemon::server::ConnLimits;
 use lever_procwatch::{ProcEvent, WatchError};
 use lever_testkit::FakeTree;
 use std::process::{Child, Command};
@@ -59,8 +61,9 @@ fn the_scan_at_start_configures_apps_already_running_and_only_those() {
     let mut other = sleeper(&f, "bash");
     f.tree.node("/proc/self/comm", "sleep\n"); // not a pid: passed over
     let mut w = AppWatch::matcher_only(&f.core, f.tree.fs().clone()).unwrap();
+    let mut seats = Seats::new(ConnLimits::for_nofile(1024));
     assert!(w.fd().is_none(), "no connector in this mode");
-    let started = w.scan(&mut f.core, Duration::ZERO);
+    let started = w.scan(&mut f.core, &mut seats, Duration::ZERO);
     assert_eq!(started.conns.len(), 1, "{:?}", started.log);
     assert!(started
         .log
@@ -68,13 +71,16 @@ fn the_scan_at_start_configures_apps_already_running_and_only_those() {
         .any(|l| l.contains(&format!("app sleeper started: pid {}", app.id()))));
     assert_eq!(f.node(UCLAMP), "512");
     // A second scan finds nothing new: the app is configured once.
-    assert!(w.scan(&mut f.core, Duration::ZERO).conns.is_empty());
+    assert!(w
+        .scan(&mut f.core, &mut seats, Duration::ZERO)
+        .conns
+        .is_empty());
     let running: Vec<_> = w.running().map(|(_, n, p)| (n.to_string(), p)).collect();
-    assert_eq!(running, [("sleeper".to_string(), app.id() as i32)]);
+    assert_eq!(running, [("app sleeper".to_string(), app.id() as i32)]);
     // Its exit releases it.
     app.kill().unwrap();
     app.wait().unwrap();
-    w.exited(&mut f.core, started.conns[0]).unwrap();
+    w.exited(&mut f.core, &mut seats, started.conns[0]).unwrap();
     assert_eq!(f.node(UCLAMP), "0");
     other.kill().unwrap();
     other.wait().unwrap();
@@ -84,10 +90,12 @@ fn the_scan_at_start_configures_apps_already_running_and_only_those() {
 fn an_overrun_triggers_a_rescan_that_finds_apps_whose_exec_was_lost() {
     let mut f = board();
     let mut w = AppWatch::matcher_only(&f.core, f.tree.fs().clone()).unwrap();
+    let mut seats = Seats::new(ConnLimits::for_nofile(1024));
     // No events lost: an exec of a process no entry matches does nothing.
     let mut first = sleeper(&f, "bash");
     let quiet = w.on_events(
         &mut f.core,
+        &mut seats,
         Ok(vec![ProcEvent::Exec {
             pid: first.id() as i32,
             tgid: first.id() as i32,
@@ -98,7 +106,12 @@ fn an_overrun_triggers_a_rescan_that_finds_apps_whose_exec_was_lost() {
     assert!(quiet.conns.is_empty());
     // Apps start while the queue overflows: their exec events are gone.
     let mut lost = sleeper(&f, "sleep");
-    let started = w.on_events(&mut f.core, Err(WatchError::Overrun), Duration::ZERO);
+    let started = w.on_events(
+        &mut f.core,
+        &mut seats,
+        Err(WatchError::Overrun),
+        Duration::ZERO,
+    );
     assert_eq!(started.conns.len(), 1, "{:?}", started.log);
     assert!(
         started.log[0].contains("netlink queue overrun): rescanned /proc, 1 app(s) found"),
@@ -109,6 +122,7 @@ fn an_overrun_triggers_a_rescan_that_finds_apps_whose_exec_was_lost() {
     // Another error is only logged.
     let other = w.on_events(
         &mut f.core,
+        &mut seats,
         Err(WatchError::Gone { pid: 1 }),
         Duration::ZERO,
     );

@@ -34,16 +34,16 @@ fn an_unwritable_journal_is_error_8_and_the_node_is_not_written() {
         },
     )
     .unwrap();
-    let app = Client {
-        conn: 1,
-        id: Identity {
+    let app = Client::new(
+        1,
+        Identity {
             pid: 1,
             uid: 1000,
             gid: 1000,
             exe: None,
             system: false,
         },
-    };
+    );
     let reply = f.core.handle(
         &app,
         Request::Acquire(Acquire {

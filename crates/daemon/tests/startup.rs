@@ -58,16 +58,16 @@ fn a_socket_path_naming_a_regular_file_is_refused_and_the_file_kept() {
 }
 
 fn status(core: &mut Core) -> Status {
-    let root = Client {
-        conn: 1,
-        id: Identity {
+    let root = Client::new(
+        1,
+        Identity {
             pid: 1,
             uid: 0,
             gid: 0,
             exe: None,
             system: true,
         },
-    };
+    );
     match core.handle(&root, Request::Status, Duration::ZERO) {
         Reply::Json(t) => serde_json::from_str(&t).unwrap(),
         other => panic!("{other:?}"),

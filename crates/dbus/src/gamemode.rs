@@ -1,11 +1,20 @@
 //! GameMode's model: registered games by pid, each holding the target's
-//! `game` use case through the daemon, and GameMode's integer answers
-//! (0 success, -1 error; `QueryStatus` 0 inactive, 1 active, 2 active and
-//! registered for that pid).
+//! `game` use case through the daemon for as long as the game's process
+//! runs (the daemon watches its pidfd in its event loop: no thread here),
+//! and GameMode's integer answers (0 success, -1 error; `QueryStatus` 0
+//! inactive, 1 active, 2 active and registered for that pid).
+//!
+//! Who may do what is the daemon's decision, made for the bus caller: a
+//! caller registers only processes it owns (checked through a pidfd, so a
+//! recycled pid cannot be claimed) and unregisters only games of its own
+//! uid, unless it is a system client; each game counts against the
+//! caller's caps.
 
-use crate::backend::Backend;
+use crate::backend::{Backend, Caller};
 use lever_client::{ClientError, Handle};
+use lever_procwatch::PidFd;
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 /// GameMode's "success".
 pub const OK: i32 = 0;
@@ -24,6 +33,9 @@ pub enum GameError {
     /// The game is registered already.
     #[error("game {0} is registered already")]
     AlreadyRegistered(i32),
+    /// No process has that pid.
+    #[error("no process {0} is running")]
+    NoProcess(i32),
     /// The game is not registered.
     #[error("game {0} is not registered")]
     NotRegistered(i32),
@@ -33,22 +45,22 @@ pub enum GameError {
 }
 
 /// One registered game.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct Game {
-    /// Who registered it (the game itself, or the `ByPID` caller).
+    /// Who registered it (the game itself, or the `ByPID` caller), as the
+    /// call said (GameMode's `requester` argument; not trusted for anything).
     pub requester: i32,
     /// The daemon's handle of its `game` use case.
     pub handle: Handle,
-    /// Which registration of this pid it is: the exit watcher of an
-    /// earlier registration must not end a later one.
-    pub generation: u64,
+    /// The game's process: readable once it exits (the daemon has ended
+    /// its use case by then; this is how the list learns it).
+    pidfd: PidFd,
 }
 
 /// The registered games.
 #[derive(Debug, Default)]
 pub struct Games {
     games: BTreeMap<i32, Game>,
-    generations: u64,
 }
 
 impl Games {
@@ -58,60 +70,73 @@ impl Games {
     }
 
     /// `RegisterGame` / `RegisterGameByPID`: trigger the `game` use case
-    /// for `game`; returns the registration's generation (for
-    /// [`Games::exited`]).
+    /// for `game`, as `caller`, while its process runs.
     pub fn register(
         &mut self,
         backend: &mut dyn Backend,
+        caller: &Caller,
         requester: i32,
         game: i32,
-    ) -> Result<u64, GameError> {
+    ) -> Result<(), GameError> {
+        self.reap();
         if self.games.contains_key(&game) {
             return Err(GameError::AlreadyRegistered(game));
         }
-        let handle = backend.start_game()?;
-        self.generations += 1;
-        let generation = self.generations;
+        // The pidfd first: a pid that is no live process is refused here,
+        // and the daemon checks the same process (its own pidfd) is the
+        // caller's.
+        let pidfd = PidFd::open(game).map_err(|_| GameError::NoProcess(game))?;
+        let pid = u32::try_from(game).map_err(|_| GameError::NoProcess(game))?;
+        let handle = backend.start_game(caller, pid)?;
         self.games.insert(
             game,
             Game {
                 requester,
                 handle,
-                generation,
+                pidfd,
             },
         );
-        Ok(generation)
-    }
-
-    /// `UnregisterGame` / `UnregisterGameByPID`: end `game`'s use case.
-    pub fn unregister(&mut self, backend: &mut dyn Backend, game: i32) -> Result<(), GameError> {
-        let g = self
-            .games
-            .remove(&game)
-            .ok_or(GameError::NotRegistered(game))?;
-        backend.release(g.handle)?;
         Ok(())
     }
 
-    /// The process `game` exited: end its use case if registration
-    /// `generation` is still the live one. True if it was.
-    pub fn exited(
+    /// `UnregisterGame` / `UnregisterGameByPID`: end `game`'s use case, as
+    /// `caller` (the daemon refuses a game of another uid to a third-party
+    /// caller; then the game stays registered).
+    pub fn unregister(
         &mut self,
         backend: &mut dyn Backend,
+        caller: &Caller,
         game: i32,
-        generation: u64,
-    ) -> Result<bool, GameError> {
-        match self.games.get(&game) {
-            Some(g) if g.generation == generation => {
-                self.unregister(backend, game)?;
-                Ok(true)
-            }
-            _ => Ok(false),
+    ) -> Result<(), GameError> {
+        self.reap();
+        let g = self
+            .games
+            .get(&game)
+            .ok_or(GameError::NotRegistered(game))?;
+        backend.release(caller, g.handle)?;
+        self.games.remove(&game);
+        Ok(())
+    }
+
+    /// Forget the games whose process exited (a zero-timeout `poll` of
+    /// each pidfd; the daemon released their use cases already). Returns
+    /// how many were forgotten.
+    pub fn reap(&mut self) -> usize {
+        let exited: Vec<i32> = self
+            .games
+            .iter()
+            .filter(|(_, g)| g.pidfd.wait_exit(Duration::ZERO).unwrap_or(true))
+            .map(|(pid, _)| *pid)
+            .collect();
+        for pid in &exited {
+            self.games.remove(pid);
         }
+        exited.len()
     }
 
     /// `QueryStatus`: [`INACTIVE`], [`ACTIVE`] or [`ACTIVE_REGISTERED`].
-    pub fn query(&self, game: i32) -> i32 {
+    pub fn query(&mut self, game: i32) -> i32 {
+        self.reap();
         if self.games.contains_key(&game) {
             ACTIVE_REGISTERED
         } else if self.games.is_empty() {
@@ -122,7 +147,8 @@ impl Games {
     }
 
     /// `ClientCount`: the registered games.
-    pub fn count(&self) -> i32 {
+    pub fn count(&mut self) -> i32 {
+        self.reap();
         i32::try_from(self.games.len()).unwrap_or(i32::MAX)
     }
 }

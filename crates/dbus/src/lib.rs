@@ -29,7 +29,7 @@ pub mod ppd;
 mod service;
 pub mod testbus;
 
-pub use backend::{Backend, DaemonBackend, Profiles, GAME_USECASE};
+pub use backend::{Backend, Caller, DaemonBackend, Profiles, GAME_USECASE};
 pub use service::{
     GAMEMODE_NAME, GAMEMODE_PATH, PPD_LEGACY_NAME, PPD_LEGACY_PATH, PPD_NAME, PPD_PATH,
 };

@@ -5,7 +5,7 @@
 //! cookie, the reason and application id, and the caller's bus name so the
 //! hold ends when that caller leaves the bus.
 
-use crate::backend::{Backend, Profiles};
+use crate::backend::{Backend, Caller, Profiles};
 use lever_client::{ClientError, Handle};
 use std::collections::BTreeMap;
 
@@ -128,6 +128,7 @@ impl Holds {
     pub fn set_active(
         &mut self,
         backend: &mut dyn Backend,
+        caller: &Caller,
         name: &str,
     ) -> Result<Vec<Released>, PpdError> {
         let profile = PpdProfile::from_ppd(name).ok_or_else(|| {
@@ -135,11 +136,16 @@ impl Holds {
                 "invalid profile name '{name}': one of power-saver, balanced, performance"
             ))
         })?;
-        backend.set_base(profile.lever_name())?;
-        let cookies: Vec<u32> = self.holds.keys().copied().collect();
-        let mut released = Vec::with_capacity(cookies.len());
-        for cookie in cookies {
-            released.push(self.release(backend, cookie)?);
+        backend.set_base(caller, profile.lever_name())?;
+        // The daemon took the caller's change (a system caller): the
+        // cancelled holds are ended on the service's authority.
+        let mut released = Vec::with_capacity(self.holds.len());
+        for (cookie, hold) in std::mem::take(&mut self.holds) {
+            backend.cancel(hold.handle)?;
+            released.push(Released {
+                cookie,
+                sender: hold.sender,
+            });
         }
         Ok(released)
     }
@@ -148,10 +154,10 @@ impl Holds {
     pub fn hold(
         &mut self,
         backend: &mut dyn Backend,
+        caller: &Caller,
         name: &str,
         reason: &str,
         application_id: &str,
-        sender: &str,
     ) -> Result<u32, PpdError> {
         let profile = match PpdProfile::from_ppd(name) {
             Some(p @ (PpdProfile::PowerSaver | PpdProfile::Performance)) => p,
@@ -161,7 +167,7 @@ impl Holds {
                 )))
             }
         };
-        let handle = backend.hold(profile.lever_name())?;
+        let handle = backend.hold(caller, profile.lever_name())?;
         // Cookies are never reused while the service runs, so a stale
         // ReleaseProfile cannot end someone else's hold; 0 is never given.
         self.last_cookie = self.last_cookie.wrapping_add(1).max(1);
@@ -172,46 +178,50 @@ impl Holds {
                 profile,
                 reason: reason.to_string(),
                 application_id: application_id.to_string(),
-                sender: sender.to_string(),
+                sender: caller.name.clone(),
                 handle,
             },
         );
         Ok(cookie)
     }
 
-    /// `ReleaseProfile`: end the hold `cookie`.
+    /// `ReleaseProfile`: end the hold `cookie`, as `caller` (the daemon
+    /// lets only the holder, or root, end it).
     pub fn release(
         &mut self,
         backend: &mut dyn Backend,
+        caller: &Caller,
         cookie: u32,
     ) -> Result<Released, PpdError> {
         let hold = self
             .holds
+            .get(&cookie)
+            .ok_or(PpdError::NoSuchCookie(cookie))?;
+        backend.release(caller, hold.handle)?;
+        let hold = self
+            .holds
             .remove(&cookie)
             .ok_or(PpdError::NoSuchCookie(cookie))?;
-        backend.release(hold.handle)?;
         Ok(Released {
             cookie,
             sender: hold.sender,
         })
     }
 
-    /// `sender` left the bus: end its holds. Returns their cookies.
-    pub fn sender_left(
-        &mut self,
-        backend: &mut dyn Backend,
-        sender: &str,
-    ) -> Result<Vec<u32>, PpdError> {
+    /// `sender` left the bus: its connection to the daemon is closed, which
+    /// ends its holds there. Returns their cookies.
+    pub fn sender_left(&mut self, backend: &mut dyn Backend, sender: &str) -> Vec<u32> {
         let cookies: Vec<u32> = self
             .holds
             .iter()
             .filter(|(_, h)| h.sender == sender)
             .map(|(c, _)| *c)
             .collect();
-        for &cookie in &cookies {
-            self.release(backend, cookie)?;
+        for cookie in &cookies {
+            self.holds.remove(cookie);
         }
-        Ok(cookies)
+        backend.caller_left(sender);
+        cookies
     }
 
     /// The live holds, oldest first (`ActiveProfileHolds`).

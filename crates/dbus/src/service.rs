@@ -1,13 +1,20 @@
 //! The zbus side: the two ppd objects and GameMode's on one connection,
-//! a thread that ends holds whose callers left the bus, one per game that
-//! waits for its process to exit, and one that emits `PropertiesChanged`
-//! when what the daemon reports changes (whoever changed it).
+//! a thread that ends what callers held when they leave the bus, and one
+//! that emits `PropertiesChanged` when what the daemon reports changes
+//! (whoever changed it). Games need no thread: the daemon watches their
+//! processes.
+//!
+//! Every call is made as its caller: the bus daemon says who sent it
+//! (`GetConnectionCredentials`: unix uid and pid, cached per unique name
+//! until the name leaves), and the backend speaks to Lever as that caller.
+//! What Lever refuses it is refused here too — `AccessDenied` for a
+//! permission, `LimitsExceeded` for a cap — with the daemon's reason.
 
-use crate::backend::Backend;
-use crate::gamemode::{self, GameError, Games};
+use crate::backend::{Backend, Caller};
+use crate::gamemode::{self, Games};
 use crate::ppd::{Holds, PpdError, PpdProfile, Released};
 use crate::DbusError;
-use lever_procwatch::PidFd;
+use lever_client::{ClientError, Code};
 use std::collections::HashMap;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -39,6 +46,8 @@ pub(crate) struct State {
     backend: Box<dyn Backend>,
     holds: Holds,
     games: Games,
+    /// Callers seen, by unique bus name (forgotten when the name leaves).
+    callers: HashMap<String, Caller>,
 }
 
 /// Work for the notifier thread, which owns every emission so that no
@@ -97,66 +106,77 @@ impl Shared {
         self.lock().games.count()
     }
 
-    fn register_game(&self, requester: i32, game: i32) -> i32 {
-        // The pidfd first: a pid that is not a live process is refused,
-        // and the fd keeps a recycled pid from being mistaken for the game.
-        let Ok(pidfd) = PidFd::open(game) else {
-            return gamemode::ERROR;
+    /// Who sent the message `header` is of, as the bus daemon says.
+    async fn caller(
+        &self,
+        conn: &zbus::Connection,
+        header: Option<&zbus::message::Header<'_>>,
+    ) -> fdo::Result<Caller> {
+        let sender = header
+            .and_then(|h| h.sender())
+            .map(|s| s.to_string())
+            .ok_or_else(|| {
+                fdo::Error::AccessDenied("the message has no sender: who called is unknown".into())
+            })?;
+        if let Some(c) = self.lock().callers.get(&sender) {
+            return Ok(c.clone());
+        }
+        let proxy = zbus::fdo::DBusProxy::new(conn).await?;
+        let name = BusName::try_from(sender.as_str()).map_err(zbus::Error::from)?;
+        let creds = proxy.get_connection_credentials(name).await?;
+        let (Some(uid), Some(pid)) = (creds.unix_user_id(), creds.process_id()) else {
+            return Err(fdo::Error::AccessDenied(format!(
+                "the bus gives no unix uid and pid for {sender}: who called is unknown"
+            )));
         };
+        let caller = Caller {
+            name: sender.clone(),
+            uid,
+            pid,
+        };
+        self.lock().callers.insert(sender, caller.clone());
+        Ok(caller)
+    }
+
+    fn register_game(&self, caller: &Caller, requester: i32, game: i32) -> i32 {
         let result = {
             let mut s = self.lock();
             let State { backend, games, .. } = &mut *s;
-            games.register(backend.as_mut(), requester, game)
+            games.register(backend.as_mut(), caller, requester, game)
         };
-        if let Ok(generation) = result {
-            let shared = self.clone();
-            std::thread::spawn(move || shared.watch_game(pidfd, generation));
+        if let Err(e) = &result {
+            eprintln!(
+                "lever daemon: D-Bus: RegisterGame({game}) from uid {} pid {}: {e}",
+                caller.uid, caller.pid
+            );
         }
         self.refresh();
         gamemode::code(&result)
     }
 
-    fn unregister_game(&self, game: i32) -> i32 {
+    fn unregister_game(&self, caller: &Caller, game: i32) -> i32 {
         let result = {
             let mut s = self.lock();
             let State { backend, games, .. } = &mut *s;
-            games.unregister(backend.as_mut(), game)
+            games.unregister(backend.as_mut(), caller, game)
         };
         self.refresh();
         gamemode::code(&result)
     }
 
-    /// Wait for the game's process to exit, then end its use case.
-    fn watch_game(&self, pidfd: PidFd, generation: u64) {
-        loop {
-            match pidfd.wait_exit(Duration::from_secs(3600)) {
-                Ok(true) | Err(_) => break,
-                Ok(false) => continue,
-            }
-        }
-        let result: Result<bool, GameError> = {
-            let mut s = self.lock();
-            let State { backend, games, .. } = &mut *s;
-            games.exited(backend.as_mut(), pidfd.pid(), generation)
-        };
-        if let Err(e) = result {
-            eprintln!("lever daemon: D-Bus: ending game {}: {e}", pidfd.pid());
-        }
-        self.refresh();
-    }
-
-    /// A bus name left: end the holds it had.
+    /// A bus name left: end what it held through its connection to Lever,
+    /// and forget who it was.
     fn sender_left(&self, name: &str) {
         let mut s = self.lock();
-        if !s.holds.has_sender(name) {
+        if s.callers.remove(name).is_none() {
             return;
         }
         let State { backend, holds, .. } = &mut *s;
-        if let Err(e) = holds.sender_left(backend.as_mut(), name) {
-            eprintln!("lever daemon: D-Bus: releasing the holds of {name}: {e}");
-        }
+        let ended = holds.sender_left(backend.as_mut(), name);
         drop(s);
-        self.refresh();
+        if !ended.is_empty() {
+            self.refresh();
+        }
     }
 }
 
@@ -171,7 +191,23 @@ fn dict(pairs: &[(&str, &str)]) -> HashMap<String, OwnedValue> {
 fn ppd_error(e: PpdError) -> fdo::Error {
     match e {
         PpdError::InvalidArgs(m) => fdo::Error::InvalidArgs(m),
+        PpdError::Daemon(e) => daemon_error(e),
         e => fdo::Error::Failed(e.to_string()),
+    }
+}
+
+/// What Lever refused, as the D-Bus error a desktop client understands.
+fn daemon_error(e: ClientError) -> fdo::Error {
+    match &e {
+        ClientError::Refused {
+            code: Code::NotPermitted,
+            message,
+        } => fdo::Error::AccessDenied(format!("lever daemon: {message}")),
+        ClientError::Refused {
+            code: Code::Limit,
+            message,
+        } => fdo::Error::LimitsExceeded(format!("lever daemon: {message}")),
+        _ => fdo::Error::Failed(format!("lever daemon: {e}")),
     }
 }
 
@@ -186,31 +222,40 @@ macro_rules! ppd_interface {
         impl $ty {
             /// Hold power-saver or performance until released, the caller
             /// leaves the bus, or `ActiveProfile` is set.
-            fn hold_profile(
+            async fn hold_profile(
                 &self,
                 profile: &str,
                 reason: &str,
                 application_id: &str,
                 #[zbus(header)] header: zbus::message::Header<'_>,
+                #[zbus(connection)] conn: &zbus::Connection,
             ) -> fdo::Result<u32> {
-                let sender = header.sender().map(|s| s.to_string()).unwrap_or_default();
+                let caller = self.0.caller(conn, Some(&header)).await?;
                 let cookie = {
                     let mut s = self.0.lock();
                     let State { backend, holds, .. } = &mut *s;
                     holds
-                        .hold(backend.as_mut(), profile, reason, application_id, &sender)
+                        .hold(backend.as_mut(), &caller, profile, reason, application_id)
                         .map_err(ppd_error)?
                 };
                 self.0.refresh();
                 Ok(cookie)
             }
 
-            /// End a hold.
-            fn release_profile(&self, cookie: u32) -> fdo::Result<()> {
+            /// End a hold (the holder's own, or any for root).
+            async fn release_profile(
+                &self,
+                cookie: u32,
+                #[zbus(header)] header: zbus::message::Header<'_>,
+                #[zbus(connection)] conn: &zbus::Connection,
+            ) -> fdo::Result<()> {
+                let caller = self.0.caller(conn, Some(&header)).await?;
                 {
                     let mut s = self.0.lock();
                     let State { backend, holds, .. } = &mut *s;
-                    holds.release(backend.as_mut(), cookie).map_err(ppd_error)?;
+                    holds
+                        .release(backend.as_mut(), &caller, cookie)
+                        .map_err(ppd_error)?;
                 }
                 self.0.refresh();
                 Ok(())
@@ -227,14 +272,22 @@ macro_rules! ppd_interface {
                 self.0.active()
             }
 
-            /// The user's choice: the daemon's base profile; cancels the holds.
+            /// The user's choice: the daemon's base profile; cancels the
+            /// holds. A system caller's only (root or the system group), as
+            /// on Lever's socket.
             #[zbus(property)]
-            fn set_active_profile(&mut self, profile: String) -> fdo::Result<()> {
+            async fn set_active_profile(
+                &mut self,
+                profile: String,
+                #[zbus(header)] header: Option<zbus::message::Header<'_>>,
+                #[zbus(connection)] conn: &zbus::Connection,
+            ) -> fdo::Result<()> {
+                let caller = self.0.caller(conn, header.as_ref()).await?;
                 let released = {
                     let mut s = self.0.lock();
                     let State { backend, holds, .. } = &mut *s;
                     holds
-                        .set_active(backend.as_mut(), &profile)
+                        .set_active(backend.as_mut(), &caller, &profile)
                         .map_err(ppd_error)?
                 };
                 for r in released {
@@ -301,14 +354,32 @@ pub(crate) struct GameMode(pub(crate) Shared);
 
 #[zbus::interface(name = "com.feralinteractive.GameMode")]
 impl GameMode {
-    /// Register the calling game.
-    fn register_game(&self, pid: i32) -> i32 {
-        self.0.register_game(pid, pid)
+    /// Register the calling game (a process of the caller's, unless it is
+    /// a system client).
+    async fn register_game(
+        &self,
+        pid: i32,
+        #[zbus(header)] header: zbus::message::Header<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
+    ) -> i32 {
+        match self.0.caller(conn, Some(&header)).await {
+            Ok(caller) => self.0.register_game(&caller, pid, pid),
+            Err(_) => gamemode::ERROR,
+        }
     }
 
-    /// Unregister the calling game.
-    fn unregister_game(&self, pid: i32) -> i32 {
-        self.0.unregister_game(pid)
+    /// Unregister the calling game (one of the caller's uid, unless it is
+    /// a system client).
+    async fn unregister_game(
+        &self,
+        pid: i32,
+        #[zbus(header)] header: zbus::message::Header<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
+    ) -> i32 {
+        match self.0.caller(conn, Some(&header)).await {
+            Ok(caller) => self.0.unregister_game(&caller, pid),
+            Err(_) => gamemode::ERROR,
+        }
     }
 
     /// 0 inactive, 1 active, 2 active and this game registered.
@@ -316,16 +387,35 @@ impl GameMode {
         self.0.lock().games.query(pid)
     }
 
-    /// Register `game` on behalf of `caller`.
+    /// Register `game` on behalf of `caller` (the bus's caller is who is
+    /// checked; the `caller` argument is only recorded).
     #[zbus(name = "RegisterGameByPID")]
-    fn register_game_by_pid(&self, caller: i32, game: i32) -> i32 {
-        self.0.register_game(caller, game)
+    async fn register_game_by_pid(
+        &self,
+        caller: i32,
+        game: i32,
+        #[zbus(header)] header: zbus::message::Header<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
+    ) -> i32 {
+        match self.0.caller(conn, Some(&header)).await {
+            Ok(who) => self.0.register_game(&who, caller, game),
+            Err(_) => gamemode::ERROR,
+        }
     }
 
-    /// Unregister `game` on behalf of `caller`.
+    /// Unregister `game` on behalf of `caller` (checked as the bus's caller).
     #[zbus(name = "UnregisterGameByPID")]
-    fn unregister_game_by_pid(&self, _caller: i32, game: i32) -> i32 {
-        self.0.unregister_game(game)
+    async fn unregister_game_by_pid(
+        &self,
+        _caller: i32,
+        game: i32,
+        #[zbus(header)] header: zbus::message::Header<'_>,
+        #[zbus(connection)] conn: &zbus::Connection,
+    ) -> i32 {
+        match self.0.caller(conn, Some(&header)).await {
+            Ok(who) => self.0.unregister_game(&who, game),
+            Err(_) => gamemode::ERROR,
+        }
     }
 
     /// `QueryStatus` for `game`, asked by `caller`.
@@ -352,6 +442,7 @@ pub(crate) fn serve(
             backend,
             holds: Holds::new(),
             games: Games::new(),
+            callers: HashMap::new(),
         })),
         notices: tx,
     };

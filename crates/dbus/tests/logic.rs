@@ -4,9 +4,10 @@
 
 mod common;
 
-use common::Fake;
+use common::{caller, Fake};
 use lever_dbus::gamemode::{self, GameError, Games};
 use lever_dbus::ppd::{Holds, PpdError, PpdProfile};
+use lever_dbus::Caller;
 
 #[test]
 fn ppd_names_map_to_lever_profiles_and_back() {
@@ -31,15 +32,29 @@ fn set_active_sets_the_base_and_cancels_every_hold() {
     let mut holds = Holds::new();
     assert_eq!(holds.active(&mut fake).unwrap(), PpdProfile::Balanced);
     let c1 = holds
-        .hold(&mut fake, "performance", "build", "make", ":1.5")
+        .hold(
+            &mut fake,
+            &caller(":1.5", 1000),
+            "performance",
+            "build",
+            "make",
+        )
         .unwrap();
     let c2 = holds
-        .hold(&mut fake, "power-saver", "battery", "shell", ":1.6")
+        .hold(
+            &mut fake,
+            &caller(":1.6", 1000),
+            "power-saver",
+            "battery",
+            "shell",
+        )
         .unwrap();
     assert_ne!(c1, c2);
     // power-saver beats performance.
     assert_eq!(holds.active(&mut fake).unwrap(), PpdProfile::PowerSaver);
-    let released = holds.set_active(&mut fake, "performance").unwrap();
+    let released = holds
+        .set_active(&mut fake, &caller(":1.1", 0), "performance")
+        .unwrap();
     let mut who: Vec<(u32, &str)> = released
         .iter()
         .map(|r| (r.cookie, r.sender.as_str()))
@@ -57,17 +72,17 @@ fn bad_names_are_invalid_args_and_nothing_is_asked() {
     let mut fake = Fake::default();
     let mut holds = Holds::new();
     assert!(matches!(
-        holds.set_active(&mut fake, "turbo"),
+        holds.set_active(&mut fake, &caller(":1.1", 0), "turbo"),
         Err(PpdError::InvalidArgs(m)) if m.contains("turbo")
     ));
     // ppd holds only power-saver or performance.
     assert!(matches!(
-        holds.hold(&mut fake, "balanced", "r", "a", ":1.1"),
+        holds.hold(&mut fake, &caller(":1.1", 1000), "balanced", "r", "a"),
         Err(PpdError::InvalidArgs(_))
     ));
     assert!(fake.state().base.is_none() && fake.state().holds.is_empty());
     assert!(matches!(
-        holds.release(&mut fake, 7),
+        holds.release(&mut fake, &caller(":1.8", 1000), 7),
         Err(PpdError::NoSuchCookie(7))
     ));
 }
@@ -77,21 +92,27 @@ fn a_holder_leaving_ends_only_its_holds() {
     let mut fake = Fake::default();
     let mut holds = Holds::new();
     let mine = holds
-        .hold(&mut fake, "performance", "r", "a", ":1.7")
+        .hold(&mut fake, &caller(":1.7", 1000), "performance", "r", "a")
         .unwrap();
     let other = holds
-        .hold(&mut fake, "performance", "r", "b", ":1.8")
+        .hold(&mut fake, &caller(":1.8", 1000), "performance", "r", "b")
         .unwrap();
     assert!(holds.has_sender(":1.7"));
-    assert_eq!(holds.sender_left(&mut fake, ":1.7").unwrap(), [mine]);
+    assert_eq!(holds.sender_left(&mut fake, ":1.7"), [mine]);
     assert!(!holds.has_sender(":1.7"));
     assert_eq!(holds.list().map(|(c, _)| c).collect::<Vec<_>>(), [other]);
+    // Its connection to the daemon is closed: the daemon ends its holds.
+    assert_eq!(fake.state().left, [":1.7"]);
     assert_eq!(fake.state().holds.len(), 1);
     // A released cookie is gone for good, and cookies are not reused.
-    holds.release(&mut fake, other).unwrap();
-    assert!(holds.release(&mut fake, other).is_err());
+    holds
+        .release(&mut fake, &caller(":1.8", 1000), other)
+        .unwrap();
+    assert!(holds
+        .release(&mut fake, &caller(":1.8", 1000), other)
+        .is_err());
     let next = holds
-        .hold(&mut fake, "power-saver", "r", "c", ":1.9")
+        .hold(&mut fake, &caller(":1.9", 1000), "power-saver", "r", "c")
         .unwrap();
     assert!(next > other);
 }
@@ -102,7 +123,7 @@ fn a_refused_hold_is_not_recorded() {
     fake.state().refuse = true;
     let mut holds = Holds::new();
     assert!(matches!(
-        holds.hold(&mut fake, "performance", "r", "a", ":1.1"),
+        holds.hold(&mut fake, &caller(":1.1", 1000), "performance", "r", "a"),
         Err(PpdError::Daemon(_))
     ));
     assert_eq!(holds.list().count(), 0);
@@ -112,29 +133,41 @@ fn a_refused_hold_is_not_recorded() {
 fn games_register_query_unregister_and_exit() {
     let mut fake = Fake::default();
     let mut games = Games::new();
+    let me: Caller = caller(":1.3", 1000);
     assert_eq!(games.query(100), gamemode::INACTIVE);
-    let gen = games.register(&mut fake, 100, 100).unwrap();
-    assert_eq!(fake.state().games.len(), 1);
-    assert_eq!(games.query(100), gamemode::ACTIVE_REGISTERED);
+    let mut game = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let pid = game.id() as i32;
+    games.register(&mut fake, &me, pid, pid).unwrap();
+    assert_eq!(fake.state().games, [(1, pid as u32)]);
+    assert_eq!(fake.state().callers, [me.clone()]);
+    assert_eq!(games.query(pid), gamemode::ACTIVE_REGISTERED);
     assert_eq!(games.query(200), gamemode::ACTIVE);
     assert_eq!(games.count(), 1);
-    let again = games.register(&mut fake, 100, 100);
-    assert!(matches!(again, Err(GameError::AlreadyRegistered(100))));
+    let again = games.register(&mut fake, &me, pid, pid);
+    assert!(matches!(again, Err(GameError::AlreadyRegistered(p)) if p == pid));
     assert_eq!(gamemode::code(&again), gamemode::ERROR);
-    // By PID: another process registers 200.
-    let gen200 = games.register(&mut fake, 100, 200).unwrap();
+    // By PID: the service's own process registered by another caller.
+    let own = std::process::id() as i32;
+    games.register(&mut fake, &me, pid, own).unwrap();
     assert_eq!(games.count(), 2);
-    let r = games.unregister(&mut fake, 200);
+    let r = games.unregister(&mut fake, &me, own);
     assert_eq!(gamemode::code(&r), gamemode::OK);
     assert!(matches!(
-        games.unregister(&mut fake, 200),
-        Err(GameError::NotRegistered(200))
+        games.unregister(&mut fake, &me, own),
+        Err(GameError::NotRegistered(_))
     ));
-    // The old registration's exit watcher must not end a new one.
-    games.register(&mut fake, 200, 200).unwrap();
-    assert!(!games.exited(&mut fake, 200, gen200).unwrap());
-    assert_eq!(games.query(200), gamemode::ACTIVE_REGISTERED);
-    assert!(games.exited(&mut fake, 100, gen).unwrap());
-    assert_eq!(games.query(100), gamemode::ACTIVE);
-    assert_eq!(fake.state().games.len(), 1);
+    // A refused registration (the daemon said no) records nothing.
+    fake.state().refuse = true;
+    games.register(&mut fake, &me, own, own).unwrap_err();
+    fake.state().refuse = false;
+    assert_eq!(games.count(), 1);
+    // The game's exit: the daemon ends its use case; the list forgets it
+    // at the next look, without a thread watching it.
+    game.kill().unwrap();
+    game.wait().unwrap();
+    assert_eq!(games.count(), 0);
+    assert_eq!(games.query(pid), gamemode::INACTIVE);
 }

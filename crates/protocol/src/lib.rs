@@ -133,6 +133,10 @@ pub mod kind {
     pub const PROFILE: u8 = 0x08;
     /// Remove the base profile.
     pub const PROFILE_OFF: u8 = 0x09;
+    /// Act for a bus caller (the daemon's own D-Bus service only).
+    pub const BEHALF: u8 = 0x0A;
+    /// Trigger a use case for as long as a process runs.
+    pub const BIND: u8 = 0x0B;
     /// Reply: the request's handle.
     pub const HANDLE: u8 = 0x81;
     /// Reply: done, nothing to return.
@@ -232,6 +236,29 @@ pub struct Register {
     pub app: String,
 }
 
+/// A BEHALF request: from now on this connection speaks for the D-Bus
+/// caller `uid`/`pid` (its permissions, its caps, its view). Only the
+/// daemon's own process may send it: its D-Bus service, which learned the
+/// caller's identity from the bus.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Behalf {
+    /// The caller's user id, as the bus daemon reported it.
+    pub uid: u32,
+    /// The caller's process id, as the bus daemon reported it.
+    pub pid: NonZeroU32,
+}
+
+/// A BIND request: a SIGNAL that lasts while process `pid` runs (its
+/// lease is that process, watched through a pidfd, not the connection).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bind {
+    /// The process whose life the use case lasts (a game); a third-party
+    /// client may name only a process of its own uid.
+    pub pid: NonZeroU32,
+    /// The use case, as in SIGNAL (`detach` must be false).
+    pub signal: Signal,
+}
+
 /// A PROFILE request: apply a profile through the daemon.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Profile {
@@ -282,6 +309,10 @@ pub enum Request {
     Profile(Profile),
     /// Remove the base profile.
     ProfileOff,
+    /// Speak for a D-Bus caller (the daemon's own D-Bus service only).
+    Behalf(Behalf),
+    /// Trigger a use case while a process runs.
+    Bind(Bind),
 }
 
 /// Error codes carried by ERROR replies.
@@ -441,18 +472,7 @@ impl Request {
             Request::Status => frame(kind::STATUS, &[]),
             Request::Explain { resource } => frame(kind::EXPLAIN, resource.as_bytes()),
             Request::Ping => frame(kind::PING, &[]),
-            Request::Signal(s) => {
-                let mut b = Vec::with_capacity(20 + s.usecase.len());
-                b.extend_from_slice(&s.lease.to_wire().to_le_bytes());
-                b.push(s.priority as u8);
-                b.push(flag_bits(s.detach, s.report));
-                b.extend_from_slice(&[0, 0]);
-                for v in [s.fps, s.width, s.height] {
-                    b.extend_from_slice(&v.map_or(0, NonZeroU32::get).to_le_bytes());
-                }
-                b.extend_from_slice(s.usecase.as_bytes());
-                frame(kind::SIGNAL, &b)
-            }
+            Request::Signal(s) => frame(kind::SIGNAL, &signal_body(s)),
             Request::Register(r) => {
                 let mut b = r.pid.get().to_le_bytes().to_vec();
                 b.extend_from_slice(r.app.as_bytes());
@@ -469,6 +489,16 @@ impl Request {
                 frame(kind::PROFILE, &b)
             }
             Request::ProfileOff => frame(kind::PROFILE_OFF, &[]),
+            Request::Behalf(b) => {
+                let mut body = b.uid.to_le_bytes().to_vec();
+                body.extend_from_slice(&b.pid.get().to_le_bytes());
+                frame(kind::BEHALF, &body)
+            }
+            Request::Bind(b) => {
+                let mut body = b.pid.get().to_le_bytes().to_vec();
+                body.extend_from_slice(&signal_body(&b.signal));
+                frame(kind::BIND, &body)
+            }
         }
     }
 }
@@ -569,6 +599,49 @@ fn decode_signal(body: &[u8]) -> Result<Signal, ProtocolError> {
         width: NonZeroU32::new(u32_at(body, 12)),
         height: NonZeroU32::new(u32_at(body, 16)),
     })
+}
+
+/// A SIGNAL's body (also the tail of a BIND's).
+fn signal_body(s: &Signal) -> Vec<u8> {
+    let mut b = Vec::with_capacity(20 + s.usecase.len());
+    b.extend_from_slice(&s.lease.to_wire().to_le_bytes());
+    b.push(s.priority as u8);
+    b.push(flag_bits(s.detach, s.report));
+    b.extend_from_slice(&[0, 0]);
+    for v in [s.fps, s.width, s.height] {
+        b.extend_from_slice(&v.map_or(0, NonZeroU32::get).to_le_bytes());
+    }
+    b.extend_from_slice(s.usecase.as_bytes());
+    b
+}
+
+fn decode_behalf(body: &[u8]) -> Result<Behalf, ProtocolError> {
+    exact("BEHALF", body, 8)?;
+    let pid = NonZeroU32::new(u32_at(body, 4))
+        .ok_or_else(|| ProtocolError::Field("BEHALF pid must be > 0".to_string()))?;
+    Ok(Behalf {
+        uid: u32_at(body, 0),
+        pid,
+    })
+}
+
+fn decode_bind(body: &[u8]) -> Result<Bind, ProtocolError> {
+    if body.len() < 4 {
+        return Err(ProtocolError::Length {
+            kind: "BIND",
+            got: body.len(),
+            expected: 4 + 21,
+        });
+    }
+    let pid = NonZeroU32::new(u32_at(body, 0))
+        .ok_or_else(|| ProtocolError::Field("BIND pid must be > 0".to_string()))?;
+    let signal = decode_signal(&body[4..])?;
+    if signal.detach {
+        return Err(ProtocolError::Field(
+            "BIND cannot be detached: its lease is the process".to_string(),
+        ));
+    }
+    Ok(Bind { pid, signal })
 }
 
 fn decode_register(body: &[u8]) -> Result<Register, ProtocolError> {
@@ -708,6 +781,8 @@ pub fn decode_request(buf: &[u8]) -> Result<Option<(Request, usize)>, ProtocolEr
             | kind::REGISTER
             | kind::PROFILE
             | kind::PROFILE_OFF
+            | kind::BEHALF
+            | kind::BIND
     ) {
         return Err(ProtocolError::UnknownKind(k));
     }
@@ -768,6 +843,8 @@ pub fn decode_request(buf: &[u8]) -> Result<Option<(Request, usize)>, ProtocolEr
             exact("PROFILE_OFF", body, 0)?;
             Request::ProfileOff
         }
+        kind::BEHALF => Request::Behalf(decode_behalf(body)?),
+        kind::BIND => Request::Bind(decode_bind(body)?),
         _ => {
             exact("PING", body, 0)?;
             Request::Ping

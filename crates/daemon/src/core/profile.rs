@@ -65,6 +65,9 @@ struct Hold {
     handle: Handle,
     conn: u64,
     pid: i32,
+    /// Whom it is counted against (`Core::holds_count`).
+    uid: u32,
+    third_party: bool,
     choice: Choice,
 }
 
@@ -171,7 +174,7 @@ impl Journaled<'_> {
 
 /// The refusal of a profile message from a third-party client.
 fn third_party(client: &Client, what: &str) -> Option<Reply> {
-    (!client.id.system).then(|| {
+    (!client.may_use_system()).then(|| {
         refuse(
             ErrorCode::NotPermitted,
             format!(
@@ -191,9 +194,17 @@ impl Core {
     }
 
     /// PROFILE: resolve, then make it the base or a hold of `client`.
+    ///
+    /// A hold is any client's (ppd lets any desktop app hold a profile),
+    /// counted against the same caps as its requests; the base profile is
+    /// the board's, so only a system client may set it.
     pub(super) fn profile(&mut self, client: &Client, p: Profile, now: Duration) -> Reply {
-        if let Some(no) = third_party(client, "applying a profile") {
-            return no;
+        if !p.hold {
+            if let Some(no) = third_party(client, "applying a base profile") {
+                return no;
+            }
+        } else if let Some(message) = self.over_limit(client) {
+            return refuse(ErrorCode::Limit, message);
         }
         let choice = match self.choose(&p.name, p.rt_cpus.as_deref()) {
             Ok(c) => c,
@@ -201,10 +212,13 @@ impl Core {
         };
         if p.hold {
             let (_, handle) = self.fresh_handle();
+            let third_party = !client.id.system;
             self.profiles.holds.push(Hold {
                 handle,
                 conn: client.conn,
                 pid: client.id.pid,
+                uid: client.id.uid,
+                third_party,
                 choice,
             });
             if let Err((code, message)) = self.profile_switch(now) {
@@ -212,6 +226,8 @@ impl Core {
                 self.profile_recover(now);
                 return refuse(code, message);
             }
+            self.holds_count
+                .add(client.conn, client.id.uid, third_party);
             return Reply::Handle(handle.get());
         }
         let old = self.profiles.base.replace(choice);
@@ -266,6 +282,8 @@ impl Core {
             h.handle.get() == handle && (h.conn == client.conn || client.id.uid == 0)
         })?;
         let hold = self.profiles.holds.remove(i);
+        self.holds_count
+            .remove(hold.conn, hold.uid, hold.third_party);
         self.log.info(&format!(
             "profile hold {handle} ({}) released",
             hold.choice.name
@@ -277,7 +295,14 @@ impl Core {
     /// Connection `conn` closed: its holds end.
     pub(super) fn profile_client_gone(&mut self, conn: u64, now: Duration) {
         let before = self.profiles.holds.len();
-        self.profiles.holds.retain(|h| h.conn != conn);
+        let counts = &mut self.holds_count;
+        self.profiles.holds.retain(|h| {
+            let keep = h.conn != conn;
+            if !keep {
+                counts.remove(h.conn, h.uid, h.third_party);
+            }
+            keep
+        });
         if self.profiles.holds.len() != before {
             self.log.info(&format!(
                 "client {conn} gone, {} profile hold(s) ended",

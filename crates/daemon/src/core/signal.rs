@@ -64,7 +64,7 @@ impl Core {
                 ),
             );
         };
-        if uc.permission == Permission::System && !client.id.system {
+        if uc.permission == Permission::System && !client.may_use_system() {
             return refuse(
                 ErrorCode::NotPermitted,
                 format!(

@@ -114,14 +114,14 @@ impl Fixture {
 /// A client on connection `conn`, running as `uid` (pid and executable
 /// derived from `conn`).
 pub fn client(conn: u64, uid: u32, system: bool) -> Client {
-    Client {
+    Client::new(
         conn,
-        id: Identity {
+        Identity {
             pid: 1000 + conn as i32,
             uid,
             gid: uid,
             exe: Some(format!("/usr/bin/app{conn}")),
             system,
         },
-    }
+    )
 }
