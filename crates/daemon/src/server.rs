@@ -445,6 +445,7 @@ impl<'a> Server<'a> {
                         let mut b = [0u8; 8];
                         let _ = rustix::io::read(&self.timer, &mut b);
                         self.armed = None;
+                        self.log.flush_due();
                         let now = self.now();
                         // More due: `arm_timer` fires the timer again at
                         // once, after this turn's clients are served.
@@ -562,7 +563,12 @@ impl<'a> Server<'a> {
                 },
             )?;
         }
-        let next = self.core.next_deadline();
+        let mut next = self.core.next_deadline();
+        // A `suppressed N …` log line falls due: the same timer.
+        if let Some(due) = self.log.summary_due() {
+            let due = due.saturating_duration_since(self.epoch);
+            next = Some(next.map_or(due, |n| n.min(due)));
+        }
         if next == self.armed {
             return Ok(());
         }
@@ -666,7 +672,8 @@ impl<'a> Server<'a> {
         let id = match identity::peer(&stream, self.system_gid) {
             Ok(id) => id,
             Err(e) => {
-                self.log.warn(&format!("cannot take a connection: {e}"));
+                let msg = format!("cannot take a connection: {e}");
+                self.log.warn_peer(crate::log::UNKNOWN_UID, &msg);
                 return;
             }
         };
@@ -693,7 +700,7 @@ impl<'a> Server<'a> {
             let quiet = self.refused.1.is_some_and(|t| t.elapsed() < ACCEPT_PAUSE);
             if !quiet {
                 let n = std::mem::take(&mut self.refused.0);
-                self.log.warn(&format!(
+                self.log.warn_peer(id.uid, &format!(
                     "refused a connection from pid {} uid {}: {message} ({n} refused since the last report)",
                     id.pid, id.uid
                 ));
@@ -701,8 +708,10 @@ impl<'a> Server<'a> {
             }
             return;
         }
+        let uid = id.uid;
         if let Err(e) = self.add_conn(stream, id) {
-            self.log.warn(&format!("cannot take a connection: {e}"));
+            self.log
+                .warn_peer(uid, &format!("cannot take a connection: {e}"));
         }
     }
 
@@ -779,6 +788,9 @@ impl<'a> Server<'a> {
         let Some(c) = self.conns.get_mut(&conn) else {
             return;
         };
+        // What this turn logs as a warning is this peer's, within its
+        // uid's rate limit.
+        let _peer = self.log.peer(c.client.id.uid);
         let mut eof = flags.intersects(epoll::EventFlags::HUP | epoll::EventFlags::ERR);
         if flush(c).is_err() {
             eof = true;
