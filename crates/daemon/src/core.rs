@@ -957,11 +957,19 @@ impl Core {
                     ));
                     self.written.insert(w.resource, applied.value);
                 }
-                (Action::Restore, Ok(_)) => {
-                    let new = if spec.kind == ResourceKind::HoldFd {
-                        "released".to_string()
-                    } else {
-                        applied.value.clone()
+                (Action::Restore, Ok(outcome)) => {
+                    // What was written, as the kernel took it (an original
+                    // owed since an earlier run is logged by the journal
+                    // when it writes that one).
+                    let new = match outcome {
+                        _ if spec.kind == ResourceKind::HoldFd => "released".to_string(),
+                        _ if applied.value.is_empty() => {
+                            "nothing written (Lever never wrote it)".to_string()
+                        }
+                        lever_kernel::WriteOutcome::Stored { stored, .. } => {
+                            format!("{} (kernel stored {stored})", applied.value)
+                        }
+                        _ => applied.value.clone(),
                     };
                     self.log.info(&format!(
                         "restore {} ({}) {}: {old} -> {new} ({why})",

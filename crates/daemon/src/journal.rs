@@ -95,6 +95,8 @@ pub struct Journal {
     /// and figures: with the disk thread, only a node whose value changed
     /// since its original was recorded costs one.
     inline_syncs: u64,
+    /// Where the writes of owed originals are told (the daemon's log).
+    log: Option<crate::log::Logger>,
 }
 
 /// An original the journal still owes its node.
@@ -211,9 +213,17 @@ impl Journal {
                 compacting: None,
                 dir_pending: false,
                 inline_syncs: 0,
+                log: None,
             },
             recovered,
         ))
+    }
+
+    /// Say in `log` when an original owed since an earlier run is written
+    /// (or fails again) at the end of a boost: the release's own line
+    /// names only the value the boost began with.
+    pub fn set_logger(&mut self, log: crate::log::Logger) {
+        self.log = Some(log);
     }
 
     /// Originals the journal still owes their nodes (writes that failed),
@@ -566,7 +576,22 @@ impl OriginalsLog for Journal {
         if self.stuck.contains_key(node) {
             // The boost ended with the value the node had when it began;
             // now the original owed since the last run.
-            self.write_owed(node)?;
+            let done = self.write_owed(node)?;
+            if let Some(log) = &self.log {
+                match (done, self.stuck.get(node)) {
+                    (Some(u), _) => log.info(&format!(
+                        "restore {node}: wrote back {:?}, its original owed since an earlier run (after the value this boost began with)",
+                        u.original
+                    )),
+                    (None, Some(s)) => log.warn(&format!(
+                        "{node}: its original {:?}, owed since an earlier run, still cannot be written ({}); retried every {} s",
+                        s.original,
+                        s.error,
+                        crate::server::RETRY_UNRESTORED.as_secs()
+                    )),
+                    (None, None) => {}
+                }
+            }
             return Ok(());
         }
         if self.live.remove(node) {
@@ -743,6 +768,90 @@ pub fn create_state_dir(dir: &Path, mode: u32) -> io::Result<()> {
         .create(dir)
 }
 
+/// How many nodes the journal in `state_dir` still holds an original for
+/// (what the next start, or `lever restore`, would write back); 0 for a
+/// missing journal. Read from the file, so it is what a crash now would
+/// leave.
+pub fn pending_in(state_dir: &Path) -> io::Result<usize> {
+    let path = Journal::path_in(state_dir);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => parse(&text)
+            .map(|p| p.pending.len())
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(0),
+        Err(e) => Err(e),
+    }
+}
+
+/// The name of the lock file in a state directory.
+pub const LOCK_FILE: &str = "lock";
+
+/// A daemon's hold on its state directory: an exclusive `flock` on
+/// `STATE_DIR/lock` (which holds the holder's pid, for the message a
+/// second daemon gives), kept for the life of this value. The kernel
+/// drops it when the process ends, `kill -9` included, so a stale lock
+/// file never blocks a restart.
+#[derive(Debug)]
+pub struct StateLock {
+    dir: PathBuf,
+    _file: File,
+}
+
+/// Why the state directory could not be locked.
+#[derive(Debug)]
+pub enum LockError {
+    /// Another process holds it; its pid, as its lock file says.
+    Held {
+        /// The pid the lock file names (None when unreadable).
+        pid: Option<u32>,
+    },
+    /// Creating the directory or the lock file failed.
+    Io(io::Error),
+}
+
+impl StateLock {
+    /// Create `dir` with `mode` if missing (an existing one is left as
+    /// it is), then take its lock without waiting. Nothing else in the
+    /// directory is read or written; when another process holds the lock
+    /// nothing at all is written.
+    pub fn acquire(dir: &Path, mode: u32) -> Result<StateLock, LockError> {
+        create_state_dir(dir, mode).map_err(LockError::Io)?;
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(dir.join(LOCK_FILE))
+            .map_err(LockError::Io)?;
+        use rustix::fs::{flock, FlockOperation};
+        match flock(&file, FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => {}
+            Err(rustix::io::Errno::WOULDBLOCK) => {
+                let mut text = String::new();
+                let _ = io::Read::read_to_string(&mut file, &mut text);
+                return Err(LockError::Held {
+                    pid: text.trim().parse().ok(),
+                });
+            }
+            Err(e) => return Err(LockError::Io(e.into())),
+        }
+        file.set_len(0).map_err(LockError::Io)?;
+        io::Seek::rewind(&mut file).map_err(LockError::Io)?;
+        file.write_all(format!("{}\n", std::process::id()).as_bytes())
+            .map_err(LockError::Io)?;
+        Ok(StateLock {
+            dir: dir.to_path_buf(),
+            _file: file,
+        })
+    }
+
+    /// The directory held.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
 fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
 }
@@ -799,6 +908,54 @@ fn unescape(s: &str) -> String {
 mod tests {
     use super::*;
     use lever_testkit::FakeTree;
+
+    #[test]
+    fn the_state_lock_is_exclusive_names_its_holder_and_goes_with_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("new").join("state");
+        let held = StateLock::acquire(&state, 0o700).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&state), 0o700);
+        assert_eq!(mode(&state.join(LOCK_FILE)), 0o600);
+        let me = std::process::id();
+        // flock is per open file: a second open in this process conflicts
+        // as another process's would, and reads the holder's pid.
+        match StateLock::acquire(&state, 0o700) {
+            Err(LockError::Held { pid }) => assert_eq!(pid, Some(me)),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            std::fs::read_to_string(state.join(LOCK_FILE)).unwrap(),
+            format!("{me}\n")
+        );
+        drop(held);
+        let again = StateLock::acquire(&state, 0o700).unwrap();
+        assert_eq!(again.dir(), state);
+        // An existing directory keeps its mode (the administrator's).
+        let other = dir.path().join("open");
+        std::fs::create_dir(&other).unwrap();
+        std::fs::set_permissions(&other, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let _l = StateLock::acquire(&other, 0o700).unwrap();
+        assert_eq!(mode(&other), 0o755);
+    }
+
+    #[test]
+    fn pending_counts_what_the_next_start_would_restore() {
+        let (_dir, fs, state) = board();
+        assert_eq!(pending_in(&state).unwrap(), 0);
+        let (mut j, _) = Journal::recover_and_open(&state, &fs).unwrap();
+        assert_eq!(pending_in(&state).unwrap(), 0);
+        j.record("/sys/a", "1").unwrap();
+        j.record("/sys/b", "2").unwrap();
+        assert_eq!(pending_in(&state).unwrap(), 2);
+        j.forget("/sys/a").unwrap();
+        assert_eq!(pending_in(&state).unwrap(), 1);
+        j.forget("/sys/b").unwrap();
+        assert_eq!(pending_in(&state).unwrap(), 0);
+        std::fs::write(Journal::path_in(&state), "not a journal\n").unwrap();
+        assert!(pending_in(&state).is_err());
+    }
 
     #[test]
     fn escape_round_trips() {

@@ -137,6 +137,17 @@ pub enum DaemonError {
         /// Cause.
         source: std::io::Error,
     },
+    /// Another process (a running daemon, or a `lever restore`) holds the
+    /// state directory's lock.
+    #[error("state directory {} is in use by {} (it holds {}); {hint}", dir.display(), holder(*pid), dir.join(journal::LOCK_FILE).display())]
+    Locked {
+        /// The state directory.
+        dir: PathBuf,
+        /// The holder's pid, as its lock file says.
+        pid: Option<u32>,
+        /// What to do about it.
+        hint: &'static str,
+    },
     /// `lever restore --state-dir DIR` names no directory: a typo there
     /// must not read as "the journal is clean".
     #[error("state directory {}: {source} (give the daemon's --state-dir)", path.display())]
@@ -146,6 +157,43 @@ pub enum DaemonError {
         /// Cause.
         source: std::io::Error,
     },
+}
+
+fn holder(pid: Option<u32>) -> String {
+    match pid {
+        Some(pid) => format!("lever pid {pid}"),
+        None => "another lever process".into(),
+    }
+}
+
+/// The state directory's mode when it is created: private (0700), except
+/// that clients must be able to pass through it when the socket lives
+/// inside (0711: enter, not list; the journal itself is 0600).
+pub fn state_dir_mode(state_dir: &Path, socket: &Path) -> u32 {
+    if socket.parent() == Some(state_dir) {
+        0o711
+    } else {
+        0o700
+    }
+}
+
+/// Take the daemon's lock on `state_dir` (created with
+/// [`state_dir_mode`] if missing) before anything in it is read or
+/// written — the journal, and the simulated board `lever daemon --sim`
+/// creates there. A second daemon on the same directory gets
+/// [`DaemonError::Locked`] naming the holder's pid and touches nothing.
+pub fn lock_state_dir(state_dir: &Path, socket: &Path) -> Result<journal::StateLock, DaemonError> {
+    journal::StateLock::acquire(state_dir, state_dir_mode(state_dir, socket)).map_err(|e| match e {
+        journal::LockError::Held { pid } => DaemonError::Locked {
+            dir: state_dir.to_path_buf(),
+            pid,
+            hint: "one daemon per state directory: give this one its own --state-dir",
+        },
+        journal::LockError::Io(source) => DaemonError::StateDir {
+            path: state_dir.to_path_buf(),
+            source,
+        },
+    })
 }
 
 fn bind(path: &Path, system_gid: Option<u32>) -> Result<UnixListener, DaemonError> {
@@ -207,7 +255,22 @@ fn sd_notify(state: &str) {
 
 /// Run the daemon until SIGTERM/SIGINT. Prints
 /// `lever daemon: ready on SOCKET` on stderr once it accepts clients.
+/// Takes the state directory's lock first ([`lock_state_dir`]).
 pub fn run(config: Config) -> Result<(), DaemonError> {
+    let lock = lock_state_dir(&config.state_dir, &config.socket)?;
+    run_locked(config, lock)
+}
+
+/// [`run`] with the state directory's lock already held (taken by the
+/// caller before it prepared the directory, as `lever daemon --sim` does
+/// for its board); it is released when the daemon stops.
+pub fn run_locked(config: Config, lock: journal::StateLock) -> Result<(), DaemonError> {
+    if lock.dir() != config.state_dir {
+        return Err(DaemonError::StateDir {
+            path: config.state_dir.clone(),
+            source: std::io::Error::other(format!("the lock held is {}'s", lock.dir().display())),
+        });
+    }
     let log = if config.quiet {
         Logger::quiet()
     } else {
@@ -217,27 +280,19 @@ pub fn run(config: Config) -> Result<(), DaemonError> {
     let fs = KernelFs::new(root);
     let target = lever_targets::resolve(config.target.as_deref(), &fs)?;
     let jpath = journal::Journal::path_in(&config.state_dir);
-    // The state directory is private (0700), except that clients must be
-    // able to pass through it when the socket lives inside (0711: enter,
-    // not list; the journal itself is 0600).
-    let socket_inside = config.socket.parent() == Some(config.state_dir.as_path());
-    journal::create_state_dir(&config.state_dir, if socket_inside { 0o711 } else { 0o700 })
-        .map_err(|source| DaemonError::StateDir {
-            path: config.state_dir.clone(),
+    // The state directory was created by the lock, private (see
+    // `state_dir_mode`).
+    let (mut journal, recovered) = journal::Journal::recover_and_open(&config.state_dir, &fs)
+        .map_err(|source| DaemonError::Journal {
+            path: jpath.clone(),
             source,
-        })?;
-    let (journal, recovered) =
-        journal::Journal::recover_and_open(&config.state_dir, &fs).map_err(|source| {
-            DaemonError::Journal {
-                path: jpath.clone(),
-                source,
-            }
         })?;
     if let Some((boot, n)) = &recovered.earlier_boot {
         log.info(&format!(
             "journal from an earlier boot ({boot}): the reboot reset its {n} node(s); nothing to restore"
         ));
     }
+    journal.set_logger(log.clone());
     for r in &recovered.restored {
         match &r.result {
             Ok(()) => log.info(&format!(
@@ -348,12 +403,52 @@ pub fn run(config: Config) -> Result<(), DaemonError> {
     server.run()?;
     sd_notify("STOPPING=1");
     let _ = std::fs::remove_file(&config.socket);
-    log.info("stopped; every node restored");
+    log.flush_all();
+    // Say "every node restored" only when the journals hold no original
+    // any more: what a crash now would leave to the next start.
+    let nodes = journal::pending_in(&config.state_dir);
+    let tasks = tasks_pending(&tpath);
+    match (nodes, tasks) {
+        (Ok(0), Ok(0)) => log.info("stopped; every node restored"),
+        (Ok(n), Ok(t)) => log.warn(&format!(
+            "stopped; {n} node original(s) and the task settings of {t} request(s) are still owed (kept in the journals of {}; the next start or `lever restore` retries)",
+            config.state_dir.display()
+        )),
+        (Err(e), _) | (_, Err(e)) => log.warn(&format!(
+            "stopped; cannot read the journals back to check every node was restored: {e}"
+        )),
+    }
+    drop(lock);
     Ok(())
 }
 
+/// Requests of the task journal at `path` with a `set` and no `done`.
+fn tasks_pending(path: &Path) -> std::io::Result<usize> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(e),
+    };
+    let mut owed = std::collections::BTreeSet::new();
+    for line in text.lines().skip(1) {
+        let mut words = line.split(' ');
+        match (words.next(), words.next()) {
+            (Some("set"), Some(id)) => {
+                owed.insert(id);
+            }
+            (Some("done"), Some(id)) => {
+                owed.remove(id);
+            }
+            _ => {}
+        }
+    }
+    Ok(owed.len())
+}
+
 /// `lever restore`: write back every original an earlier run left in the
-/// journal of `state_dir` (for `ExecStopPost=` after a crash).
+/// journal of `state_dir` (for `ExecStopPost=` after a crash). Refused
+/// with [`DaemonError::Locked`] while a daemon holds the directory: it
+/// owns those nodes, and restores them itself when it stops.
 pub fn restore(state_dir: &Path, root: &Path) -> Result<journal::Recovery, DaemonError> {
     let not_dir = || std::io::Error::other("not a directory");
     match std::fs::metadata(state_dir) {
@@ -371,6 +466,18 @@ pub fn restore(state_dir: &Path, root: &Path) -> Result<journal::Recovery, Daemo
             })
         }
     }
+    // Held while restoring: a daemon starting meanwhile is refused.
+    let _lock = journal::StateLock::acquire(state_dir, 0o700).map_err(|e| match e {
+        journal::LockError::Held { pid } => DaemonError::Locked {
+            dir: state_dir.to_path_buf(),
+            pid,
+            hint: "a running daemon owns its nodes and restores them when it stops: stop it (SIGTERM) instead",
+        },
+        journal::LockError::Io(source) => DaemonError::StateDir {
+            path: state_dir.to_path_buf(),
+            source,
+        },
+    })?;
     let path = journal::Journal::path_in(state_dir);
     let fs = KernelFs::new(root);
     let recovery =
@@ -386,4 +493,34 @@ pub fn restore(state_dir: &Path, root: &Path) -> Result<journal::Recovery, Daemo
         })?;
     }
     Ok(recovery)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn task_requests_pending_are_sets_without_done() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tasks.journal");
+        assert_eq!(tasks_pending(&path).unwrap(), 0);
+        std::fs::write(
+            &path,
+            "lever-tasks v1 boot=-\nset 7 {}\nset 7 @12 {}\nset 9 {}\ndone 7\nset 11 {}\n",
+        )
+        .unwrap();
+        assert_eq!(tasks_pending(&path).unwrap(), 2);
+        std::fs::write(&path, "lever-tasks v1 boot=-\nset 9 {}\ndone 9\n").unwrap();
+        assert_eq!(tasks_pending(&path).unwrap(), 0);
+    }
+
+    #[test]
+    fn the_state_directory_is_private_unless_the_socket_is_inside() {
+        let state = Path::new("/var/lib/lever");
+        assert_eq!(
+            state_dir_mode(state, Path::new("/run/lever/lever.sock")),
+            0o700
+        );
+        assert_eq!(state_dir_mode(state, &state.join("lever.sock")), 0o711);
+    }
 }

@@ -109,6 +109,10 @@ pub fn run_daemon(global: &Global, args: DaemonArgs) -> anyhow::Result<()> {
         third_party_max_duration_ms: max_ms,
         ..Default::default()
     };
+    // The state directory is this daemon's before anything in it is read
+    // or written (the simulated board included): a second daemon on it
+    // stops here, naming the first's pid.
+    let lock = lever_daemon::lock_state_dir(&args.state_dir, &args.socket)?;
     let root = match &args.sim {
         Some(board) => sim_root(board, &args.state_dir, args.quiet)?,
         None => global.root.clone(),
@@ -127,20 +131,23 @@ pub fn run_daemon(global: &Global, args: DaemonArgs) -> anyhow::Result<()> {
             wait: Duration::from_secs(30),
         })?;
     }
-    lever_daemon::run(lever_daemon::Config {
-        root,
-        target: args.target,
-        socket: args.socket,
-        state_dir: args.state_dir,
-        system_group: args.system_group,
-        limits,
-        quiet: args.quiet,
-        busy_poll: args.busy_poll_us,
-        apps: !args.no_apps,
-        metrics: args.metrics,
-        metrics_textfile: args.metrics_textfile,
-        metrics_interval: args.metrics_interval,
-    })?;
+    lever_daemon::run_locked(
+        lever_daemon::Config {
+            root,
+            target: args.target,
+            socket: args.socket,
+            state_dir: args.state_dir,
+            system_group: args.system_group,
+            limits,
+            quiet: args.quiet,
+            busy_poll: args.busy_poll_us,
+            apps: !args.no_apps,
+            metrics: args.metrics,
+            metrics_textfile: args.metrics_textfile,
+            metrics_interval: args.metrics_interval,
+        },
+        lock,
+    )?;
     Ok(())
 }
 
