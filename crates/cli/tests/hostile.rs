@@ -639,3 +639,317 @@ fn detached_requests_from_many_connections_are_capped_per_uid() {
     );
     drop(nobody);
 }
+
+/// Issue 26's bound on the daemon's resident memory under the reply
+/// attacks below, whatever the number of connections. What the daemon
+/// holds before an attack (its debug binary's pages, the requests an
+/// attack sets up) varies with the tree, so the bound checked is this or
+/// that plus [`Daemon::ATTACK_ALLOWANCE_KB`], whichever is larger; both
+/// figures are printed.
+const RSS_LIMIT_KB: u64 = 16 * 1024;
+
+/// A daemon whose descriptor limit lets one uid hold 512 connections
+/// (1/8 of the 4,096 in all), and this process allowed as many; `None`
+/// (and why, printed) where the test cannot run.
+fn daemon_for_512_connections(test: &str) -> Option<Daemon> {
+    if !is_root() {
+        eprintln!("{test}: skipped: needs root to connect as `nobody`");
+        return None;
+    }
+    if Command::new("prlimit").arg("--version").output().is_err() {
+        eprintln!("{test}: skipped: prlimit (util-linux) is not installed");
+        return None;
+    }
+    use rustix::process::{getrlimit, setrlimit, Resource};
+    let mut lim = getrlimit(Resource::Nofile);
+    lim.current = lim.maximum;
+    let _ = setrlimit(Resource::Nofile, lim);
+    if getrlimit(Resource::Nofile)
+        .current
+        .is_some_and(|n| n < 2048)
+    {
+        eprintln!("{test}: skipped: this process may not open 1,100 descriptors");
+        return None;
+    }
+    Some(Daemon::start(Some(12_000)))
+}
+
+/// Write `frames` on every connection (each fits in its socket buffer,
+/// read or not).
+fn send_to_all(conns: &[UnixStream], frames: &[u8]) {
+    for c in conns {
+        (&*c).write_all(frames).unwrap();
+    }
+}
+
+/// After an attack has been sent: root's PING p99 within 2× its baseline
+/// and the daemon under [`RSS_LIMIT_KB`] (or `before`, its RSS once the
+/// attack was set up, plus the allowance), all printed.
+fn assert_bounded(d: &Daemon, root: &mut Client, base: Duration, what: &str, before: u64) {
+    let bound = RSS_LIMIT_KB.max(before + Daemon::ATTACK_ALLOWANCE_KB);
+    // Let the daemon take what it will of the attack.
+    std::thread::sleep(Duration::from_millis(500));
+    let (rss, hwm) = d.memory_kb();
+    eprintln!(
+        "{what}: daemon VmRSS {rss} kB, VmHWM {hwm} kB; {before} kB before the replies \
+         were asked (bound {bound} kB)"
+    );
+    assert_within_2x(&format!("PING beside {what}"), base, || {
+        p99(pings(root, 2000))
+    });
+    acquire_release(root, 40);
+    let (after, hwm) = d.memory_kb();
+    eprintln!("{what}: after root's PINGs VmRSS {after} kB, VmHWM {hwm} kB");
+    assert!(
+        !rss_is_the_daemons() || rss.max(after) < bound,
+        "{what}: daemon VmRSS {rss} / {after} kB (bound {bound} kB)"
+    );
+}
+
+/// The first `n` complete replies on `s`, JSON documents joined from
+/// their pieces (as text), within `limit`.
+fn documents(s: &mut UnixStream, n: usize, limit: Duration) -> Vec<Result<String, Reply>> {
+    s.set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let deadline = Instant::now() + limit;
+    let (mut buf, mut chunk) = (Vec::new(), vec![0u8; 1 << 16]);
+    let (mut text, mut done) = (String::new(), Vec::new());
+    while done.len() < n && Instant::now() < deadline {
+        match s.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(k) => buf.extend_from_slice(&chunk[..k]),
+            Err(_) => continue,
+        }
+        let mut used = 0;
+        while done.len() < n {
+            let Ok(Some((reply, k))) = decode_reply(&buf[used..]) else {
+                break;
+            };
+            used += k;
+            match reply {
+                Reply::JsonMore(piece) => text.push_str(&piece),
+                Reply::Json(last) => {
+                    text.push_str(&last);
+                    done.push(Ok(std::mem::take(&mut text)));
+                }
+                other => done.push(Err(other)),
+            }
+        }
+        buf.drain(..used);
+    }
+    done
+}
+
+/// 23 third-party resources of the board, each with a value it has now
+/// (so that holding it changes nothing), from root's STATUS and EXPLAIN.
+fn twenty_three_pairs(root: &mut Client) -> Vec<(u32, i64)> {
+    let status = root.status().unwrap();
+    let mut pairs = Vec::new();
+    for r in &status.resources {
+        if r.permission != "third-party" || pairs.len() == 23 {
+            continue;
+        }
+        let Some(current) = r.current.as_deref().map(str::trim) else {
+            continue;
+        };
+        let spec = root.explain(&r.name).unwrap().spec;
+        let value = match spec.kind.values() {
+            [] => current.parse::<i64>().ok(),
+            values => values.iter().position(|v| v == current).map(|i| i as i64),
+        };
+        let opcode = u32::from_str_radix(r.opcode.trim_start_matches("0x"), 16).unwrap();
+        if let (Some(v), false) = (value, spec.kind.as_str() == "hold-fd") {
+            pairs.push((opcode, v));
+        }
+    }
+    assert_eq!(pairs.len(), 23, "third-party resources of qcs6490");
+    pairs
+}
+
+/// Issue 26, replies over many connections (1): `nobody` holds 1,024
+/// detached 23-pair requests, so each of its STATUS documents lists them
+/// all (about 2.5 MB); then 512 of its connections send 4 STATUS each and
+/// never read. Before: 1.28 GB queued, root's PING stalled 9.7 s. Now the
+/// uid's queued replies are capped (documents are produced a frame at a
+/// time, as the client reads), root keeps its latency, and once the
+/// other connections go, the last one gets its four documents whole.
+#[test]
+fn status_of_1024_detached_requests_on_512_unread_connections_is_bounded() {
+    let test = "1,024 detached requests, 512 × 4 STATUS unread";
+    let Some(d) = daemon_for_512_connections(test) else {
+        return;
+    };
+    let started = Instant::now();
+    let mut root = d.client();
+    let base = p99(pings(&mut root, 2000));
+    eprintln!("{test}: daemon at ready: VmRSS {} kB", d.memory_kb().0);
+    let pairs = twenty_three_pairs(&mut root);
+    let mut nobody = nobody_connections(&d, 512);
+    // 32 connections × 32 detached 10-minute requests of 23 pairs.
+    for (i, conn) in nobody.conns.iter().take(32).enumerate() {
+        let frames: Vec<u8> = (0..32)
+            .flat_map(|_| {
+                Request::Acquire(lever_protocol::Acquire {
+                    handle: None,
+                    lease: Lease::from_ms(600_000),
+                    priority: Priority::ThirdPartyLow,
+                    detach: true,
+                    report: false,
+                    pairs: pairs.clone(),
+                })
+                .encode()
+            })
+            .collect();
+        let mut s = conn.try_clone().unwrap();
+        s.write_all(&frames).unwrap();
+        let got = replies(&mut s, 32, Duration::from_secs(10));
+        assert_eq!(got.len(), 32, "connection {i}: replies to the acquires");
+        for reply in got {
+            assert!(matches!(reply, Reply::Handle(_)), "{reply:?}");
+        }
+    }
+    assert_eq!(root.status().unwrap().live_requests, 1024);
+    eprintln!(
+        "{test}: 1,024 requests made in {:?}; daemon VmRSS {} kB",
+        started.elapsed(),
+        d.memory_kb().0
+    );
+    let before = d.memory_kb().0;
+    send_to_all(&nobody.conns, &Request::Status.encode().repeat(4));
+    assert_bounded(&d, &mut root, base, test, before);
+    // The attacker's own connections held its share; once they are gone,
+    // its last one is answered: four documents of 1,024 requests each.
+    let mut last = nobody.conns.pop().unwrap();
+    for c in &nobody.conns {
+        let _ = c.shutdown(std::net::Shutdown::Both);
+    }
+    let t = Instant::now();
+    let docs = documents(&mut last, 4, Duration::from_secs(20));
+    eprintln!(
+        "{test}: the last connection read its 4 documents in {:?}",
+        t.elapsed()
+    );
+    assert_eq!(docs.len(), 4);
+    for doc in docs {
+        let status: lever_protocol::Status = serde_json::from_str(&doc.unwrap()).unwrap();
+        assert_eq!(status.requests.len(), 1024);
+        assert!(status.requests.iter().all(|r| r.pairs.len() == 23));
+    }
+    let (rss, _) = d.memory_kb();
+    let bound = RSS_LIMIT_KB.max(before + Daemon::ATTACK_ALLOWANCE_KB);
+    assert!(!rss_is_the_daemons() || rss < bound, "VmRSS {rss} kB");
+    drop(nobody);
+    root.ping().unwrap();
+    eprintln!("{test}: took {:?}", started.elapsed());
+}
+
+/// Issue 26, replies over many connections (2): EXPLAIN of a resource with
+/// 4,000 votes (root's: a third-party uid may hold 1,024), asked 4 times
+/// by each of 512 connections of `nobody` that never read. Before: 231
+/// MB, root's PING 506 ms. Now a third party's EXPLAIN lists its own votes
+/// and the winner and counts the rest; root still gets all 4,000.
+#[test]
+fn explain_of_4000_votes_on_512_unread_connections_is_bounded() {
+    let test = "EXPLAIN of 4,000 votes, 512 × 4 unread";
+    let Some(d) = daemon_for_512_connections(test) else {
+        return;
+    };
+    let started = Instant::now();
+    let mut root = d.client();
+    let base = p99(pings(&mut root, 2000));
+    // 4,000 votes on the silver floor, held by one root connection.
+    let mut voter = UnixStream::connect(&d.socket).unwrap();
+    let frames: Vec<u8> = (0..4000)
+        .flat_map(|i| {
+            Request::Acquire(lever_protocol::Acquire {
+                handle: None,
+                lease: Lease::UntilReleased,
+                priority: Priority::ThirdPartyLow,
+                detach: false,
+                report: false,
+                pairs: vec![(SILVER_MIN, 1958400 - (i % 2))],
+            })
+            .encode()
+        })
+        .collect();
+    let writer = {
+        let mut w = voter.try_clone().unwrap();
+        std::thread::spawn(move || w.write_all(&frames).unwrap())
+    };
+    let got = replies(&mut voter, 4000, Duration::from_secs(20));
+    writer.join().unwrap();
+    assert_eq!(got.len(), 4000);
+    assert!(got.iter().all(|r| matches!(r, Reply::Handle(_))));
+    let (rss, hwm) = d.memory_kb();
+    eprintln!(
+        "{test}: 4,000 votes made in {:?}; daemon VmRSS {rss} kB, VmHWM {hwm} kB",
+        started.elapsed()
+    );
+    let nobody = nobody_connections(&d, 512);
+    let before = d.memory_kb().0;
+    let explain = Request::Explain {
+        resource: "cpu_min_freq.silver".into(),
+    };
+    send_to_all(&nobody.conns, &explain.encode().repeat(4));
+    eprintln!(
+        "{test}: 512 connections asked at {:?}; daemon VmRSS {} kB",
+        started.elapsed(),
+        d.memory_kb().0
+    );
+    assert_bounded(&d, &mut root, base, test, before);
+    // What `nobody` was told: the winner, as another client, and a count.
+    let mut first = nobody.conns[0].try_clone().unwrap();
+    let docs = documents(&mut first, 4, Duration::from_secs(10));
+    eprintln!("{test}: nobody's replies read at {:?}", started.elapsed());
+    assert_eq!(docs.len(), 4);
+    let doc: lever_protocol::Explain = serde_json::from_str(docs[0].as_ref().unwrap()).unwrap();
+    eprintln!(
+        "{test}: nobody's EXPLAIN {} bytes: {} vote(s) listed, {} counted",
+        docs[0].as_ref().unwrap().len(),
+        doc.votes.len(),
+        doc.other_votes
+    );
+    assert_eq!((doc.votes.len(), doc.other_votes), (1, 3999));
+    assert_eq!(doc.votes[0].handle, lever_protocol::Holder::AnotherClient);
+    // Root sees every vote (a document of over 400 kB, streamed).
+    let t = Instant::now();
+    let all = root.explain("cpu_min_freq.silver").unwrap();
+    eprintln!("{test}: root's EXPLAIN of 4,000 votes in {:?}", t.elapsed());
+    assert_eq!((all.votes.len(), all.other_votes), (4000, 0));
+    drop(nobody);
+    drop(voter);
+    eprintln!("{test}: took {:?}", started.elapsed());
+}
+
+/// Issue 26, replies over many connections (3): 512 connections of
+/// `nobody` pipeline 2,000 STATUS each and never read. Before: 51.5 MB
+/// (a 64 KiB backlog per connection). Now the uid's queued replies are
+/// capped in all; once the others go, one connection reads its replies.
+#[test]
+fn status_floods_on_512_unread_connections_are_bounded_per_uid() {
+    let test = "512 × 2,000 STATUS unread";
+    let Some(d) = daemon_for_512_connections(test) else {
+        return;
+    };
+    let started = Instant::now();
+    let mut root = d.client();
+    let base = p99(pings(&mut root, 2000));
+    let mut nobody = nobody_connections(&d, 512);
+    let before = d.memory_kb().0;
+    send_to_all(&nobody.conns, &Request::Status.encode().repeat(2000));
+    assert_bounded(&d, &mut root, base, test, before);
+    let mut last = nobody.conns.pop().unwrap();
+    for c in &nobody.conns {
+        let _ = c.shutdown(std::net::Shutdown::Both);
+    }
+    let t = Instant::now();
+    let got = read_replies(&mut last, 200, Duration::from_secs(20));
+    eprintln!(
+        "{test}: the last connection read 200 replies in {:?}",
+        t.elapsed()
+    );
+    assert_eq!(got, 200);
+    drop(nobody);
+    root.ping().unwrap();
+    eprintln!("{test}: took {:?}", started.elapsed());
+}

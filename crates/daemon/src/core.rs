@@ -3,8 +3,11 @@
 //! every change, status and explain documents. Time is an argument.
 
 mod apps;
+mod doc;
 mod profile;
 mod signal;
+
+pub use doc::Doc;
 
 use crate::identity::Identity;
 use crate::journal::Journal;
@@ -17,9 +20,9 @@ use lever_engine::{
 };
 use lever_kernel::KernelFs;
 use lever_protocol::{
-    Acquire, Acquired, Applied, Bound, Cause, Clamped, ErrorCode, Explain, Handle, Holder,
-    KindInfo, Lease, PairInfo, PairRule, Priority, Reply, Request as Wire, RequestInfo,
-    ResourceState, SnapDirection, Snapped, SpecInfo, Status, Vote, VoteInfo,
+    Acquire, Acquired, Applied, Bound, Cause, Clamped, ErrorCode, Handle, Holder, KindInfo, Lease,
+    PairInfo, PairRule, Priority, Reply, Request as Wire, RequestInfo, ResourceState,
+    SnapDirection, Snapped, SpecInfo, VoteInfo,
 };
 use lever_targets::Target;
 use lever_tunables::Applier;
@@ -1076,97 +1079,6 @@ impl Core {
             ids.extend(share.detached.iter().copied());
         }
         ids.into_iter().collect()
-    }
-
-    /// The status document: every resource and the requests this client may
-    /// see (all of them for root).
-    pub fn status(&self, client: &Client, now: Duration) -> Status {
-        Status {
-            protocol: lever_protocol::VERSION,
-            target: self.target.name.clone(),
-            source: self.target.source.clone(),
-            root: self.fs.root().display().to_string(),
-            live_requests: self.engine.live_count(),
-            requests: self
-                .visible(client)
-                .into_iter()
-                .filter_map(|id| {
-                    let r = self.engine.request(id)?;
-                    Some(self.request_info(r, self.meta.get(&id)?, now))
-                })
-                .collect(),
-            resources: self
-                .engine
-                .specs()
-                .enumerate()
-                .map(|(i, spec)| self.resource_state(client, i, spec))
-                .collect(),
-            unrestored: self
-                .journal
-                .unrestored()
-                .into_iter()
-                .map(|u| lever_protocol::reply::Unrestored {
-                    node: u.node,
-                    original: u.original,
-                    error: u.error,
-                })
-                .collect(),
-            app_detection: self.tasks_app_detection(),
-            profile: self.profile_status(),
-        }
-    }
-
-    /// Everything about one resource: its spec, value, original, and every
-    /// live vote (others' handles hidden from third-party clients).
-    pub fn explain(&self, client: &Client, resource: &str, now: Duration) -> Option<Explain> {
-        let idx = resource
-            .parse::<Opcode>()
-            .ok()
-            .and_then(|o| self.engine.index_of(o))
-            .or_else(|| self.engine.specs().position(|s| s.name == resource))?;
-        let spec = self.engine.spec(idx)?;
-        let votes = self
-            .engine
-            .votes(idx)
-            .filter_map(|(id, value, _class)| {
-                Some(Vote {
-                    handle: self.holder(client, id),
-                    value,
-                    shown: spec.render(value),
-                    priority: self.vote_priority(id)?,
-                    expires_in_ms: expires_in_ms(self.engine.request(id)?.deadline, now),
-                    usecase: self.usecase_of(client, id),
-                })
-            })
-            .collect();
-        let rule = match spec.aggregation {
-            lever_engine::Aggregation::Max => {
-                "the highest value among the votes of the highest priority class wins"
-            }
-            lever_engine::Aggregation::Min => {
-                "the lowest value among the votes of the highest priority class wins"
-            }
-            lever_engine::Aggregation::Newest => {
-                "the newest vote of the highest priority class wins"
-            }
-            lever_engine::Aggregation::Oldest => {
-                "the oldest live vote of the highest priority class wins"
-            }
-        };
-        let pair = spec
-            .partner()
-            .and_then(|p| self.engine.index_of(p))
-            .and_then(|i| self.engine.spec(i))
-            .map(|s| s.name.clone());
-        Some(Explain {
-            resource: self.resource_state(client, idx, spec),
-            spec: spec_info(spec),
-            rule: rule.to_string(),
-            pair,
-            applied: self.engine.applied(idx).map(|l| spec.render(l)),
-            cause: Some(self.cause(client, idx)),
-            votes,
-        })
     }
 }
 

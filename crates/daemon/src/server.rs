@@ -13,15 +13,18 @@
 //! after everyone else's. A connection whose unsent replies pass
 //! [`REPLY_BACKLOG`] is not read from until its client takes them
 //! (back-pressure: its own socket buffer fills and its writes block), and
-//! any one reply, however large, is streamed as the socket takes it.
+//! any one reply, however large, is streamed as the socket takes it (a
+//! STATUS or EXPLAIN is produced a frame at a time as it is taken).
+//! Reply bytes are also capped per uid and in all ([`ReplyBudget`]): a
+//! uid's hundred unread connections do not get a hundred backlogs.
 //! Connections are capped in all, per uid, and for third-party clients
 //! together ([`ConnLimits`]); running out of descriptors rests the listener
 //! instead of spinning on it.
 
-use crate::core::{Client, Core};
+use crate::core::{Client, Core, Doc};
 use crate::identity;
 use crate::log::Logger;
-use lever_protocol::{decode_request, Reply};
+use lever_protocol::{decode_request, Reply, MAX_BODY};
 use rustix::buffer::spare_capacity;
 use rustix::event::epoll;
 use rustix::fd::{AsFd, OwnedFd};
@@ -30,6 +33,9 @@ use std::collections::HashMap;
 use std::io::{self, Read, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::time::{Duration, Instant};
+
+mod replies;
+pub use replies::ReplyBudget;
 
 const LISTENER: u64 = 1;
 const TIMER: u64 = 2;
@@ -44,6 +50,12 @@ const FIRST_CONN: u64 = 16;
 /// the client has taken some: back-pressure instead of buffering. One reply
 /// may be larger (a STATUS of thousands of requests); it is streamed.
 pub const REPLY_BACKLOG: usize = 64 << 10;
+/// Frames of a STATUS or EXPLAIN produced per connection per loop turn
+/// (the socket taking them all), so a huge document shares the loop.
+const PIECES_PER_TURN: usize = 4;
+/// A connection's read or write buffer larger than this is given back
+/// once it is empty.
+const SMALL_BUFFER: usize = 1 << 10;
 /// Frames answered per connection per loop turn, so a client with a
 /// thousand requests pipelined waits its turn like everyone else.
 pub const FRAMES_PER_TURN: usize = 16;
@@ -116,6 +128,13 @@ struct Conn {
     /// journal's ticket); everyone else is served meanwhile.
     parked: Option<u64>,
     closing: bool,
+    /// A STATUS or EXPLAIN being produced as the client takes it: no other
+    /// frame is answered until it is complete (replies stay in order).
+    doc: Option<Box<Doc>>,
+    /// Its text produced and not yet framed (less than a frame).
+    text: Vec<u8>,
+    /// What it holds, as charged to the reply budgets.
+    charge: replies::Charge,
 }
 
 impl Conn {
@@ -123,10 +142,34 @@ impl Conn {
         self.wbuf.len() - self.wpos
     }
 
+    /// Reply bytes it holds: unsent replies (the buffer they take), a
+    /// document's text not yet framed and the document's own state.
+    fn queued(&self) -> usize {
+        let unsent = if self.backlog() > 0 {
+            self.wbuf.capacity()
+        } else {
+            0
+        };
+        unsent + self.text.capacity() + self.doc.as_ref().map_or(0, |d| d.size())
+    }
+
     /// May frames be answered now (not closing, not waiting for the
-    /// journal, replies being taken)?
+    /// journal, no document in progress, replies being taken)?
     fn answerable(&self) -> bool {
-        !self.closing && self.parked.is_none() && self.backlog() <= REPLY_BACKLOG
+        !self.closing
+            && self.parked.is_none()
+            && self.doc.is_none()
+            && self.backlog() <= REPLY_BACKLOG
+    }
+
+    /// Should it have another turn without waiting for epoll: frames left
+    /// to answer or a document to go on with while its socket takes it
+    /// (unless it waits for the reply budget: it is woken when replies
+    /// are taken), or events to change?
+    fn wants_turn(&self) -> bool {
+        let go_on =
+            (self.pending && self.answerable()) || (self.doc.is_some() && self.backlog() == 0);
+        (go_on && self.charge.waiting.is_none()) || self.interest != self.wanted()
     }
 
     /// The events this connection should wait for: input only while its
@@ -137,6 +180,8 @@ impl Conn {
         if !self.closing
             && !self.pending
             && self.parked.is_none()
+            && self.doc.is_none()
+            && self.charge.waiting.is_none()
             && self.backlog() <= REPLY_BACKLOG
         {
             f |= epoll::EventFlags::IN | epoll::EventFlags::RDHUP;
@@ -199,6 +244,8 @@ pub struct Server<'a> {
     parked: HashMap<u64, Vec<u64>>,
     /// App detection, when it runs.
     apps: Option<crate::apps::AppWatch>,
+    /// Reply bytes queued per uid and in all, against [`ReplyBudget`].
+    replies: replies::Replies,
 }
 
 fn pipe_pair() -> io::Result<(OwnedFd, OwnedFd)> {
@@ -316,6 +363,7 @@ impl<'a> Server<'a> {
             refused: (0, None),
             parked: HashMap::new(),
             apps: None,
+            replies: replies::Replies::new(ReplyBudget::default()),
         })
     }
 
@@ -332,6 +380,16 @@ impl<'a> Server<'a> {
     /// descriptor limit).
     pub fn set_conn_limits(&mut self, limits: ConnLimits) {
         self.limits = limits;
+    }
+
+    /// Replace the reply budgets (tests; see [`ReplyBudget::default`]).
+    pub fn set_reply_budget(&mut self, budget: ReplyBudget) {
+        self.replies.set_budget(budget);
+    }
+
+    /// The reply budgets in force.
+    pub fn reply_budget(&self) -> &ReplyBudget {
+        self.replies.budget()
     }
 
     /// The connection caps in force.
@@ -489,11 +547,7 @@ impl<'a> Server<'a> {
             for conn in ready {
                 if !served.contains(&conn) {
                     self.on_conn(conn, epoll::EventFlags::empty());
-                } else if self
-                    .conns
-                    .get(&conn)
-                    .is_some_and(|c| c.pending && c.answerable())
-                {
+                } else if self.conns.get(&conn).is_some_and(Conn::wants_turn) {
                     self.ready.push(conn);
                 }
             }
@@ -754,6 +808,9 @@ impl<'a> Server<'a> {
                 pending: false,
                 parked: None,
                 closing: false,
+                doc: None,
+                text: Vec::new(),
+                charge: replies::Charge::default(),
             },
         );
         self.core.metrics().set_clients(self.conns.len());
@@ -795,12 +852,25 @@ impl<'a> Server<'a> {
         if flush(c).is_err() {
             eof = true;
         }
+        self.replies.charge(c);
+        // A document in progress goes on as its client takes it.
+        if !eof && produce(&self.core, &mut self.replies, c, now).is_err() {
+            eof = true;
+        }
         let can_answer = Conn::answerable;
-        if !eof
+        let readable = !eof
             && !c.pending
             && can_answer(c)
-            && flags.intersects(epoll::EventFlags::IN | epoll::EventFlags::RDHUP)
-        {
+            && flags.intersects(epoll::EventFlags::IN | epoll::EventFlags::RDHUP);
+        // Over the reply budget: not read, not answered, until replies of
+        // its uid (or of the pool) are taken.
+        let budget = self
+            .replies
+            .allows_read(c.client.id.uid, c.client.id.system);
+        if let (true, Err(why)) = (readable, budget) {
+            self.replies.wait(conn, &mut c.charge, why);
+        }
+        if readable && budget.is_ok() {
             loop {
                 match c.stream.read(&mut self.scratch) {
                     Ok(0) => eof = true,
@@ -819,6 +889,12 @@ impl<'a> Server<'a> {
         let mut used_total = 0;
         let mut answered = 0;
         while c.pending && can_answer(c) && answered < FRAMES_PER_TURN {
+            // Checked before the reply is built: a cap is passed by one
+            // reply at most (a document is produced a frame at a time).
+            if let Err(why) = self.replies.allows(c.client.id.uid, c.client.id.system) {
+                self.replies.wait(conn, &mut c.charge, why);
+                break;
+            }
             match decode_request(&c.rbuf[used_total..]) {
                 Ok(None) => c.pending = false,
                 Ok(Some((req, used))) => {
@@ -838,6 +914,15 @@ impl<'a> Server<'a> {
                     answered += 1;
                     let kind = crate::metrics::Kind::of(&req);
                     let t0 = Instant::now();
+                    // STATUS and EXPLAIN: produced as the client reads.
+                    if let Some(doc) = self.core.open_doc(&c.client, &req) {
+                        c.doc = Some(Box::new(doc));
+                        self.core
+                            .metrics()
+                            .request(crate::metrics::Outcome::Answered, t0.elapsed());
+                        self.replies.charge(c);
+                        continue;
+                    }
                     let reply = match &req {
                         lever_protocol::Request::Register(r) => {
                             let apps = self.apps.get_or_insert_with(|| {
@@ -858,6 +943,7 @@ impl<'a> Server<'a> {
                     metrics.request(kind.outcome(&reply), t0.elapsed());
                     metrics.set_live(self.core.live());
                     c.wbuf.extend_from_slice(&reply.encode());
+                    self.replies.charge(c);
                 }
                 Err(e) => {
                     // The stream cannot be trusted past a bad frame.
@@ -878,14 +964,23 @@ impl<'a> Server<'a> {
             }
         }
         c.rbuf.drain(..used_total);
+        if c.rbuf.is_empty() && c.rbuf.capacity() > SMALL_BUFFER {
+            // A pipelined burst is over: 16 KiB per idle connection add up.
+            c.rbuf = Vec::new();
+        }
         if answered > 0 && flush(c).is_err() {
             eof = true;
         }
+        // A document opened this turn gets its first frames.
+        if !eof && produce(&self.core, &mut self.replies, c, now).is_err() {
+            eof = true;
+        }
+        self.replies.charge(c);
         if eof || (c.closing && c.backlog() == 0) {
             self.close(conn, "connection closed");
             return;
         }
-        if c.pending && can_answer(c) {
+        if c.wants_turn() {
             self.ready.push(conn);
         }
         let want = c.wanted();
@@ -898,12 +993,28 @@ impl<'a> Server<'a> {
                 want,
             );
         }
+        self.replies.nudge(c.client.id.uid, c.client.id.system);
+        self.wake_waiters();
+    }
+
+    /// Connections that waited for the reply budget try again (a few per
+    /// queue each time replies are taken).
+    fn wake_waiters(&mut self) {
+        for conn in self.replies.woken() {
+            if let Some(c) = self.conns.get_mut(&conn) {
+                c.charge.waiting = None;
+                self.ready.push(conn);
+            }
+        }
     }
 
     fn close(&mut self, conn: u64, why: &str) {
-        let Some(c) = self.conns.remove(&conn) else {
+        let Some(mut c) = self.conns.remove(&conn) else {
             return;
         };
+        self.replies.forget(conn, &mut c.charge);
+        self.replies.nudge(c.client.id.uid, c.client.id.system);
+        self.wake_waiters();
         let _ = epoll::delete(&self.epoll, &c.stream);
         if let Some(fd) = &c.pidfd {
             let _ = epoll::delete(&self.epoll, fd);
@@ -977,9 +1088,64 @@ fn nodes_of(target: &lever_targets::Target, a: &lever_protocol::Acquire) -> Vec<
     nodes
 }
 
+/// Produce more of `c`'s document, if it has one, while nothing of it
+/// waits unsent and the reply budget allows: a frame at a time, at most
+/// [`PIECES_PER_TURN`] frames a turn. The daemon never holds more than
+/// about a frame of a document, whatever its size.
+fn produce(
+    core: &Core,
+    replies: &mut replies::Replies,
+    c: &mut Conn,
+    now: Duration,
+) -> io::Result<()> {
+    for _ in 0..PIECES_PER_TURN {
+        if c.doc.is_none() || c.backlog() > 0 {
+            break;
+        }
+        if let Err(why) = replies.allows(c.client.id.uid, c.client.id.system) {
+            replies.wait(c.client.conn, &mut c.charge, why);
+            break;
+        }
+        let Some(doc) = c.doc.as_mut() else { break };
+        let done = core.doc_next(&c.client, doc, &mut c.text, MAX_BODY + 1, now);
+        frame_text(&mut c.text, &mut c.wbuf, done);
+        if done {
+            c.doc = None;
+            c.text = Vec::new();
+        }
+        replies.charge(c);
+        flush(c)?;
+        replies.charge(c);
+    }
+    Ok(())
+}
+
+/// Move JSON text into JSON frames: whole frames while more than a frame
+/// waits (flag MORE: more follows), and everything once the document is
+/// `done` (its last frame without MORE). Cut at UTF-8 boundaries, as
+/// readers decode each frame.
+fn frame_text(text: &mut Vec<u8>, wbuf: &mut Vec<u8>, done: bool) {
+    while text.len() > MAX_BODY || (done && !text.is_empty()) {
+        let mut cut = text.len().min(MAX_BODY);
+        while cut > 0 && cut < text.len() && text[cut] & 0xC0 == 0x80 {
+            cut -= 1;
+        }
+        let piece: Vec<u8> = text.drain(..cut).collect();
+        let piece = String::from_utf8(piece)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+        let reply = if done && text.is_empty() {
+            Reply::Json(piece)
+        } else {
+            Reply::JsonMore(piece)
+        };
+        wbuf.extend_from_slice(&reply.encode());
+    }
+}
+
 /// Send as much of `c`'s replies as the socket takes now; the rest waits
-/// for EPOLLOUT. Keeps the buffer's allocation once it is empty, and
-/// returns it once it is large and drained (after a big STATUS).
+/// for EPOLLOUT. Keeps a small buffer's allocation once it is empty, and
+/// returns a larger one once drained (after a big reply): idle
+/// connections by the thousand hold almost nothing.
 fn flush(c: &mut Conn) -> io::Result<()> {
     while c.backlog() > 0 {
         match c.stream.write(&c.wbuf[c.wpos..]) {
@@ -993,7 +1159,7 @@ fn flush(c: &mut Conn) -> io::Result<()> {
     if c.backlog() == 0 {
         c.wbuf.clear();
         c.wpos = 0;
-        if c.wbuf.capacity() > REPLY_BACKLOG {
+        if c.wbuf.capacity() > SMALL_BUFFER {
             c.wbuf = Vec::new();
         }
     } else if c.wpos > REPLY_BACKLOG {

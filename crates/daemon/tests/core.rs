@@ -854,3 +854,83 @@ fn ten_thousand_deadlines_at_one_instant_end_in_bounded_batches() {
     assert_eq!((batches, f.core.live()), (40, 0));
     assert_eq!(f.node(UCLAMP), "0");
 }
+
+/// A STATUS or EXPLAIN produced piece by piece (as the event loop does,
+/// a frame at a time) is the same document as the whole one; a client
+/// other than root sees its own votes and the winner, the rest counted.
+#[test]
+fn documents_in_pieces_are_the_whole_documents_and_others_votes_are_counted() {
+    let mut f = fixture(Limits::default());
+    let now = ms(1_000);
+    let (a, b) = (app(1), app(2));
+    for i in 0..20 {
+        handle(f.core.handle(
+            &a,
+            ask(0, Priority::ThirdPartyLow, &[(0x44000000, 100 + i)]),
+            now,
+        ));
+        handle(f.core.handle(
+            &b,
+            ask(60_000, Priority::ThirdPartyHigh, &[(0x44000000, 200 + i)]),
+            now,
+        ));
+    }
+    let top = handle(f.core.handle(
+        &root(),
+        ask(0, Priority::SystemLow, &[(0x44000000, 50)]),
+        now,
+    ));
+    let pieces = |f: &common::Fixture, c: &Client, req: &Request| -> (String, usize) {
+        let mut doc = f.core.open_doc(c, req).expect("a document");
+        let (mut text, mut calls) = (Vec::new(), 0);
+        loop {
+            let want = text.len() + 64;
+            if f.core.doc_next(c, &mut doc, &mut text, want, now) {
+                break;
+            }
+            calls += 1;
+        }
+        (String::from_utf8(text).unwrap(), calls)
+    };
+    // Third-party: its 20 votes and the winner (root's, not named).
+    let mine = f.core.explain(&a, "sched_util_clamp_min", now).unwrap();
+    assert_eq!(mine.votes.len(), 21);
+    assert_eq!(mine.other_votes, 20);
+    assert_eq!(mine.votes[0].handle, Holder::AnotherClient);
+    assert_eq!(mine.votes[0].value, 50);
+    assert!(mine.votes[1..]
+        .iter()
+        .all(|v| v.priority == Priority::ThirdPartyLow && v.handle != Holder::AnotherClient));
+    let req = Request::Explain {
+        resource: "sched_util_clamp_min".into(),
+    };
+    let (text, calls) = pieces(&f, &a, &req);
+    assert!(calls > 10, "{calls} pieces");
+    assert_eq!(serde_json::from_str::<Explain>(&text).unwrap(), mine);
+    // Root: every vote, none counted apart.
+    let all = f.core.explain(&root(), "0x44000000", now).unwrap();
+    assert_eq!((all.votes.len(), all.other_votes), (41, 0));
+    assert_eq!(all.votes[0].handle, Holder::Handle(top));
+    let (text, _) = pieces(&f, &root(), &req);
+    assert_eq!(serde_json::from_str::<Explain>(&text).unwrap(), all);
+    // STATUS: the same, whole or in pieces; a third party sees its own.
+    for c in [root(), a.clone()] {
+        let whole = f.core.status(&c, now);
+        let (text, _) = pieces(&f, &c, &Request::Status);
+        assert_eq!(serde_json::from_str::<Status>(&text).unwrap(), whole);
+    }
+    assert_eq!(f.core.status(&a, now).requests.len(), 20);
+    assert_eq!(f.core.status(&root(), now).requests.len(), 41);
+    // A request that ends while its document is produced is left out.
+    let mut doc = f.core.open_doc(&b, &Request::Status).unwrap();
+    f.core.client_gone(b.conn);
+    let mut text = Vec::new();
+    while !f.core.doc_next(&b, &mut doc, &mut text, usize::MAX, now) {}
+    let st: Status = serde_json::from_slice(&text).unwrap();
+    assert!(st.requests.is_empty());
+    assert!(f.core.open_doc(&a, &Request::Ping).is_none());
+    let unknown = Request::Explain {
+        resource: "no_such".into(),
+    };
+    assert!(f.core.open_doc(&a, &unknown).is_none());
+}

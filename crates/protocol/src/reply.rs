@@ -255,8 +255,19 @@ pub struct Explain {
     /// `None` only from a daemon that predates this field.
     #[serde(default)]
     pub cause: Option<Cause>,
-    /// Every live vote, strongest first.
+    /// The live votes, strongest first: every one for root; for any other
+    /// client its own votes, the resource's winning vote (as "another
+    /// client" when it is not its own) and the profile's, while the rest
+    /// are only counted in `other_votes`.
     pub votes: Vec<Vote>,
+    /// Other clients' votes not listed in `votes` (0, and absent, for
+    /// root and from older daemons).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub other_votes: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// A vote named as the reason for a value: whose, its class and value.
@@ -613,8 +624,10 @@ mod tests {
                 expires_in_ms: Some(250),
                 usecase: None,
             }],
+            other_votes: 0,
         };
         let value = serde_json::to_value(&explain).unwrap();
+        assert!(value.get("other_votes").is_none(), "absent when 0");
         assert_eq!(value["winner"], json!(5));
         assert_eq!(value["opcode"], json!("0x44008100"));
         assert_eq!(
@@ -634,6 +647,16 @@ mod tests {
         assert_eq!(back.spec.kind.values().len(), 2);
         assert_eq!(KindInfo::PairMin { max: "0x1".into() }.as_str(), "pair-min");
         assert!(serde_json::from_value::<Holder>(json!("someone")).is_err());
+        let summarised = Explain {
+            other_votes: 3999,
+            ..explain
+        };
+        let value = serde_json::to_value(&summarised).unwrap();
+        assert_eq!(value["other_votes"], json!(3999));
+        assert_eq!(
+            serde_json::from_value::<Explain>(value).unwrap(),
+            summarised
+        );
     }
 
     #[test]

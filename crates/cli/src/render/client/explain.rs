@@ -62,6 +62,12 @@ pub fn explain(doc: &Explain, json: bool) -> anyhow::Result<()> {
                 .map_or_else(|| "never".into(), |ms| format!("in {ms} ms"))
         )?;
     }
+    if doc.other_votes > 0 {
+        outln!(
+            "    and {} vote(s) of other clients (only root sees them one by one)",
+            doc.other_votes
+        )?;
+    }
     outln!("  applied:     {}", or_dash(doc.applied.as_ref()))?;
     if let Some(why) = doc.cause.as_ref().and_then(|c| decided_by(c, &r.unit)) {
         outln!("  decided by:  {why}")?;
