@@ -18,6 +18,8 @@
 
 mod common;
 
+use common::attack::{assert_within_2x, p99, pings, rss_bound_kb, rss_is_the_daemons};
+
 use common::LEVER;
 use lever_client::{Client, Lease, Priority};
 use lever_protocol::{decode_reply, Reply, Request};
@@ -221,51 +223,6 @@ fn nobody_connections(d: &Daemon, n: usize) -> Nobody {
         conns,
         _back: mine,
     }
-}
-
-fn p99(mut samples: Vec<Duration>) -> Duration {
-    samples.sort();
-    samples[samples.len() * 99 / 100]
-}
-
-/// Latencies of `n` PINGs from `c`.
-fn pings(c: &mut Client, n: usize) -> Vec<Duration> {
-    (0..n)
-        .map(|_| {
-            let t = Instant::now();
-            assert_eq!(c.ping().unwrap(), 1);
-            t.elapsed()
-        })
-        .collect()
-}
-
-/// Whether the daemon's VmRSS is its own, so that its bound (RSS at ready + 4 MB)
-/// can be checked: under qemu-user (LEVER_UNDER_QEMU, scripts/cross-test.sh) it is
-/// mostly qemu's translated code (~50 MB), printed but not bounded.
-fn rss_is_the_daemons() -> bool {
-    std::env::var_os("LEVER_UNDER_QEMU").is_none()
-}
-
-/// The promise "p99 within 2× of the unattacked baseline": `base` was
-/// measured before the attack; `during` samples the same workload now.
-/// A noisy neighbour (this machine is shared) can spoil one sample, so up
-/// to three are taken; a daemon that lets the attacker in fails all three
-/// by orders of magnitude. The baseline is floored at 500 µs, the spread
-/// of a 2-vCPU VM's wake-ups (ten times that under qemu-user, where every
-/// wake-up and system call of both sides is emulated: an aarch64 run
-/// once saw 1.1–2.7 ms beside a 0.26 ms baseline).
-fn assert_within_2x(what: &str, base: Duration, mut during: impl FnMut() -> Duration) {
-    let limit = 2 * base.max(common::daemon::bound(Duration::from_micros(500)));
-    let mut seen = Vec::new();
-    for _ in 0..3 {
-        let p = during();
-        if p <= limit {
-            eprintln!("{what}: p99 {p:?} under attack, baseline {base:?}");
-            return;
-        }
-        seen.push(p);
-    }
-    panic!("{what}: p99 under attack {seen:?}, over 2× the baseline {base:?} (limit {limit:?})");
 }
 
 fn acquire_release(c: &mut Client, value: i64) {
@@ -640,14 +597,6 @@ fn detached_requests_from_many_connections_are_capped_per_uid() {
     drop(nobody);
 }
 
-/// Issue 26's bound on the daemon's resident memory under the reply
-/// attacks below, whatever the number of connections. What the daemon
-/// holds before an attack (its debug binary's pages, the requests an
-/// attack sets up) varies with the tree, so the bound checked is this or
-/// that plus [`Daemon::ATTACK_ALLOWANCE_KB`], whichever is larger; both
-/// figures are printed.
-const RSS_LIMIT_KB: u64 = 16 * 1024;
-
 /// A daemon whose descriptor limit lets one uid hold 512 connections
 /// (1/8 of the 4,096 in all), and this process allowed as many; `None`
 /// (and why, printed) where the test cannot run.
@@ -683,10 +632,10 @@ fn send_to_all(conns: &[UnixStream], frames: &[u8]) {
 }
 
 /// After an attack has been sent: root's PING p99 within 2× its baseline
-/// and the daemon under [`RSS_LIMIT_KB`] (or `before`, its RSS once the
-/// attack was set up, plus the allowance), all printed.
+/// and the daemon under [`rss_bound_kb`] of `before` (its RSS once the
+/// attack was set up), all printed.
 fn assert_bounded(d: &Daemon, root: &mut Client, base: Duration, what: &str, before: u64) {
-    let bound = RSS_LIMIT_KB.max(before + Daemon::ATTACK_ALLOWANCE_KB);
+    let bound = rss_bound_kb(before);
     // Let the daemon take what it will of the attack.
     std::thread::sleep(Duration::from_millis(500));
     let (rss, hwm) = d.memory_kb();
@@ -836,7 +785,7 @@ fn status_of_1024_detached_requests_on_512_unread_connections_is_bounded() {
         assert!(status.requests.iter().all(|r| r.pairs.len() == 23));
     }
     let (rss, _) = d.memory_kb();
-    let bound = RSS_LIMIT_KB.max(before + Daemon::ATTACK_ALLOWANCE_KB);
+    let bound = rss_bound_kb(before);
     assert!(!rss_is_the_daemons() || rss < bound, "VmRSS {rss} kB");
     drop(nobody);
     root.ping().unwrap();

@@ -72,8 +72,29 @@ impl Default for Limits {
 pub struct Client {
     /// Connection id (unique for the daemon's life).
     pub conn: u64,
-    /// Who it is.
+    /// Who it is. `id.system` decides how its requests are counted (a
+    /// third-party uid's caps, never the system reserve).
     pub id: Identity,
+    /// Acts for the board's own configuration (an app's use cases, from
+    /// the target): may use system-only resources and system priorities
+    /// whatever `id.system`, but is still counted as `id`'s uid and class.
+    pub board: bool,
+}
+
+impl Client {
+    /// A client as its identity makes it (not acting for the board).
+    pub fn new(conn: u64, id: Identity) -> Client {
+        Client {
+            conn,
+            id,
+            board: false,
+        }
+    }
+
+    /// May it use system-only resources and system priority classes?
+    pub fn may_use_system(&self) -> bool {
+        self.id.system || self.board
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -92,6 +113,12 @@ struct Meta {
     /// Made by a system client (may use system-only resources whatever
     /// its class).
     system: bool,
+    /// Counted in the third-party share (its uid is not root or the
+    /// system group), whatever `system` allows it.
+    third_party: bool,
+    /// Owned by a process (BIND), not by a connection: like a detached
+    /// request, any connection of its uid may see and release it.
+    bound: bool,
     /// The use case it triggered (`name` or `name/variant`), for a SIGNAL.
     usecase: Option<String>,
 }
@@ -102,6 +129,49 @@ struct Meta {
 struct UidShare {
     live: usize,
     detached: BTreeSet<RequestId>,
+}
+
+/// Live things that are not engine requests (profile holds), counted
+/// against the same caps as requests: per connection, per uid, the
+/// third-party share and the total.
+#[derive(Debug, Default)]
+struct Tally {
+    by_conn: HashMap<u64, usize>,
+    by_uid: HashMap<u32, usize>,
+    third_party: usize,
+    total: usize,
+}
+
+impl Tally {
+    fn of_conn(&self, conn: u64) -> usize {
+        self.by_conn.get(&conn).copied().unwrap_or(0)
+    }
+
+    fn of_uid(&self, uid: u32) -> usize {
+        self.by_uid.get(&uid).copied().unwrap_or(0)
+    }
+
+    fn add(&mut self, conn: u64, uid: u32, third_party: bool) {
+        *self.by_conn.entry(conn).or_default() += 1;
+        *self.by_uid.entry(uid).or_default() += 1;
+        self.third_party += usize::from(third_party);
+        self.total += 1;
+    }
+
+    fn remove(&mut self, conn: u64, uid: u32, third_party: bool) {
+        fn down<K: std::hash::Hash + Eq>(map: &mut HashMap<K, usize>, key: K) {
+            if let Some(n) = map.get_mut(&key) {
+                *n -= 1;
+                if *n == 0 {
+                    map.remove(&key);
+                }
+            }
+        }
+        down(&mut self.by_conn, conn);
+        down(&mut self.by_uid, uid);
+        self.third_party -= usize::from(third_party);
+        self.total -= 1;
+    }
 }
 
 /// The engine's class for a priority a client asked for: the one place the
@@ -146,6 +216,11 @@ pub struct Core {
     metrics: Arc<Metrics>,
     /// Profiles applied through the daemon (base, holds, the one in effect).
     profiles: profile::Profiles,
+    /// Profile holds, counted against the request caps.
+    holds_count: Tally,
+    /// A BIND is being granted: the request it makes is owned by a
+    /// process (set only around that call).
+    binding: bool,
 }
 
 /// Unguessable handles from the kernel's random pool, fetched 256 at a time
@@ -247,6 +322,8 @@ impl Core {
             by_conn: HashMap::new(),
             by_uid: HashMap::new(),
             third_party_live: 0,
+            holds_count: Tally::default(),
+            binding: false,
             written: HashMap::new(),
             limits,
             log,
@@ -319,17 +396,25 @@ impl Core {
             Wire::ProfileOff => self.profile_off(client, now),
             // The event loop answers REGISTER (the app's pidfd joins its
             // epoll set); a core on its own cannot.
-            Wire::Register(_) => refuse(
+            Wire::Register(_) | Wire::Bind(_) | Wire::Behalf(_) => refuse(
                 ErrorCode::Invalid,
-                "REGISTER is not served here (only by a running daemon)",
+                "REGISTER, BIND and BEHALF are not served here (only by a running daemon)",
             ),
         }
+    }
+
+    /// Does connection `conn` hold a request or a profile hold?
+    pub fn holds_anything(&self, conn: u64) -> bool {
+        self.by_conn.contains_key(&conn) || self.holds_count.of_conn(conn) > 0
     }
 
     /// May `client` see and change request `id`?
     fn owns(&self, client: &Client, id: RequestId) -> bool {
         self.meta.get(&id).is_some_and(|m| {
-            m.conn == client.conn || (m.detached && m.uid == client.id.uid) || client.id.uid == 0
+            m.conn == client.conn
+                || ((m.detached || m.bound) && m.uid == client.id.uid)
+                || (m.bound && client.id.system)
+                || client.id.uid == 0
         })
     }
 
@@ -348,7 +433,7 @@ impl Core {
         usecase: Option<String>,
     ) -> Reply {
         self.granted = None;
-        let system = client.id.system;
+        let system = client.may_use_system();
         let priority = a.priority;
         if priority.is_system() && !system {
             return refuse(
@@ -485,6 +570,8 @@ impl Core {
                 pairs,
                 priority,
                 system,
+                third_party: !client.id.system,
+                bound: self.binding,
                 usecase: usecase.clone(),
             },
         );
@@ -695,10 +782,11 @@ impl Core {
     /// Why `client` may not make one more request, if so: its
     /// connection's limit, its uid's share (detached requests included),
     /// the third-party clients' share (the system reserve), the total.
-    fn over_limit(&self, client: &Client) -> Option<String> {
+    pub(crate) fn over_limit(&self, client: &Client) -> Option<String> {
         let l = &self.limits;
         let system = client.id.system;
-        let held = self.by_conn.get(&client.conn).map_or(0, BTreeSet::len);
+        let held = self.by_conn.get(&client.conn).map_or(0, BTreeSet::len)
+            + self.holds_count.of_conn(client.conn);
         let limit = if system {
             l.system_requests
         } else {
@@ -709,10 +797,10 @@ impl Core {
                 "this client already holds {held} requests (limit {limit})"
             ));
         }
-        let live = self.engine.live_count();
+        let live = self.engine.live_count() + self.holds_count.total;
         if !system {
             let uid = client.id.uid;
-            let mine = self.by_uid.get(&uid).map_or(0, |u| u.live);
+            let mine = self.by_uid.get(&uid).map_or(0, |u| u.live) + self.holds_count.of_uid(uid);
             if mine >= l.third_party_requests_per_uid {
                 return Some(format!(
                     "uid {uid} already holds {mine} live requests (limit {} per uid, detached ones included)",
@@ -720,10 +808,10 @@ impl Core {
                 ));
             }
             let share = l.live_requests.saturating_sub(l.system_reserve);
-            if self.third_party_live >= share {
+            let third_party = self.third_party_live + self.holds_count.third_party;
+            if third_party >= share {
                 return Some(format!(
-                    "third-party clients hold {} live requests (limit {share}; the rest is kept for system clients)",
-                    self.third_party_live
+                    "third-party clients hold {third_party} live requests (limit {share}; the rest is kept for system clients)"
                 ));
             }
         }
@@ -742,10 +830,10 @@ impl Core {
         self.by_conn.entry(meta.conn).or_default().insert(id);
         let share = self.by_uid.entry(meta.uid).or_default();
         share.live += 1;
-        if meta.detached {
+        if meta.detached || meta.bound {
             share.detached.insert(id);
         }
-        if !meta.system {
+        if meta.third_party {
             self.third_party_live += 1;
         }
         self.meta.insert(id, meta);
@@ -767,7 +855,7 @@ impl Core {
                 self.by_uid.remove(&meta.uid);
             }
         }
-        if !meta.system {
+        if meta.third_party {
             self.third_party_live -= 1;
         }
         Some(meta)

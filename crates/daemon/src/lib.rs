@@ -32,6 +32,7 @@ pub mod identity;
 pub mod journal;
 pub mod log;
 pub mod metrics;
+pub mod seats;
 pub mod server;
 pub mod tasks;
 pub mod writer;

@@ -24,6 +24,7 @@
 use crate::core::{Client, Core, Doc};
 use crate::identity;
 use crate::log::Logger;
+use crate::seats::Seats;
 use lever_protocol::{decode_request, Reply, MAX_BODY};
 use rustix::buffer::spare_capacity;
 use rustix::event::epoll;
@@ -230,10 +231,8 @@ pub struct Server<'a> {
     busy_poll: Duration,
     /// Read buffer shared by all connections (not zeroed per read).
     scratch: Box<[u8]>,
-    limits: ConnLimits,
-    /// Connections per uid, and third-party connections in all.
-    per_uid: HashMap<u32, usize>,
-    third_party: usize,
+    /// Connections and process-owned configurations, against the caps.
+    seats: Seats,
     /// A descriptor kept free for the moment the table is full: closed to
     /// accept (and refuse) one pending connection, then reopened.
     spare: Option<std::fs::File>,
@@ -356,9 +355,7 @@ impl<'a> Server<'a> {
             reload,
             busy_poll: Duration::ZERO,
             scratch: vec![0u8; 16384].into_boxed_slice(),
-            limits: ConnLimits::for_nofile(nofile),
-            per_uid: HashMap::new(),
-            third_party: 0,
+            seats: Seats::new(ConnLimits::for_nofile(nofile)),
             spare: spare_fd(),
             refused: (0, None),
             parked: HashMap::new(),
@@ -379,7 +376,7 @@ impl<'a> Server<'a> {
     /// Replace the connection caps (tests; the default follows the
     /// descriptor limit).
     pub fn set_conn_limits(&mut self, limits: ConnLimits) {
-        self.limits = limits;
+        self.seats.set_limits(limits);
     }
 
     /// Replace the reply budgets (tests; see [`ReplyBudget::default`]).
@@ -394,7 +391,7 @@ impl<'a> Server<'a> {
 
     /// The connection caps in force.
     pub fn conn_limits(&self) -> &ConnLimits {
-        &self.limits
+        self.seats.limits()
     }
 
     /// Start app detection (the target's `apps:`), reading processes
@@ -441,23 +438,37 @@ impl<'a> Server<'a> {
     fn scan_apps(&mut self) {
         let Some(w) = self.apps.as_mut() else { return };
         let now = self.epoch.elapsed();
-        let started = w.scan(&mut self.core, now);
-        watch_started(&self.epoll, w, &mut self.core, &self.log, started);
+        let started = w.scan(&mut self.core, &mut self.seats, now);
+        watch_started(
+            &self.epoll,
+            w,
+            &mut self.core,
+            &mut self.seats,
+            &self.log,
+            started,
+        );
     }
 
     fn apps_readable(&mut self) {
         let Some(w) = self.apps.as_mut() else { return };
         let now = self.epoch.elapsed();
-        let started = w.on_readable(&mut self.core, now);
-        watch_started(&self.epoll, w, &mut self.core, &self.log, started);
+        let started = w.on_readable(&mut self.core, &mut self.seats, now);
+        watch_started(
+            &self.epoll,
+            w,
+            &mut self.core,
+            &mut self.seats,
+            &self.log,
+            started,
+        );
     }
 
     fn app_exited(&mut self, conn: u64) {
         let Some(w) = self.apps.as_mut() else { return };
-        if let Some((name, pidfd)) = w.exited(&mut self.core, conn) {
+        if let Some((name, pidfd)) = w.exited(&mut self.core, &mut self.seats, conn) {
             let _ = epoll::delete(&self.epoll, &pidfd);
             self.log.info(&format!(
-                "app {name} (pid {}) exited: its configuration is released",
+                "{name} (pid {}) exited: its configuration is released",
                 pidfd.pid()
             ));
         }
@@ -731,23 +742,7 @@ impl<'a> Server<'a> {
                 return;
             }
         };
-        let held = self.per_uid.get(&id.uid).copied().unwrap_or(0);
-        let l = &self.limits;
-        let refuse = if self.conns.len() >= l.total {
-            Some(format!("too many connections (limit {})", l.total))
-        } else if !id.system && self.third_party >= l.total - l.reserve {
-            Some(format!(
-                "too many third-party connections (limit {}; the rest is kept for system clients)",
-                l.total - l.reserve
-            ))
-        } else if id.uid != 0 && held >= l.per_uid {
-            Some(format!(
-                "uid {} already has {held} connections (limit {} per uid)",
-                id.uid, l.per_uid
-            ))
-        } else {
-            None
-        };
+        let refuse = self.seats.refusal(id.uid, id.system);
         if let Some(message) = refuse {
             let _ = (&stream).write(&refusal(message.clone()));
             self.refused.0 += 1;
@@ -791,15 +786,12 @@ impl<'a> Server<'a> {
                 return Err(e.into());
             }
         }
-        *self.per_uid.entry(id.uid).or_default() += 1;
-        if !id.system {
-            self.third_party += 1;
-        }
+        self.seats.take(id.uid, id.system);
         self.conns.insert(
             conn,
             Conn {
                 stream,
-                client: Client { conn, id },
+                client: Client::new(conn, id),
                 rbuf: Vec::new(),
                 wbuf: Vec::new(),
                 wpos: 0,
@@ -924,18 +916,39 @@ impl<'a> Server<'a> {
                         continue;
                     }
                     let reply = match &req {
-                        lever_protocol::Request::Register(r) => {
+                        lever_protocol::Request::Register(_) | lever_protocol::Request::Bind(_) => {
                             let apps = self.apps.get_or_insert_with(|| {
                                 crate::apps::AppWatch::new(self.core.fs().clone())
                             });
-                            let (reply, conn, log) =
-                                apps.register(&mut self.core, &c.client, r, now);
+                            let (reply, conn, log) = match &req {
+                                lever_protocol::Request::Register(r) => apps.register(
+                                    &mut self.core,
+                                    &mut self.seats,
+                                    &c.client,
+                                    r,
+                                    now,
+                                ),
+                                lever_protocol::Request::Bind(b) => {
+                                    apps.bind(&mut self.core, &mut self.seats, &c.client, b, now)
+                                }
+                                _ => unreachable!("matched above"),
+                            };
                             let started = crate::apps::Started {
                                 conns: conn.into_iter().collect(),
                                 log,
                             };
-                            watch_started(&self.epoll, apps, &mut self.core, &self.log, started);
+                            watch_started(
+                                &self.epoll,
+                                apps,
+                                &mut self.core,
+                                &mut self.seats,
+                                &self.log,
+                                started,
+                            );
                             reply
+                        }
+                        lever_protocol::Request::Behalf(b) => {
+                            behalf(c, &mut self.seats, &self.core, *b, self.system_gid)
                         }
                         _ => self.core.handle(&c.client, req, now),
                     };
@@ -1020,16 +1033,7 @@ impl<'a> Server<'a> {
             let _ = epoll::delete(&self.epoll, fd);
         }
         self.core.metrics().set_clients(self.conns.len());
-        let uid = c.client.id.uid;
-        if let Some(n) = self.per_uid.get_mut(&uid) {
-            *n -= 1;
-            if *n == 0 {
-                self.per_uid.remove(&uid);
-            }
-        }
-        if !c.client.id.system {
-            self.third_party -= 1;
-        }
+        self.seats.give_back(c.client.id.uid, c.client.id.system);
         if self.core.live() > 0 {
             let before = self.core.live();
             self.core.client_gone(conn);
@@ -1049,6 +1053,7 @@ fn watch_started(
     ep: &OwnedFd,
     w: &mut crate::apps::AppWatch,
     core: &mut Core,
+    seats: &mut Seats,
     log: &Logger,
     started: crate::apps::Started,
 ) {
@@ -1064,9 +1069,47 @@ fn watch_started(
             epoll::EventFlags::IN,
         ) {
             log.warn(&format!("cannot watch an app's exit: {e}"));
-            w.exited(core, conn);
+            w.exited(core, seats, conn);
         }
     }
+}
+
+/// BEHALF on connection `c`: from now on it speaks for the D-Bus caller
+/// `b` — that caller's class (root or the system group: system), its
+/// seat, its caps and its view. Only the daemon's own process (its D-Bus
+/// service, which learned the caller from the bus) may ask, and only on a
+/// connection that holds nothing yet; anyone else is refused (ERROR 4).
+fn behalf(
+    c: &mut Conn,
+    seats: &mut Seats,
+    core: &Core,
+    b: lever_protocol::Behalf,
+    system_gid: Option<u32>,
+) -> Reply {
+    let refuse = |code, message: String| Reply::Error { code, message };
+    let own = i32::try_from(std::process::id()).unwrap_or(-1);
+    if c.client.id.pid != own || c.client.id.uid != 0 {
+        return refuse(
+            lever_protocol::ErrorCode::NotPermitted,
+            "BEHALF is only for the daemon's own D-Bus service".into(),
+        );
+    }
+    if core.holds_anything(c.client.conn) {
+        return refuse(
+            lever_protocol::ErrorCode::Invalid,
+            "BEHALF must come before any request on the connection".into(),
+        );
+    }
+    let pid = i32::try_from(b.pid.get()).unwrap_or(i32::MAX);
+    let caller = identity::of_caller(b.uid, pid, system_gid);
+    if let Some(why) = seats.refusal(caller.uid, caller.system) {
+        c.closing = true;
+        return refuse(lever_protocol::ErrorCode::Limit, why);
+    }
+    seats.give_back(c.client.id.uid, c.client.id.system);
+    seats.take(caller.uid, caller.system);
+    c.client.id = caller;
+    Reply::Done
 }
 
 /// The nodes an acquire may write first: its resources' and their

@@ -1,6 +1,7 @@
 //! Helpers shared by the `lever` binary's integration tests.
 #![allow(dead_code)] // each test file uses a subset
 
+pub mod attack;
 pub mod daemon;
 
 use std::process::{Command, Output};
