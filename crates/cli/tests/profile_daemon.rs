@@ -292,7 +292,7 @@ fn holds_end_with_their_connection_and_power_saver_beats_performance() {
 }
 
 #[test]
-fn third_party_clients_may_not_apply_profiles() {
+fn third_party_clients_may_hold_but_not_change_the_base_profile() {
     if !is_root() {
         eprintln!("skipped: needs root to run a client as `nobody`");
         return;
@@ -300,10 +300,10 @@ fn third_party_clients_may_not_apply_profiles() {
     let dir = state_dir();
     let d = Daemon::start(dir.path(), &["--system-group", "lever-test-no-such-group"]);
     let before = tree(&d);
+    // The base profile is the board's: system clients only.
     for args in [
         &["profile", "apply", "performance"][..],
         &["profile", "off"][..],
-        &["profile", "hold", "performance", "--", "true"][..],
     ] {
         let out = d.as_nobody(args);
         assert!(!out.status.success(), "{args:?}");
@@ -314,6 +314,18 @@ fn third_party_clients_may_not_apply_profiles() {
         );
     }
     assert_eq!(changed(&before, &tree(&d)), Vec::<String>::new());
+    // A hold is any client's (as ppd's HoldProfile is), counted against
+    // its caps, and ends with its command: everything is put back.
+    let out = d.as_nobody(&["profile", "hold", "performance", "--", "true"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let back = wait_until(Duration::from_secs(10), || {
+        changed(&before, &tree(&d)).is_empty()
+    });
+    assert!(back.is_some(), "{:?}", changed(&before, &tree(&d)));
 }
 
 #[test]
