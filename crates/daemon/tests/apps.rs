@@ -132,3 +132,49 @@ fn an_overrun_triggers_a_rescan_that_finds_apps_whose_exec_was_lost() {
         c.wait().unwrap();
     }
 }
+
+/// Apps count against whom they are for: a third-party uid's apps take its
+/// share of the live requests and never the system reserve, and a refused
+/// app leaves nothing behind; the system reserve stays root's.
+#[test]
+fn a_third_party_uids_apps_never_take_the_system_reserve() {
+    let tree = FakeTree::with(&[
+        (UCLAMP, "0\n"),
+        (common::RT, "950000\n"),
+        (common::GOVERNOR, "schedutil\n"),
+    ]);
+    let limits = Limits {
+        live_requests: 4,
+        system_reserve: 2,
+        ..Limits::default()
+    };
+    let mut f = fixture_of(tree, &format!("{TARGET}{APPS}"), limits);
+    let nobody = common::client(1, 65534, false).id;
+    let root = common::client(2, 0, true).id;
+    let app = |f: &mut Fixture, owner: u64, id: &lever_daemon::identity::Identity| {
+        f.core
+            .app_started(owner, 4000 + owner as i32, id, "sleeper", Duration::ZERO)
+    };
+    assert!(app(&mut f, 101, &nobody).is_ok());
+    assert!(app(&mut f, 102, &nobody).is_ok());
+    let refused = app(&mut f, 103, &nobody).unwrap_err();
+    match refused {
+        lever_protocol::Reply::Error { code, message } => {
+            assert_eq!(code, lever_protocol::ErrorCode::Limit);
+            assert!(
+                message.contains("app sleeper, use case sleepy")
+                    && message.contains("kept for system clients"),
+                "{message}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(f.core.live(), 2, "the refused app left nothing behind");
+    // The reserve is root's: two more apps of root's.
+    assert!(app(&mut f, 104, &root).is_ok());
+    assert!(app(&mut f, 105, &root).is_ok());
+    assert_eq!(f.core.live(), 4);
+    f.core.app_exited(101);
+    assert_eq!(f.core.live(), 3);
+    assert!(app(&mut f, 106, &nobody).is_ok(), "its share came back");
+}
