@@ -1,6 +1,7 @@
 //! Profiles applied by a real `lever daemon` on a simulated qcs6490: apply
 //! and off leave every byte as it was (also across `kill -9`), a refused
-//! write rolls the transaction back, perflocks win above a profile, holds
+//! write rolls the transaction back, a boost below a profile never lowers
+//! its floors while one above wins until it ends, holds
 //! end with their connection, power-saver beats performance, and
 //! third-party clients are refused.
 
@@ -8,13 +9,16 @@ mod common;
 
 use common::daemon::{is_root, state_dir, wait_until, Daemon};
 use common::{changed, snapshot, LEVER};
-use lever_client::{Client, Handle, Lease, Priority, Profile};
+use lever_client::{Client, Handle, Lease, Priority, Profile, Signal, SignalLease};
 use std::collections::BTreeMap;
 use std::process::Command;
 use std::time::Duration;
 
 const GOLD_GOV: &str = "sys/devices/system/cpu/cpufreq/policy4/scaling_governor";
 const GOLD_MIN: &str = "sys/devices/system/cpu/cpufreq/policy4/scaling_min_freq";
+const SILVER_MIN: &str = "sys/devices/system/cpu/cpufreq/policy0/scaling_min_freq";
+const GPU_MIN: &str = "sys/class/kgsl/kgsl-3d0/devfreq/min_freq";
+const UCLAMP_MIN: &str = "proc/sys/kernel/sched_util_clamp_min";
 const TIMER_MIGRATION: &str = "proc/sys/kernel/timer_migration";
 const IDLE7: &str = "sys/devices/system/cpu/cpu7/cpuidle/state0/disable";
 const IRQ27: &str = "proc/irq/27/smp_affinity_list";
@@ -203,22 +207,89 @@ fn a_refused_third_write_rolls_back_the_first_two_and_names_node_and_errno() {
     assert!(d.log().contains("profile three refused"), "{}", d.log());
 }
 
+/// Issue 27 item 1: with `performance` in effect, a game's use case, a
+/// lower perflock (`acquire cpu_min_freq.silver=300000`) and a lower
+/// uclamp floor leave every floor where the profile put it: a profile's
+/// values are votes aggregated by each resource's own rule.
+#[test]
+fn a_boost_below_the_performance_profile_never_lowers_its_floors() {
+    let dir = state_dir();
+    let d = Daemon::start(dir.path(), &[]);
+    let floors = [SILVER_MIN, GOLD_MIN, GPU_MIN, UCLAMP_MIN];
+    let originals: Vec<String> = floors.iter().map(|n| d.node(n)).collect();
+    let mut admin = d.client();
+    assert_eq!(admin.profile(profile("performance", false)).unwrap(), None);
+    let held: Vec<String> = floors.iter().map(|n| d.node(n)).collect();
+    assert_eq!(
+        held,
+        ["1958400", "2400000", "812000000", "1024"],
+        "{}",
+        d.log()
+    );
+    // GameMode's use case (as `--dbus` triggers it for a registered game)
+    // at the lowest wire class and at system-high: floors 1152000 /
+    // 1516800 / 450 MHz, all below the profile's.
+    let mut game = d.client();
+    for priority in [Priority::ThirdPartyLow, Priority::SystemHigh] {
+        let h = game
+            .signal(Signal {
+                usecase: "game".into(),
+                lease: SignalLease::Given(Lease::UntilReleased),
+                priority,
+                detach: false,
+                report: false,
+                fps: None,
+                width: None,
+                height: None,
+            })
+            .unwrap();
+        let now: Vec<String> = floors.iter().map(|n| d.node(n)).collect();
+        assert_eq!(now, held, "{priority:?}: the game lowered a floor");
+        game.release(h).unwrap();
+    }
+    let out = lever(
+        &d,
+        &[
+            "acquire",
+            "-d",
+            "60s",
+            "--detach",
+            "cpu_min_freq.silver=300000",
+        ],
+    );
+    common::assert_success(&out);
+    assert_eq!(d.node(SILVER_MIN), "1958400", "{}", d.log());
+    let mut c = d.client();
+    let lock = gold_floor(&mut c, 1228800);
+    assert_eq!(d.node(GOLD_MIN), "2400000");
+    // EXPLAIN: the profile's vote first (strongest), the perflock below it.
+    let doc = c.explain("cpu_min_freq.gold").unwrap();
+    assert_eq!(doc.votes.len(), 2);
+    assert_eq!(doc.votes[0].usecase.as_deref(), Some("profile:performance"));
+    assert_eq!(doc.votes[1].handle, lever_client::Holder::Handle(lock));
+    c.release(lock).unwrap();
+    admin.profile_off().unwrap();
+    // Without the profile the detached perflock holds its own value.
+    assert_eq!(d.node(SILVER_MIN), "300000");
+    let now: Vec<String> = floors.iter().map(|n| d.node(n)).collect();
+    assert_eq!(now[1..], originals[1..]);
+}
+
 #[test]
 fn a_perflock_above_a_profile_wins_and_the_node_returns_to_the_profiles_value() {
     let dir = state_dir();
     let d = Daemon::start(dir.path(), &[]);
     let original = d.node(GOLD_MIN);
     let mut admin = d.client();
-    assert_eq!(admin.profile(profile("performance", false)).unwrap(), None);
+    // balanced: every cluster's full range, the floor at its lowest step.
+    assert_eq!(admin.profile(profile("balanced", false)).unwrap(), None);
     let profile_value = d.node(GOLD_MIN);
-    assert_ne!(profile_value, original, "performance raises the gold floor");
-    // A lower floor from the lowest wire class still beats the profile.
     let mut c = d.client();
     let lock = gold_floor(&mut c, 1228800);
     assert_eq!(d.node(GOLD_MIN), "1228800");
     let doc = c.explain("cpu_min_freq.gold").unwrap();
     assert_eq!(doc.votes.len(), 2);
-    assert_eq!(doc.votes[1].usecase.as_deref(), Some("profile:performance"));
+    assert_eq!(doc.votes[1].usecase.as_deref(), Some("profile:balanced"));
     c.release(lock).unwrap();
     assert_eq!(d.node(GOLD_MIN), profile_value);
     admin.profile_off().unwrap();

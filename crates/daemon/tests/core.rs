@@ -166,7 +166,7 @@ fn updating_a_handle_replaces_its_values() {
 }
 
 #[test]
-fn a_higher_class_beats_a_higher_value() {
+fn a_higher_value_beats_a_higher_class_on_a_floor() {
     let mut f = fixture(Limits::default());
     let now = ms(0);
     handle(f.core.handle(
@@ -179,16 +179,16 @@ fn a_higher_class_beats_a_higher_value() {
         ask(0, Priority::SystemLow, &[(0x44000000, 100)]),
         now,
     ));
-    // Max aggregation, yet the system class wins with the lower value.
-    assert_eq!(f.node(UCLAMP), "100");
-    let e = f.explain(&root(), "sched_util_clamp_min", now);
-    assert_eq!(e.votes[0].priority, Priority::SystemLow);
-    assert_eq!(e.votes[0].handle, Holder::Handle(sys));
-    assert_eq!(e.votes[1].priority, Priority::ThirdPartyHigh);
-    assert_eq!(e.applied.as_deref(), Some("100"));
-    f.core
-        .handle(&root(), Request::Release { handle: sys.get() }, now);
+    // Max aggregation: the higher floor wins whatever the class (issue
+    // 27: a system client's lower value must not lower another's boost).
     assert_eq!(f.node(UCLAMP), "900");
+    let e = f.explain(&root(), "sched_util_clamp_min", now);
+    assert_eq!(e.votes[0].priority, Priority::ThirdPartyHigh);
+    assert_eq!(e.votes[1].priority, Priority::SystemLow);
+    assert_eq!(e.votes[1].handle, Holder::Handle(sys));
+    assert_eq!(e.applied.as_deref(), Some("900"));
+    f.core.client_gone(app(1).conn);
+    assert_eq!(f.node(UCLAMP), "100");
 }
 
 #[test]
@@ -387,7 +387,7 @@ fn explain_gives_the_rule_the_votes_and_the_original() {
     );
     assert_eq!(
         e.rule,
-        "the highest value among the votes of the highest priority class wins"
+        "the highest value wins, whatever the priority class (a profile's vote too)"
     );
     assert!(e.votes.is_empty() && e.applied.is_none() && e.pair.is_none());
     assert!(!e.resource.held);
@@ -877,7 +877,7 @@ fn documents_in_pieces_are_the_whole_documents_and_others_votes_are_counted() {
     }
     let top = handle(f.core.handle(
         &root(),
-        ask(0, Priority::SystemLow, &[(0x44000000, 50)]),
+        ask(0, Priority::SystemLow, &[(0x44000000, 500)]),
         now,
     ));
     let pieces = |f: &common::Fixture, c: &Client, req: &Request| -> (String, usize) {
@@ -897,7 +897,7 @@ fn documents_in_pieces_are_the_whole_documents_and_others_votes_are_counted() {
     assert_eq!(mine.votes.len(), 21);
     assert_eq!(mine.other_votes, 20);
     assert_eq!(mine.votes[0].handle, Holder::AnotherClient);
-    assert_eq!(mine.votes[0].value, 50);
+    assert_eq!(mine.votes[0].value, 500);
     assert!(mine.votes[1..]
         .iter()
         .all(|v| v.priority == Priority::ThirdPartyLow && v.handle != Holder::AnotherClient));

@@ -14,12 +14,16 @@
 //!   live replaces that request (same owner only).
 //! - Each value is clamped to the resource's bounds and snapped to its table
 //!   (a floor rounds up, a ceiling rounds down) when the request arrives.
-//! - Per resource, the live votes of the highest priority class present are
-//!   combined by the resource's [`Aggregation`]: max, min, newest, oldest.
+//! - Per resource, every live vote — a profile's too — is combined by the
+//!   resource's own [`Aggregation`]: for a floor (max) the highest value
+//!   wins, for a ceiling (min) the lowest, whatever the classes, so a new
+//!   floor never lowers a node. The [`PriorityClass`] decides only where
+//!   the rule cannot order votes: newest and oldest (the highest class
+//!   present first), and a floor above a ceiling (below).
 //! - A min/max pair (e.g. `scaling_min_freq`/`scaling_max_freq`) never ends
-//!   with min > max: on conflict the ceiling wins, unless both halves are
-//!   requested and the floor's class is strictly higher. Writes are ordered so
-//!   that `min <= max` holds after **every** single write.
+//!   with min > max: on conflict the ceiling wins, except that a ceiling
+//!   vote is raised to any floor vote of a strictly higher class. Writes
+//!   are ordered so that `min <= max` holds after **every** single write.
 //! - When the last vote on a resource goes away its node is restored to the
 //!   original value it had before Lever first touched it.
 //! - `Permission::System` resources need a trusted client: a system class
@@ -67,15 +71,21 @@ pub struct RequestId(pub u64);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct OwnerId(pub u64);
 
-/// Priority class of a request; a higher class always beats a lower one,
-/// whatever the values. Ordered lowest first.
+/// Priority class of a request. Ordered lowest first.
+///
+/// The class ranks votes only where the resource's rule cannot order them
+/// by value: on a `newest`/`oldest` resource the highest class present
+/// wins, and a floor vote above a ceiling vote of the same min/max pair
+/// wins only with a strictly higher class. On a `max` or `min` resource the
+/// value decides, whatever the class.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum PriorityClass {
     /// A profile applied through the daemon: below every class a client
-    /// can ask for (the wire has no way to name it), so any perflock or
-    /// use case beats it while it lives, and when that ends the node goes
-    /// back to the profile's value, not the original.
+    /// can ask for (the wire has no way to name it). Its values are votes
+    /// like any other — a perflock's floor below the profile's leaves the
+    /// profile's in place, one above it wins until it ends — and it loses
+    /// wherever the class decides (a `newest` resource, a pair conflict).
     Profile,
     /// Third-party client, low priority.
     ThirdPartyLow,
@@ -243,11 +253,41 @@ pub enum EngineError {
     NotOwner(RequestId),
 }
 
-/// Key of one vote in a resource's ballot box. The winner is always the
-/// largest key: highest class first, then the policy's sort key (value for
-/// max, negated value for min, sequence for newest, negated sequence for
-/// oldest), then the arrival sequence to make keys unique.
+/// Key of one vote in a resource's ballot box: its class, the policy's
+/// sort key (value for max, negated value for min, sequence for newest,
+/// negated sequence for oldest), then the arrival sequence to make keys
+/// unique. Keyed by class first, so each class's best vote is one range
+/// lookup: for newest/oldest the winner is the largest key; for max/min it
+/// is the best of the (at most five) classes' tops by sort key, the higher
+/// class on a tie ([`Engine::best`]).
 type VoteKey = (PriorityClass, i128, u64);
+
+/// Every class, lowest first.
+const CLASSES: [PriorityClass; 5] = [
+    PriorityClass::Profile,
+    PriorityClass::ThirdPartyLow,
+    PriorityClass::ThirdPartyHigh,
+    PriorityClass::SystemLow,
+    PriorityClass::SystemHigh,
+];
+
+/// One vote as the ballot box holds it.
+#[derive(Debug, Clone, Copy)]
+struct Ballot {
+    key: VoteKey,
+    value: i64,
+    id: RequestId,
+}
+
+impl Ballot {
+    fn vote(self) -> VoteRef {
+        VoteRef {
+            id: self.id,
+            class: self.key.0,
+            value: self.value,
+        }
+    }
+}
 
 #[derive(Debug)]
 struct ResourceState {
@@ -282,12 +322,21 @@ pub struct Engine {
     seq: u64,
 }
 
-/// A target value for a node after aggregation and pair resolution: the
-/// winning request, or `None` for a value set only to keep a pair ordered.
+/// A target value for a node after aggregation and pair resolution.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Target {
-    Set(i64, Option<RequestId>),
+    Set(i64, Why),
     Original,
+}
+
+/// Why a node gets its target level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Why {
+    /// The resource's own winning vote.
+    Own(RequestId),
+    /// Set only to keep a min/max pair ordered, by this vote of the pair
+    /// (`None`: the partner's untouched original).
+    Pair(Option<VoteRef>),
 }
 
 impl Engine {
@@ -381,12 +430,14 @@ impl Engine {
         self.resources.get(index).and_then(|r| r.applied)
     }
 
-    /// The request whose vote currently wins on a resource.
+    /// The request whose vote currently wins on a resource (by its own
+    /// rule; a pair conflict may still override it, see
+    /// [`Engine::decision`]).
     pub fn winner(&self, index: ResourceIndex) -> Option<RequestId> {
-        self.resources
-            .get(index)
-            .and_then(|r| r.votes.last_key_value())
-            .map(|(_, &(_, id))| id)
+        (index < self.resources.len())
+            .then(|| self.best(index))
+            .flatten()
+            .map(|b| b.id)
     }
 
     /// The level Lever wants on a resource now and why: its own winning
@@ -395,9 +446,7 @@ impl Engine {
     /// After any operation this is the level its plan left the node at.
     pub fn decision(&self, index: ResourceIndex) -> Option<Decision> {
         let r = self.resources.get(index)?;
-        let own = self
-            .ballot(index)
-            .map(|(value, class, id)| VoteRef { id, class, value });
+        let own = self.best(index).map(Ballot::vote);
         let target = match r.partner {
             None => {
                 return Some(Decision {
@@ -420,34 +469,42 @@ impl Engine {
                 level: None,
                 cause: Cause::Original,
             },
-            (Target::Set(level, Some(_)), _) => Decision {
+            (Target::Set(level, Why::Own(_)), _) => Decision {
                 level: Some(level),
                 cause: own.map_or(Cause::Original, Cause::Vote),
             },
-            (Target::Set(level, None), partner) => Decision {
+            (Target::Set(level, Why::Pair(by)), partner) => Decision {
                 level: Some(level),
                 cause: Cause::Pair {
                     partner,
-                    by: self
-                        .ballot(partner)
-                        .map(|(value, class, id)| VoteRef { id, class, value }),
+                    by,
                     overridden: own,
                 },
             },
         })
     }
 
-    /// Live votes on a resource, strongest first: (request, normalized value,
-    /// class).
+    /// Live votes on a resource, strongest first by the resource's rule
+    /// (the winner first): (request, normalized value, class).
     pub fn votes(
         &self,
         index: ResourceIndex,
     ) -> impl Iterator<Item = (RequestId, i64, PriorityClass)> + '_ {
-        self.resources
+        let mut all: Vec<(VoteKey, i64, RequestId)> = self
+            .resources
             .get(index)
             .into_iter()
-            .flat_map(|r| r.votes.iter().rev())
-            .map(|(k, &(v, id))| (id, v, k.0))
+            .flat_map(|r| r.votes.iter())
+            .map(|(&k, &(v, id))| (k, v, id))
+            .collect();
+        let by_value = self
+            .resources
+            .get(index)
+            .is_some_and(|r| matches!(r.spec.aggregation, Aggregation::Max | Aggregation::Min));
+        if by_value {
+            all.sort_by_key(|&((class, sort, seq), _, _)| (sort, class, seq));
+        }
+        all.into_iter().rev().map(|(k, v, id)| (id, v, k.0))
     }
 
     /// A live request, with its values as normalized on arrival.
@@ -649,31 +706,86 @@ impl Engine {
         Some(live)
     }
 
-    /// The aggregated vote on a resource: (value, class, request).
-    fn ballot(&self, idx: ResourceIndex) -> Option<(i64, PriorityClass, RequestId)> {
+    /// The best vote of one class on a resource, by its rule.
+    fn class_top(&self, idx: ResourceIndex, class: PriorityClass) -> Option<Ballot> {
         self.resources[idx]
             .votes
-            .last_key_value()
-            .map(|(k, &(v, id))| (v, k.0, id))
+            .range((class, i128::MIN, 0)..=(class, i128::MAX, u64::MAX))
+            .next_back()
+            .map(|(&key, &(value, id))| Ballot { key, value, id })
     }
 
-    /// Targets for both halves of a pair, resolving a floor above a ceiling.
+    /// The winning vote on a resource. For `max`/`min` the value decides
+    /// across every class (the higher class on a tie, then the newer
+    /// vote); for `newest`/`oldest`, which cannot order by value, the
+    /// highest class present first.
+    fn best(&self, idx: ResourceIndex) -> Option<Ballot> {
+        let r = &self.resources[idx];
+        match r.spec.aggregation {
+            Aggregation::Newest | Aggregation::Oldest => r
+                .votes
+                .last_key_value()
+                .map(|(&key, &(value, id))| Ballot { key, value, id }),
+            Aggregation::Max | Aggregation::Min => CLASSES
+                .iter()
+                .filter_map(|&c| self.class_top(idx, c))
+                .max_by_key(|b| (b.key.1, b.key.0, b.key.2)),
+        }
+    }
+
+    /// Targets for both halves of a pair, resolving a floor above a
+    /// ceiling. Where they conflict the ceiling wins — the kernel's own
+    /// frequency-QoS outcome — except against floor votes of a strictly
+    /// higher class: each class's ceiling is raised to the highest floor
+    /// voted by a class above it, and the lowest of those raised ceilings
+    /// is the pair's ceiling. A new floor vote therefore never lowers
+    /// either node, and only a new ceiling vote can.
     fn pair_targets(&self, min_idx: ResourceIndex, max_idx: ResourceIndex) -> (Target, Target) {
-        let floor = self.ballot(min_idx);
-        let ceiling = self.ballot(max_idx);
-        let mut t_min = floor.map_or(Target::Original, |(v, _, id)| Target::Set(v, Some(id)));
-        let mut t_max = ceiling.map_or(Target::Original, |(v, _, id)| Target::Set(v, Some(id)));
-        let lo = self.level_of(min_idx, t_min);
-        let hi = self.level_of(max_idx, t_max);
-        if let (Some(lo), Some(hi)) = (lo, hi) {
-            if lo > hi {
-                let floor_wins = matches!((floor, ceiling), (Some(f), Some(c)) if f.1 > c.1);
-                if floor_wins {
-                    t_max = Target::Set(lo, None);
-                } else {
-                    t_min = Target::Set(hi, None);
-                }
+        let floor = self.best(min_idx);
+        let ceiling = self.best(max_idx);
+        let mut t_min = floor.map_or(Target::Original, |b| Target::Set(b.value, Why::Own(b.id)));
+        let mut t_max = ceiling.map_or(Target::Original, |b| Target::Set(b.value, Why::Own(b.id)));
+        let (Some(lo), Some(hi)) = (self.level_of(min_idx, t_min), self.level_of(max_idx, t_max))
+        else {
+            return (t_min, t_max);
+        };
+        if lo <= hi {
+            return (t_min, t_max);
+        }
+        let Some(ceiling) = ceiling else {
+            // Only the node's untouched maximum: it caps the floor.
+            t_min = Target::Set(hi, Why::Pair(None));
+            return (t_min, t_max);
+        };
+        // Each class's ceiling, raised by the floors of the classes above;
+        // the lowest wins: (level, the ceiling vote, the floor that raised it).
+        let floors: Vec<Ballot> = CLASSES
+            .iter()
+            .filter_map(|&c| self.class_top(min_idx, c))
+            .collect();
+        let raiser_of = |c: &Ballot| {
+            floors
+                .iter()
+                .filter(|f| f.key.0 > c.key.0 && f.value > c.value)
+                .max_by_key(|f| (f.value, f.key.0, f.key.2))
+                .copied()
+        };
+        let mut pair_hi: Option<(i64, Ballot)> = None;
+        for c in CLASSES.iter().filter_map(|&c| self.class_top(max_idx, c)) {
+            let level = raiser_of(&c).map_or(c.value, |f| f.value);
+            if pair_hi.is_none_or(|(l, _)| level < l) {
+                pair_hi = Some((level, c));
             }
+        }
+        let (hi, cap) = pair_hi.unwrap_or((ceiling.value, ceiling));
+        if hi != ceiling.value {
+            // The winning ceiling was raised (perhaps only up to another
+            // class's ceiling): by the floor that crossed it.
+            let by = raiser_of(&ceiling).map(Ballot::vote);
+            t_max = Target::Set(hi, Why::Pair(by));
+        }
+        if lo > hi {
+            t_min = Target::Set(hi, Why::Pair(Some(cap.vote())));
         }
         (t_min, t_max)
     }
@@ -707,8 +819,8 @@ impl Engine {
                 Some(max_idx) => self.plan_pair(idx, max_idx, &mut writes),
                 None => {
                     let t = self
-                        .ballot(idx)
-                        .map_or(Target::Original, |(v, _, id)| Target::Set(v, Some(id)));
+                        .best(idx)
+                        .map_or(Target::Original, |b| Target::Set(b.value, Why::Own(b.id)));
                     self.plan_one(idx, t, &mut writes);
                 }
             }
@@ -739,7 +851,8 @@ impl Engine {
     fn plan_one(&mut self, idx: ResourceIndex, t: Target, out: &mut Vec<Write>) {
         let r = &mut self.resources[idx];
         let (next, action, winner) = match t {
-            Target::Set(v, w) => (Some(v), Action::Set(v), w),
+            Target::Set(v, Why::Own(id)) => (Some(v), Action::Set(v), Some(id)),
+            Target::Set(v, Why::Pair(_)) => (Some(v), Action::Set(v), None),
             Target::Original => (None, Action::Restore, None),
         };
         if next == r.applied {

@@ -90,7 +90,7 @@ fn max_wins_for_floors_min_wins_for_ceilings() {
 }
 
 #[test]
-fn higher_class_wins_whatever_the_value() {
+fn the_value_decides_a_floor_whatever_the_class_and_the_class_decides_newest() {
     let (mut k, mut e) = KernelModel::new(small_target());
     let u = e.index_of(UCLAMP_MIN).unwrap();
     k.apply(
@@ -101,6 +101,7 @@ fn higher_class_wins_whatever_the_value() {
         .unwrap(),
     )
     .unwrap();
+    // A system client's lower floor does not lower the third-party one.
     k.apply(
         &e.acquire(
             req(2, PriorityClass::SystemLow, &[(UCLAMP_MIN, 128)]),
@@ -109,10 +110,24 @@ fn higher_class_wins_whatever_the_value() {
         .unwrap(),
     )
     .unwrap();
-    assert_eq!(k.nodes[u], 128);
-    assert_eq!(e.winner(u), Some(RequestId(2)));
-    k.apply(&e.release(RequestId(2)).unwrap()).unwrap();
     assert_eq!(k.nodes[u], 1024);
+    assert_eq!(e.winner(u), Some(RequestId(1)));
+    let order: Vec<RequestId> = e.votes(u).map(|v| v.0).collect();
+    assert_eq!(order, [RequestId(1), RequestId(2)], "strongest first");
+    k.apply(&e.release(RequestId(1)).unwrap()).unwrap();
+    assert_eq!(k.nodes[u], 128);
+    // Swappiness has no better direction (newest): there the class
+    // decides, so a newer third-party vote loses to the system one.
+    let sw = e.index_of(SWAPPINESS).unwrap();
+    k.apply(
+        &e.acquire(req(3, PriorityClass::SystemLow, &[(SWAPPINESS, 10)]), ms(0))
+            .unwrap(),
+    )
+    .unwrap();
+    k.apply(&e.acquire(req(4, TP, &[(SWAPPINESS, 90)]), ms(0)).unwrap())
+        .unwrap();
+    assert_eq!(k.nodes[sw], 10);
+    assert_eq!(e.winner(sw), Some(RequestId(3)));
 }
 
 #[test]
@@ -368,7 +383,7 @@ fn decision_names_the_ceiling_that_capped_a_boost() {
             cause: Cause::Original
         }
     );
-    // A higher class wins on the resource itself.
+    // On the resource itself the value wins, whatever the class.
     k.apply(&e.acquire(req(4, TP, &[(UCLAMP_MIN, 900)]), ms(0)).unwrap())
         .unwrap();
     k.apply(&e.acquire(req(5, sys, &[(UCLAMP_MIN, 100)]), ms(0)).unwrap())
@@ -377,9 +392,9 @@ fn decision_names_the_ceiling_that_capped_a_boost() {
     assert_eq!(
         e.decision(u).unwrap().cause,
         Cause::Vote(VoteRef {
-            id: RequestId(5),
-            class: sys,
-            value: 100
+            id: RequestId(4),
+            class: TP,
+            value: 900
         })
     );
 }
@@ -445,9 +460,11 @@ fn a_trusted_client_at_a_third_party_class_may_use_system_resources() {
 }
 
 #[test]
-fn a_profile_vote_loses_to_every_client_class_and_comes_back_after() {
-    // uclamp_min aggregates by max: a lower value of a higher class must
-    // still beat the profile's, so the class decides, not the value.
+fn a_profile_floor_is_a_vote_a_lower_boost_cannot_lower() {
+    // Issue 27: the performance profile holds Silver's floor at the top
+    // step; a game asking 1152000 (or 300000) must not lower it, one
+    // asking more wins until it ends, and the node goes back to the
+    // profile's value, not the original.
     for class in [
         PriorityClass::ThirdPartyLow,
         PriorityClass::ThirdPartyHigh,
@@ -455,25 +472,114 @@ fn a_profile_vote_loses_to_every_client_class_and_comes_back_after() {
         PriorityClass::SystemHigh,
     ] {
         let (mut k, mut e) = KernelModel::new(small_target());
+        let (lo, hi) = (
+            e.index_of(SILVER_MIN).unwrap(),
+            e.index_of(SILVER_MAX).unwrap(),
+        );
         let u = e.index_of(UCLAMP_MIN).unwrap();
-        let profile = req(1, PriorityClass::Profile, &[(UCLAMP_MIN, 1024)]);
+        let profile = req(
+            1,
+            PriorityClass::Profile,
+            &[
+                (SILVER_MIN, 1651200),
+                (SILVER_MAX, 1958400),
+                (UCLAMP_MIN, 512),
+            ],
+        );
         k.apply(&e.acquire_as(profile, ms(0), true).unwrap())
             .unwrap();
-        assert_eq!(k.nodes[u], 1024);
+        for low in [1152000, 300000] {
+            let plan = e
+                .acquire(req(2, class, &[(SILVER_MIN, low), (UCLAMP_MIN, 64)]), ms(0))
+                .unwrap();
+            assert!(plan.writes.is_empty(), "{class:?}: {plan:?}");
+            k.apply(&plan).unwrap();
+            assert_eq!((k.nodes[lo], k.nodes[u]), (1651200, 512), "{class:?}");
+            assert_eq!(e.winner(lo), Some(RequestId(1)));
+        }
         k.apply(
-            &e.acquire(req(2, class, &[(UCLAMP_MIN, 64)]), ms(0))
+            &e.acquire(
+                req(2, class, &[(SILVER_MIN, 1958400), (UCLAMP_MIN, 1024)]),
+                ms(0),
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        assert_eq!((k.nodes[lo], k.nodes[u]), (1958400, 1024), "{class:?}");
+        // A client's ceiling below the profile's floor still caps it: the
+        // class decides a floor/ceiling conflict, and the profile's is the
+        // lowest.
+        k.apply(
+            &e.acquire(req(3, class, &[(SILVER_MAX, 1152000)]), ms(0))
                 .unwrap(),
         )
         .unwrap();
-        assert_eq!(k.nodes[u], 64, "{class:?} beats the profile");
-        assert_eq!(e.winner(u), Some(RequestId(2)));
+        assert_eq!((k.nodes[lo], k.nodes[hi]), (1152000, 1152000), "{class:?}");
+        k.apply(&e.release(RequestId(3)).unwrap()).unwrap();
         k.apply(&e.release(RequestId(2)).unwrap()).unwrap();
         assert_eq!(
-            k.nodes[u], 1024,
-            "back to the profile's value, not the original"
+            (k.nodes[lo], k.nodes[hi], k.nodes[u]),
+            (1651200, 1958400, 512),
+            "back to the profile's values, not the originals"
         );
         k.apply(&e.release(RequestId(1)).unwrap()).unwrap();
         assert_eq!(k.nodes, k.originals);
     }
     assert!(!PriorityClass::Profile.is_system());
+}
+
+#[test]
+fn a_higher_class_floor_raises_every_lower_class_ceiling_it_crosses() {
+    // Ceilings: third-party 1152000, system-low 1516800. A system-high
+    // floor of 1651200 crosses both: the pair ends at 1651200. With a
+    // system-low floor instead, only the third-party ceiling is raised and
+    // the system-low one caps the floor at 1516800.
+    for (class, want) in [
+        (PriorityClass::SystemHigh, 1651200),
+        (PriorityClass::SystemLow, 1516800),
+    ] {
+        let (mut k, mut e) = KernelModel::new(small_target());
+        let (lo, hi) = (
+            e.index_of(SILVER_MIN).unwrap(),
+            e.index_of(SILVER_MAX).unwrap(),
+        );
+        k.apply(
+            &e.acquire(req(1, TP, &[(SILVER_MAX, 1152000)]), ms(0))
+                .unwrap(),
+        )
+        .unwrap();
+        k.apply(
+            &e.acquire(
+                req(2, PriorityClass::SystemLow, &[(SILVER_MAX, 1516800)]),
+                ms(0),
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        // A profile floor above all of them changes nothing: its class is
+        // the lowest.
+        k.apply(
+            &e.acquire_as(
+                req(3, PriorityClass::Profile, &[(SILVER_MIN, 1958400)]),
+                ms(0),
+                true,
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        assert_eq!((k.nodes[lo], k.nodes[hi]), (1152000, 1152000));
+        k.apply(
+            &e.acquire(req(4, class, &[(SILVER_MIN, 1651200)]), ms(0))
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!((k.nodes[lo], k.nodes[hi]), (want, want), "{class:?}");
+        let d = e.decision(hi).unwrap();
+        assert!(
+            matches!(d.cause, Cause::Pair { by: Some(v), .. } if v.id == RequestId(4)),
+            "{class:?}: {d:?}"
+        );
+        k.apply(&e.release_all()).unwrap();
+        assert_eq!(k.nodes, k.originals);
+    }
 }

@@ -5,7 +5,9 @@
 //! - min <= max holds after every single write of every sequence, checked by
 //!   a kernel model that refuses (EINVAL) a write that would break it;
 //! - `Engine::decision` (the "why" `explain` and acquire replies give)
-//!   always names the level the plans left in place, and a live request.
+//!   always names the level the plans left in place, and a live request;
+//! - a new vote on floors only (a boost), of any class, never lowers a node
+//!   Lever holds, whatever the profile and the other requests hold.
 mod common;
 
 use common::*;
@@ -191,5 +193,52 @@ proptest! {
         }
         k.apply(&e.release_all()).map_err(TestCaseError::fail)?;
         prop_assert_eq!(&k.nodes, &k.originals);
+    }
+
+    #[test]
+    fn a_boost_never_lowers_a_node_lever_holds(
+        reqs in requests(small_target(), 12),
+        profile in prop::collection::vec(any::<bool>(), 12),
+        boost in prop::collection::vec((any::<usize>(), 0i64..2_500_000), 1..4),
+        class in 0..4usize,
+    ) {
+        let (mut k, mut e) = KernelModel::new(small_target());
+        // Some of the requests are a profile's votes (the lowest class).
+        for (r, &p) in reqs.iter().zip(&profile) {
+            let mut r = r.clone();
+            if p {
+                r.priority = PriorityClass::Profile;
+            }
+            if let Ok(plan) = e.acquire_as(r, Duration::ZERO, true) {
+                k.apply(&plan).map_err(TestCaseError::fail)?;
+            }
+        }
+        let floors: Vec<ResourceSpec> = e
+            .specs()
+            .filter(|s| s.aggregation == Aggregation::Max)
+            .cloned()
+            .collect();
+        let mut pairs: Vec<(Opcode, i64)> = Vec::new();
+        for (pick, v) in boost {
+            let s = &floors[pick % floors.len()];
+            if pairs.iter().all(|p| p.0 != s.opcode) {
+                pairs.push((s.opcode, v.rem_euclid(s.high.max(1) + 1)));
+            }
+        }
+        let before: Vec<Option<i64>> = (0..k.nodes.len()).map(|i| e.applied(i)).collect();
+        let boost = Request {
+            id: RequestId(1000),
+            owner: OwnerId(9),
+            priority: CLASSES[class],
+            deadline: None,
+            pairs,
+        };
+        let plan = e.acquire_as(boost, Duration::ZERO, true).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        k.apply(&plan).map_err(TestCaseError::fail)?;
+        for (i, was) in before.iter().enumerate() {
+            if let Some(was) = *was {
+                prop_assert!(k.nodes[i] >= was, "node {} lowered from {} to {}", i, was, k.nodes[i]);
+            }
+        }
     }
 }

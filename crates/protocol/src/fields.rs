@@ -11,10 +11,12 @@ use std::num::NonZeroU32;
 use std::str::FromStr;
 use std::time::Duration;
 
-/// Priority class of a request, as clients ask for it. A higher class always
-/// beats a lower one; the daemon refuses the system classes to third-party
-/// clients. On the wire it is one byte, 0..=3; in JSON and on the command
-/// line its kebab-case name (`third-party-low` ..).
+/// Priority class of a request, as clients ask for it. It ranks votes only
+/// where a resource's rule cannot order them by value (`newest`/`oldest`
+/// resources, a floor above a ceiling of one min/max pair); on a `max` or
+/// `min` resource the value decides. The daemon refuses the system classes
+/// to third-party clients. On the wire it is one byte, 0..=3; in JSON and
+/// on the command line its kebab-case name (`third-party-low` ..).
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize,
 )]

@@ -256,10 +256,10 @@ impl Core {
         }
         let rule = match spec.aggregation {
             lever_engine::Aggregation::Max => {
-                "the highest value among the votes of the highest priority class wins"
+                "the highest value wins, whatever the priority class (a profile's vote too)"
             }
             lever_engine::Aggregation::Min => {
-                "the lowest value among the votes of the highest priority class wins"
+                "the lowest value wins, whatever the priority class (a profile's vote too)"
             }
             lever_engine::Aggregation::Newest => {
                 "the newest vote of the highest priority class wins"

@@ -4,9 +4,12 @@
 //! is written. Its writes split in two:
 //!
 //! - writes to the target's resources become **one engine request** at
-//!   [`PriorityClass::Profile`], below every class a client can ask for:
-//!   a perflock or use case beats it while it lives, and when that ends
-//!   the node goes back to the profile's value;
+//!   [`PriorityClass::Profile`], below every class a client can ask for.
+//!   Its values are votes aggregated with every perflock and use case by
+//!   each resource's own rule (a floor's highest value wins, a cap's
+//!   lowest; `docs/engine.md`), so a boost below the profile's floor
+//!   changes nothing, one above it wins while it lives, and when that
+//!   ends the node goes back to the profile's value;
 //! - every other write (sysctl, sysfs, IRQ affinity, workqueue cpumask,
 //!   cpuidle) is written here as one transaction through the journal: each
 //!   node's original is recorded (fsync) before its write, a refused write

@@ -48,7 +48,7 @@ pub fn explain(doc: &Explain, json: bool) -> anyhow::Result<()> {
     for v in &doc.votes {
         if let Some(p) = super::profile_of(v.usecase.as_deref()) {
             outln!(
-                "    profile {p:<13} {:<12} below every priority class, until the profile ends",
+                "    profile {p:<13} {:<12} the lowest priority class, until the profile ends",
                 v.shown
             )?;
             continue;

@@ -76,7 +76,7 @@ fn vote_text(v: &VoteInfo, unit: &str) -> String {
         Err(_) => v.shown.clone(),
     };
     match profile_of(v.usecase.as_deref()) {
-        Some(p) => format!("{value} (profile {p}, below every priority class)"),
+        Some(p) => format!("{value} (profile {p}, the lowest priority class)"),
         None => format!("{value} (request {}, {})", v.handle, v.priority),
     }
 }
@@ -93,7 +93,7 @@ fn overruled(a: &Applied, mine: Handle, priority: Priority) -> Option<String> {
         Cause::Vote { vote } if vote.handle == lever_client::Holder::Handle(mine) => None,
         Cause::Vote { vote } => {
             let why = if vote.priority > priority {
-                "a higher priority class wins"
+                "its value wins under the resource's rule, or its higher class where the rule cannot order values"
             } else {
                 "it wins under the resource's rule"
             };
