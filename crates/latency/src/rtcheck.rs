@@ -54,6 +54,17 @@ impl RtReport {
     }
 }
 
+/// A fix that writes `value` to every file the globs match, as a shell
+/// line that runs as printed: a redirect to a glob matching several files
+/// is an error in bash ("ambiguous redirect"), and `cpu{1}` is no brace
+/// expansion, so each CPU's path is spelled out and looped over.
+fn echo_each(value: &str, globs: &[String]) -> String {
+    format!(
+        "for f in {}; do echo {value} > \"$f\"; done",
+        globs.join(" ")
+    )
+}
+
 /// `isolcpus=managed_irq,domain,1-3` → the CPUs (flags dropped).
 fn cmdline_cpus(cmdline: &str, key: &str) -> Option<Vec<u32>> {
     let value = cmdline
@@ -110,6 +121,15 @@ pub fn check(fs: &KernelFs, rt_cpus: Option<&[u32]>) -> Result<RtReport, Latency
     let online = crate::run::online_cpus(fs)?;
     let cmdline = fs.read("/proc/cmdline").ok();
     let cmd = cmdline.clone().unwrap_or_default();
+    for &cpu in rt_cpus.unwrap_or_default() {
+        if !online.contains(&cpu) {
+            return Err(LatencyError::NoSuchCpu {
+                option: "--rt-cpus",
+                cpu,
+                online: format_cpu_list(&online),
+            });
+        }
+    }
     let (rt, from) = match (rt_cpus, cmdline_cpus(&cmd, "isolcpus")) {
         (Some(r), _) => (r.to_vec(), "--rt-cpus".to_string()),
         (None, Some(iso)) => (iso, "isolcpus on the kernel command line".to_string()),
@@ -253,7 +273,10 @@ pub fn check(fs: &KernelFs, rt_cpus: Option<&[u32]>) -> Result<RtReport, Latency
         "performance on the RT CPUs".into(),
         (!govs.is_empty()).then(|| govs.iter().all(|(_, g)| g == "performance")),
         Verdict::Warn,
-        "echo performance > /sys/devices/system/cpu/cpufreq/policy*/scaling_governor".into(),
+        echo_each(
+            "performance",
+            &["/sys/devices/system/cpu/cpufreq/policy*/scaling_governor".to_string()],
+        ),
     ));
     checks.push(verdict(
         "cpuidle",
@@ -264,10 +287,19 @@ pub fn check(fs: &KernelFs, rt_cpus: Option<&[u32]>) -> Result<RtReport, Latency
         } else {
             format!("enabled: {}", idle_on.join(" "))
         },
-        "every cpuidle state disabled on the RT CPUs (idle exit adds to wake-up latency, seed 004)".into(),
+        "every cpuidle state disabled on the RT CPUs (idle exit adds to wake-up latency, seed 004)"
+            .into(),
         idle_seen.then_some(idle_on.is_empty()),
         Verdict::Warn,
-        format!("echo 1 > /sys/devices/system/cpu/cpu{{{rt_list}}}/cpuidle/state*/disable (or hold /dev/cpu_dma_latency at 0, as lever latency does)"),
+        format!(
+            "{} (or hold /dev/cpu_dma_latency at 0, as lever latency does)",
+            echo_each(
+                "1",
+                &rt.iter()
+                    .map(|c| format!("/sys/devices/system/cpu/cpu{c}/cpuidle/state*/disable"))
+                    .collect::<Vec<_>>()
+            )
+        ),
     ));
 
     let sysctl = |name: &str| {

@@ -99,3 +99,47 @@ fn default_qcs6490_explains_each_fail() {
         .iter()
         .all(|c| c.verdict == Verdict::Pass || !c.fix.is_empty()));
 }
+
+/// Every shell fix runs in bash as printed (no `cpu{1}` left literal, no
+/// redirect to a glob of several files) and does what it says: run
+/// against the simulated tree (its paths moved under the tree's root),
+/// the checks it fixes pass afterwards.
+#[test]
+fn shell_fixes_run_as_printed() {
+    for rt in [&[3][..], &[1, 2, 3][..]] {
+        let (tree, fs) = board();
+        let root = tree.root().to_str().unwrap().to_string();
+        let r = check(&fs, Some(rt)).unwrap();
+        for name in ["governor", "cpuidle", "timer_migration"] {
+            let c = r.checks.iter().find(|c| c.name == name).unwrap();
+            assert_eq!(c.verdict, Verdict::Warn, "{c:?}");
+            let line = c.fix.split(" (or ").next().unwrap();
+            assert!(!line.contains('{'), "brace left for bash: {line}");
+            let line = line.replace(" /sys/", &format!(" {root}/sys/"));
+            let line = line.replace(" /proc/", &format!(" {root}/proc/"));
+            let out = std::process::Command::new("bash")
+                .args(["-euc", &line])
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{line}: {out:?}");
+        }
+        let r = check(&fs, Some(rt)).unwrap();
+        for name in ["governor", "cpuidle", "timer_migration"] {
+            let c = r.checks.iter().find(|c| c.name == name).unwrap();
+            assert_eq!(c.verdict, Verdict::Pass, "{rt:?}: {c:?}");
+        }
+    }
+}
+
+/// `--rt-cpus` naming a CPU the machine does not have is refused, naming
+/// the flag and the online CPUs.
+#[test]
+fn rt_cpus_must_be_online() {
+    let (_tree, fs) = board();
+    let err = check(&fs, Some(&[1, 99])).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("--rt-cpus") && text.contains("99") && text.contains("0-7"),
+        "{text}"
+    );
+}
