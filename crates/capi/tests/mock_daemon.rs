@@ -53,6 +53,10 @@ fn serve(state: Arc<Mutex<Mock>>, mut stream: UnixStream) {
                         message: "the mock daemon has no profiles".into(),
                     },
                     Request::Register(_) => Reply::Done,
+                    Request::Behalf(_) | Request::Bind(_) => Reply::Error {
+                        code: ErrorCode::NotPermitted,
+                        message: "the mock daemon serves no D-Bus callers".into(),
+                    },
                 };
                 drop(st);
                 if stream.write_all(&reply.encode()).is_err() {

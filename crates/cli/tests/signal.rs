@@ -17,16 +17,7 @@ const CAM_WEIGHT: &str = "sys/fs/cgroup/lever/camera/cpu.weight";
 const CAM_UCLAMP: &str = "sys/fs/cgroup/lever/camera/cpu.uclamp.min";
 
 fn camera() -> Signal {
-    Signal {
-        usecase: "camera-preview".into(),
-        lease: SignalLease::UseCaseDefault,
-        priority: Priority::ThirdPartyLow,
-        detach: false,
-        report: false,
-        fps: None,
-        width: None,
-        height: None,
-    }
+    Signal::of("camera-preview", SignalLease::UseCaseDefault)
 }
 
 /// The nodes camera-preview sets, as they are now.

@@ -436,23 +436,23 @@ impl<'a> Server<'a> {
     /// Configure the apps already running (the connector only reports
     /// processes that exec from now on).
     fn scan_apps(&mut self) {
-        let Some(w) = self.apps.as_mut() else { return };
-        let now = self.epoch.elapsed();
-        let started = w.scan(&mut self.core, &mut self.seats, now);
-        watch_started(
-            &self.epoll,
-            w,
-            &mut self.core,
-            &mut self.seats,
-            &self.log,
-            started,
-        );
+        self.find_apps(true);
     }
 
     fn apps_readable(&mut self) {
+        self.find_apps(false);
+    }
+
+    /// Start the apps found by a scan of `/proc` (`scan`) or in what the
+    /// connector has, and watch their exits.
+    fn find_apps(&mut self, scan: bool) {
         let Some(w) = self.apps.as_mut() else { return };
         let now = self.epoch.elapsed();
-        let started = w.on_readable(&mut self.core, &mut self.seats, now);
+        let started = if scan {
+            w.scan(&mut self.core, &mut self.seats, now)
+        } else {
+            w.on_readable(&mut self.core, &mut self.seats, now)
+        };
         watch_started(
             &self.epoll,
             w,

@@ -4,7 +4,7 @@
 //! ordinary request the daemon checks, counts, arbitrates and releases;
 //! unit tests use a fake.
 
-use lever_client::{Client, ClientError, Handle, Priority, Profile, Signal, SignalLease};
+use lever_client::{Client, ClientError, Handle, Profile, Signal, SignalLease};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -133,22 +133,14 @@ impl Backend for DaemonBackend {
     }
 
     fn start_game(&mut self, caller: &Caller, game: u32) -> Result<Handle, ClientError> {
-        self.as_caller(caller)?.bind(
-            game,
-            Signal {
-                usecase: GAME_USECASE.to_string(),
-                // A game lasts until it unregisters or exits, however long.
-                lease: SignalLease::Given(lever_client::Lease::UntilReleased),
-                // A desktop request, like any application's: system
-                // clients' requests keep their precedence over it.
-                priority: Priority::ThirdPartyLow,
-                detach: false,
-                report: false,
-                fps: None,
-                width: None,
-                height: None,
-            },
-        )
+        // A game lasts until it unregisters or exits, however long; a
+        // desktop request, like any application's (third-party-low):
+        // system clients' requests keep their precedence over it.
+        let game_usecase = Signal::of(
+            GAME_USECASE,
+            SignalLease::Given(lever_client::Lease::UntilReleased),
+        );
+        self.as_caller(caller)?.bind(game, game_usecase)
     }
 
     fn release(&mut self, caller: &Caller, handle: Handle) -> Result<(), ClientError> {

@@ -138,6 +138,20 @@ impl Shared {
         Ok(caller)
     }
 
+    /// A GameMode call as its caller: `call`'s answer, or GameMode's
+    /// error when the bus cannot say who called.
+    async fn as_caller(
+        &self,
+        conn: &zbus::Connection,
+        header: &zbus::message::Header<'_>,
+        call: impl FnOnce(&Shared, &Caller) -> i32,
+    ) -> i32 {
+        match self.caller(conn, Some(header)).await {
+            Ok(caller) => call(self, &caller),
+            Err(_) => gamemode::ERROR,
+        }
+    }
+
     fn register_game(&self, caller: &Caller, requester: i32, game: i32) -> i32 {
         let result = {
             let mut s = self.lock();
@@ -362,10 +376,9 @@ impl GameMode {
         #[zbus(header)] header: zbus::message::Header<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> i32 {
-        match self.0.caller(conn, Some(&header)).await {
-            Ok(caller) => self.0.register_game(&caller, pid, pid),
-            Err(_) => gamemode::ERROR,
-        }
+        self.0
+            .as_caller(conn, &header, |s, c| s.register_game(c, pid, pid))
+            .await
     }
 
     /// Unregister the calling game (one of the caller's uid, unless it is
@@ -376,10 +389,9 @@ impl GameMode {
         #[zbus(header)] header: zbus::message::Header<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> i32 {
-        match self.0.caller(conn, Some(&header)).await {
-            Ok(caller) => self.0.unregister_game(&caller, pid),
-            Err(_) => gamemode::ERROR,
-        }
+        self.0
+            .as_caller(conn, &header, |s, c| s.unregister_game(c, pid))
+            .await
     }
 
     /// 0 inactive, 1 active, 2 active and this game registered.
@@ -397,10 +409,9 @@ impl GameMode {
         #[zbus(header)] header: zbus::message::Header<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> i32 {
-        match self.0.caller(conn, Some(&header)).await {
-            Ok(who) => self.0.register_game(&who, caller, game),
-            Err(_) => gamemode::ERROR,
-        }
+        self.0
+            .as_caller(conn, &header, |s, who| s.register_game(who, caller, game))
+            .await
     }
 
     /// Unregister `game` on behalf of `caller` (checked as the bus's caller).
@@ -412,10 +423,9 @@ impl GameMode {
         #[zbus(header)] header: zbus::message::Header<'_>,
         #[zbus(connection)] conn: &zbus::Connection,
     ) -> i32 {
-        match self.0.caller(conn, Some(&header)).await {
-            Ok(who) => self.0.unregister_game(&who, game),
-            Err(_) => gamemode::ERROR,
-        }
+        self.0
+            .as_caller(conn, &header, |s, who| s.unregister_game(who, game))
+            .await
     }
 
     /// `QueryStatus` for `game`, asked by `caller`.

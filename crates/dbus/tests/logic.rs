@@ -142,7 +142,7 @@ fn games_register_query_unregister_and_exit() {
     let pid = game.id() as i32;
     games.register(&mut fake, &me, pid, pid).unwrap();
     assert_eq!(fake.state().games, [(1, pid as u32)]);
-    assert_eq!(fake.state().callers, [me.clone()]);
+    assert_eq!(fake.state().callers, std::slice::from_ref(&me));
     assert_eq!(games.query(pid), gamemode::ACTIVE_REGISTERED);
     assert_eq!(games.query(200), gamemode::ACTIVE);
     assert_eq!(games.count(), 1);

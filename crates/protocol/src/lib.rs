@@ -224,6 +224,24 @@ pub struct Signal {
     pub height: Option<NonZeroU32>,
 }
 
+impl Signal {
+    /// Use case `usecase` as a plain trigger: for `lease`, at
+    /// third-party-low, attached to the connection, answered with HANDLE,
+    /// no fps/width/height (change the fields for more).
+    pub fn of(usecase: &str, lease: SignalLease) -> Signal {
+        Signal {
+            usecase: usecase.to_string(),
+            lease,
+            priority: Priority::ThirdPartyLow,
+            detach: false,
+            report: false,
+            fps: None,
+            width: None,
+            height: None,
+        }
+    }
+}
+
 /// Longest use case key in a SIGNAL, bytes.
 pub const MAX_USECASE_KEY: usize = 255;
 

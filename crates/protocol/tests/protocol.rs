@@ -290,6 +290,20 @@ fn any_request() -> impl Strategy<Value = Request> {
                 rt_cpus
             })),
         Just(Request::ProfileOff),
+        (any::<u32>(), 1u32..).prop_map(|(uid, pid)| Request::Behalf(Behalf {
+            uid,
+            pid: std::num::NonZeroU32::new(pid).unwrap(),
+        })),
+        (1u32.., any_signal()).prop_map(|(pid, signal)| {
+            let Request::Signal(mut signal) = signal else {
+                unreachable!("any_signal makes signals")
+            };
+            signal.detach = false;
+            Request::Bind(Bind {
+                pid: std::num::NonZeroU32::new(pid).unwrap(),
+                signal,
+            })
+        }),
     ]
 }
 
@@ -493,4 +507,62 @@ proptest! {
         let bytes = req.encode();
         prop_assert_eq!(decode_request(&bytes).unwrap(), Some((req, bytes.len())));
     }
+}
+
+#[test]
+fn behalf_and_bind_bytes_and_refusals() {
+    let behalf = Request::Behalf(Behalf {
+        uid: 65534,
+        pid: std::num::NonZeroU32::new(4242).unwrap(),
+    });
+    let bytes = behalf.encode();
+    // BEHALF, 8-byte body: uid 65534, pid 4242.
+    assert_eq!(
+        hex(&bytes),
+        "4c010a0008000000feff0000921000 00".replace(' ', "")
+    );
+    assert_eq!(decode_request(&bytes).unwrap(), Some((behalf, bytes.len())));
+    let mut zero = bytes.clone();
+    zero[12..16].copy_from_slice(&0u32.to_le_bytes());
+    assert!(decode_request(&zero)
+        .unwrap_err()
+        .to_string()
+        .contains("pid"));
+    let mut short = bytes[..15].to_vec();
+    short[4] = 7;
+    assert!(matches!(
+        decode_request(&short),
+        Err(ProtocolError::Length { kind: "BEHALF", .. })
+    ));
+
+    let signal = Signal::of("game", SignalLease::Given(Lease::UntilReleased));
+    let bind = Request::Bind(Bind {
+        pid: std::num::NonZeroU32::new(4242).unwrap(),
+        signal: signal.clone(),
+    });
+    let bytes = bind.encode();
+    assert_eq!(bytes[2], kind::BIND);
+    // pid, then exactly a SIGNAL's body.
+    assert_eq!(&bytes[8..12], &4242u32.to_le_bytes());
+    assert_eq!(&bytes[12..], &Request::Signal(signal.clone()).encode()[8..]);
+    assert_eq!(decode_request(&bytes).unwrap(), Some((bind, bytes.len())));
+    let detached = Request::Bind(Bind {
+        pid: std::num::NonZeroU32::new(4242).unwrap(),
+        signal: Signal {
+            detach: true,
+            lease: SignalLease::Given(Lease::from_ms(1000)),
+            ..signal
+        },
+    })
+    .encode();
+    assert!(decode_request(&detached)
+        .unwrap_err()
+        .to_string()
+        .contains("cannot be detached"));
+    let mut zero = bytes.clone();
+    zero[8..12].copy_from_slice(&0u32.to_le_bytes());
+    assert!(decode_request(&zero)
+        .unwrap_err()
+        .to_string()
+        .contains("pid"));
 }
