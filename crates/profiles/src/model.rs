@@ -17,7 +17,17 @@
 //! cpuidle_disable: { cpus: "{rt_cpus}", states: [0, 1] }
 //! cmdline: { isolcpus: "{rt_cpus}" }   # boot-time only: printed, never written
 //! optional: [gpu_min_pwrlevel]     # keys that may be missing here: skipped, and said so
+//! when:                            # settings for some machines only (TuneD's conditional units)
+//!   - uname_regex: aarch64         #   searched in `uname -a`'s fields
+//!     cpuinfo_regex: "CPU part\\s+:\\s+0x0?af"  #   searched in /proc/cpuinfo (multi-line)
+//!     sysctl: { kernel.numa_balancing: 0 }
 //! ```
+//!
+//! A value may start with `>` or `<` (`kernel.pid_max: ">4194304"`): the
+//! node is written only if the number is greater (less) than what it holds
+//! (TuneD's assignment modifiers). A resource's value may list
+//! alternatives, `conservative|powersave`: the first the resource accepts
+//! is written (TuneD's governor lists).
 //!
 //! Values are scalars kept as text; they are checked when the profile is
 //! resolved, against the target's resources and the kernel tree.
@@ -65,6 +75,44 @@ pub struct CpuidleDisable {
     pub states: Option<Vec<u32>>,
 }
 
+/// One `when:` entry: settings that apply only where both regular
+/// expressions (those given) are found.
+#[derive(Debug, Clone)]
+pub struct When {
+    /// `uname_regex:`, searched in the kernel's `uname` fields (sysname,
+    /// nodename, release, version, machine, joined by spaces).
+    pub uname_regex: Option<Located<regex::Regex>>,
+    /// `cpuinfo_regex:`, searched in `/proc/cpuinfo`, `^`/`$` per line.
+    pub cpuinfo_regex: Option<Located<regex::Regex>>,
+    /// Where the entry starts.
+    pub pos: Pos,
+    /// `resources:`.
+    pub resources: Vec<Setting>,
+    /// `sysctl:`.
+    pub sysctl: Vec<Setting>,
+    /// `sysfs:`.
+    pub sysfs: Vec<Setting>,
+    /// `cmdline:`.
+    pub cmdline: Vec<Setting>,
+}
+
+impl PartialEq for When {
+    fn eq(&self, other: &Self) -> bool {
+        let re = |r: &Option<Located<regex::Regex>>| {
+            r.as_ref().map(|l| (l.value.as_str().to_string(), l.pos))
+        };
+        re(&self.uname_regex) == re(&other.uname_regex)
+            && re(&self.cpuinfo_regex) == re(&other.cpuinfo_regex)
+            && self.pos == other.pos
+            && self.resources == other.resources
+            && self.sysctl == other.sysctl
+            && self.sysfs == other.sysfs
+            && self.cmdline == other.cmdline
+    }
+}
+
+impl Eq for When {}
+
 /// A parsed, checked profile file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Profile {
@@ -96,6 +144,8 @@ pub struct Profile {
     pub cmdline: Vec<Setting>,
     /// `optional:`, keys that may be missing on a kernel.
     pub optional: Vec<Located<String>>,
+    /// `when:`, settings for some machines only.
+    pub when: Vec<When>,
     /// Name used for `FILE:LINE:COL` in errors.
     pub file: String,
 }
@@ -114,6 +164,16 @@ const KEYS: &[&str] = &[
     "cpuidle_disable",
     "cmdline",
     "optional",
+    "when",
+];
+
+const WHEN_KEYS: &[&str] = &[
+    "uname_regex",
+    "cpuinfo_regex",
+    "resources",
+    "sysctl",
+    "sysfs",
+    "cmdline",
 ];
 
 /// Builds [`ProfileError::Field`] for one file.
@@ -212,6 +272,77 @@ impl At<'_> {
             .collect()
     }
 
+    /// A regular expression, compiled; `multi_line` makes `^`/`$` match
+    /// at each line.
+    fn regex(
+        &self,
+        node: &Node,
+        field: &str,
+        multi_line: bool,
+    ) -> Result<Located<regex::Regex>, ProfileError> {
+        let text = self.scalar(node, field)?;
+        let re = regex::RegexBuilder::new(&text)
+            .multi_line(multi_line)
+            .build()
+            .map_err(|e| {
+                self.err(
+                    node.pos,
+                    field,
+                    format!("`{text}` is not a regular expression: {e}"),
+                )
+            })?;
+        Ok(Located {
+            value: re,
+            pos: node.pos,
+        })
+    }
+
+    /// `when:`: a list of conditional entries.
+    fn when(&self, node: &Node) -> Result<Vec<When>, ProfileError> {
+        let items: Vec<&Node> = match &node.value {
+            Value::Seq(items) => items.iter().collect(),
+            _ if node.is_null() => Vec::new(),
+            _ => vec![node],
+        };
+        let mut out = Vec::with_capacity(items.len());
+        for (i, item) in items.into_iter().enumerate() {
+            let here = format!("when[{i}]");
+            let m = item
+                .mapping(WHEN_KEYS)
+                .map_err(|e| self.map_err(&here, e))?;
+            let re = |key: &str, multi: bool| {
+                m.get(key)
+                    .map(|n| self.regex(n, &format!("{here}.{key}"), multi))
+                    .transpose()
+            };
+            let settings = |key: &str| -> Result<Vec<Setting>, ProfileError> {
+                m.get(key)
+                    .map(|n| self.settings(n, &format!("{here}.{key}")))
+                    .transpose()
+                    .map(Option::unwrap_or_default)
+            };
+            let uname_regex = re("uname_regex", false)?;
+            let cpuinfo_regex = re("cpuinfo_regex", true)?;
+            if uname_regex.is_none() && cpuinfo_regex.is_none() {
+                return Err(self.err(
+                    item.pos,
+                    &here,
+                    "needs `uname_regex:` or `cpuinfo_regex:` (the machines it is for)",
+                ));
+            }
+            out.push(When {
+                uname_regex,
+                cpuinfo_regex,
+                pos: item.pos,
+                resources: settings("resources")?,
+                sysctl: settings("sysctl")?,
+                sysfs: settings("sysfs")?,
+                cmdline: settings("cmdline")?,
+            });
+        }
+        Ok(out)
+    }
+
     /// `cpus` alone, or a mapping with `cpus` and `extra`.
     fn cpus_and<'n>(
         &self,
@@ -299,6 +430,11 @@ pub(crate) fn decode(file: &str, source: &str, doc: &Node) -> Result<Profile, Pr
         cpuidle_disable,
         cmdline: settings("cmdline")?,
         optional,
+        when: top
+            .get("when")
+            .map(|n| at.when(n))
+            .transpose()?
+            .unwrap_or_default(),
         file: file.to_string(),
     })
 }

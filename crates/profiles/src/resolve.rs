@@ -9,7 +9,7 @@
 
 use crate::error::ProfileError;
 use crate::load::Chain;
-use crate::model::{At, Located, Profile, Setting};
+use crate::model::{At, Located, Profile, Setting, When};
 use lever_engine::resource::{ResourceKind, ResourceSpec};
 use lever_kernel::{format_cpu_list, format_cpu_mask, parse_cpu_list, paths, KernelFs};
 use lever_targets::Target;
@@ -76,8 +76,9 @@ impl CmdlineArg {
     }
 }
 
-/// Something the profile names that this kernel lacks and the profile
-/// marked `optional:`.
+/// Something the profile names that is not written here, and why: an
+/// `optional:` key this kernel lacks, a `when:` entry for other machines,
+/// a `>`/`<` value the node already meets, a glob that matches nothing.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Skipped {
     /// The key (`gpu_min_pwrlevel`, a path, `irq_affinity`).
@@ -103,7 +104,7 @@ pub struct Resolved {
     pub writes: Vec<Write>,
     /// Boot-time settings: printed, never written.
     pub cmdline: Vec<CmdlineArg>,
-    /// Optional entries this kernel lacks.
+    /// What is not written here, and why.
     pub skipped: Vec<Skipped>,
 }
 
@@ -164,6 +165,7 @@ pub fn resolve(
         writes: Vec::new(),
         cmdline: Vec::new(),
         skipped: Vec::new(),
+        uname: None,
     };
     for p in &chain.profiles {
         r.profile(p)?;
@@ -189,6 +191,98 @@ struct Resolver<'a> {
     writes: Vec<Write>,
     cmdline: Vec<CmdlineArg>,
     skipped: Vec<Skipped>,
+    /// The kernel's `uname` fields, read at the first `uname_regex:`.
+    uname: Option<String>,
+}
+
+/// A value after TuneD's `>`/`<` modifier.
+enum Modified {
+    /// Write this.
+    Write(String),
+    /// Write nothing, for this reason.
+    Keep(String),
+}
+
+/// The kernel's `uname` fields below the root, joined by spaces as TuneD
+/// matches `uname_regex` (sysname, nodename, release, version, machine):
+/// `/proc/sys/kernel/{ostype,hostname,osrelease,version,arch}`. A kernel
+/// without `arch` (before 6.1) gets the machine from `/proc/cpuinfo`
+/// (`CPU architecture: 8` is aarch64, `7` armv7l; `flags` with `lm` is
+/// x86_64); the fields it lacks are left out.
+fn uname(fs: &KernelFs) -> String {
+    let read = |n: &str| {
+        fs.read(&format!("/proc/sys/kernel/{n}"))
+            .ok()
+            .map(|t| t.trim().to_string())
+            .filter(|t| !t.is_empty())
+    };
+    let machine = read("arch").or_else(|| {
+        let cpuinfo = fs.read("/proc/cpuinfo").ok()?;
+        let field = |name: &str| {
+            cpuinfo.lines().find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                (k.trim() == name).then(|| v.trim().to_string())
+            })
+        };
+        match field("CPU architecture").as_deref() {
+            Some("8") => Some("aarch64".into()),
+            Some(n) if n.parse::<u32>().is_ok() => Some(format!("armv{n}l")),
+            _ => field("flags").map(|f| {
+                if f.split_whitespace().any(|x| x == "lm") {
+                    "x86_64".into()
+                } else {
+                    "i686".into()
+                }
+            }),
+        }
+    });
+    let fields = [
+        Some(read("ostype").unwrap_or_else(|| "Linux".into())),
+        read("hostname"),
+        read("osrelease"),
+        read("version"),
+        machine,
+    ];
+    fields.into_iter().flatten().collect::<Vec<_>>().join(" ")
+}
+
+/// The nodes matching a path with `*`/`?` in its components, sorted, as
+/// TuneD's sysfs plugin globs them.
+fn glob(fs: &KernelFs, pattern: &str) -> Vec<String> {
+    let mut found = vec![String::new()];
+    for part in pattern.split('/').filter(|p| !p.is_empty()) {
+        let mut next = Vec::new();
+        for base in &found {
+            if part.contains(['*', '?']) {
+                let mut names = fs
+                    .list_dir(if base.is_empty() { "/" } else { base })
+                    .unwrap_or_default();
+                names.sort();
+                next.extend(
+                    names
+                        .into_iter()
+                        .filter(|n| wildcard(part.as_bytes(), n.as_bytes()))
+                        .map(|n| format!("{base}/{n}")),
+                );
+            } else {
+                next.push(format!("{base}/{part}"));
+            }
+        }
+        found = next;
+    }
+    found.retain(|p| fs.exists(p));
+    found
+}
+
+/// Shell wildcard match of one path component (`*`, `?`).
+fn wildcard(p: &[u8], s: &[u8]) -> bool {
+    match (p.first(), s.first()) {
+        (None, None) => true,
+        (Some(b'*'), _) => wildcard(&p[1..], s) || (!s.is_empty() && wildcard(p, &s[1..])),
+        (Some(b'?'), Some(_)) => wildcard(&p[1..], &s[1..]),
+        (Some(a), Some(b)) if a == b => wildcard(&p[1..], &s[1..]),
+        _ => false,
+    }
 }
 
 /// One profile's context while resolving.
@@ -217,32 +311,7 @@ impl Resolver<'_> {
             p,
             at: At { file: &p.file },
         };
-        for s in &p.resources {
-            self.resource(&c, s)?;
-        }
-        for s in &p.sysctl {
-            let field = format!("sysctl.{}", s.key);
-            if s.key.starts_with('/') || s.key.contains("..") {
-                return Err(c.at.err(
-                    s.key_pos,
-                    &field,
-                    "a sysctl name such as `vm.swappiness` (paths go under `sysfs:`)",
-                ));
-            }
-            let node = format!("/proc/sys/{}", s.key.replace('.', "/"));
-            self.path(&c, s, &field, node)?;
-        }
-        for s in &p.sysfs {
-            let field = format!("sysfs.{}", s.key);
-            if !(s.key.starts_with("/sys/") || s.key.starts_with("/proc/sys/")) {
-                return Err(c.at.err(
-                    s.key_pos,
-                    &field,
-                    "an absolute path below /sys/ or /proc/sys/",
-                ));
-            }
-            self.path(&c, s, &field, s.key.clone())?;
-        }
+        self.settings(&c, "", &p.resources, &p.sysctl, &p.sysfs)?;
         if let Some(cd) = &p.cpuidle_disable {
             self.cpuidle(&c, &cd.cpus, cd.states.as_deref())?;
         }
@@ -252,10 +321,75 @@ impl Resolver<'_> {
         if let Some(irq) = &p.irq_affinity {
             self.irqs(&c, &irq.cpus, &irq.except)?;
         }
+        self.cmdline_args(&c, "", &p.cmdline)?;
+        for (i, w) in p.when.iter().enumerate() {
+            let prefix = format!("when[{i}].");
+            if let Some(why) = self.unmatched(w) {
+                self.skip(&c, &format!("when[{i}]"), why, w.pos, &format!("when[{i}]"));
+                continue;
+            }
+            self.settings(&c, &prefix, &w.resources, &w.sysctl, &w.sysfs)?;
+            self.cmdline_args(&c, &prefix, &w.cmdline)?;
+        }
+        Ok(())
+    }
+
+    /// `resources:`, `sysctl:` and `sysfs:` (of the profile, or of a
+    /// `when:` entry, `prefix` naming it in fields).
+    fn settings(
+        &mut self,
+        c: &In,
+        prefix: &str,
+        resources: &[Setting],
+        sysctl: &[Setting],
+        sysfs: &[Setting],
+    ) -> Result<(), ProfileError> {
+        for s in resources {
+            self.resource(c, s, &format!("{prefix}resources.{}", s.key))?;
+        }
+        for s in sysctl {
+            let field = format!("{prefix}sysctl.{}", s.key);
+            if s.key.starts_with('/') || s.key.contains("..") {
+                return Err(c.at.err(
+                    s.key_pos,
+                    &field,
+                    "a sysctl name such as `vm.swappiness` (paths go under `sysfs:`)",
+                ));
+            }
+            let node = format!("/proc/sys/{}", s.key.replace('.', "/"));
+            self.path(c, s, &field, node)?;
+        }
+        for s in sysfs {
+            let field = format!("{prefix}sysfs.{}", s.key);
+            if !(s.key.starts_with("/sys/") || s.key.starts_with("/proc/sys/")) {
+                return Err(c.at.err(
+                    s.key_pos,
+                    &field,
+                    "an absolute path below /sys/ or /proc/sys/",
+                ));
+            }
+            if s.key.contains(['*', '?']) {
+                let nodes = glob(self.fs, &s.key);
+                if nodes.is_empty() {
+                    let why = format!("no node matches {} on this kernel", s.key);
+                    self.skip(c, &s.key, why, s.key_pos, &field);
+                }
+                for node in nodes {
+                    self.path(c, s, &field, node)?;
+                }
+                continue;
+            }
+            self.path(c, s, &field, s.key.clone())?;
+        }
+        Ok(())
+    }
+
+    /// `cmdline:` entries.
+    fn cmdline_args(&mut self, c: &In, prefix: &str, args: &[Setting]) -> Result<(), ProfileError> {
         let running = self.fs.read("/proc/cmdline").unwrap_or_default();
-        for s in &p.cmdline {
-            let field = format!("cmdline.{}", s.key);
-            let value = self.expand(&c, &s.value, s.pos, &field)?;
+        for s in args {
+            let field = format!("{prefix}cmdline.{}", s.key);
+            let value = self.expand(c, &s.value, s.pos, &field)?;
             let arg = CmdlineArg {
                 key: s.key.clone(),
                 value,
@@ -270,6 +404,33 @@ impl Resolver<'_> {
             });
         }
         Ok(())
+    }
+
+    /// Why a `when:` entry does not apply to this kernel, or `None` when
+    /// it does.
+    fn unmatched(&mut self, w: &When) -> Option<String> {
+        if let Some(re) = &w.uname_regex {
+            let uname = self.uname.get_or_insert_with(|| uname(self.fs)).clone();
+            if !re.value.is_match(&uname) {
+                return Some(format!(
+                    "uname_regex `{}` is not found in this kernel's uname `{uname}`",
+                    re.value.as_str()
+                ));
+            }
+        }
+        if let Some(re) = &w.cpuinfo_regex {
+            let cpuinfo = match self.fs.read("/proc/cpuinfo") {
+                Ok(t) => t,
+                Err(e) => return Some(format!("cpuinfo_regex: {e}")),
+            };
+            if !re.value.is_match(&cpuinfo) {
+                return Some(format!(
+                    "cpuinfo_regex `{}` is not found in /proc/cpuinfo",
+                    re.value.as_str()
+                ));
+            }
+        }
+        None
     }
 
     /// `{rt_cpus}` and `{housekeeping}` filled in.
@@ -378,8 +539,7 @@ impl Resolver<'_> {
         });
     }
 
-    fn resource(&mut self, c: &In, s: &Setting) -> Result<(), ProfileError> {
-        let field = format!("resources.{}", s.key);
+    fn resource(&mut self, c: &In, s: &Setting, field: &str) -> Result<(), ProfileError> {
         let specs: Vec<&ResourceSpec> = match self.target.by_name(&s.key) {
             Some(spec) => vec![spec],
             None => self
@@ -397,24 +557,84 @@ impl Resolver<'_> {
                 self.target.name, s.key
             );
             if c.optional(&s.key) {
-                self.skip(c, &s.key, why, s.key_pos, &field);
+                self.skip(c, &s.key, why, s.key_pos, field);
                 return Ok(());
             }
-            return Err(c.at.err(s.key_pos, &field, why));
+            return Err(c.at.err(s.key_pos, field, why));
         }
-        let value = self.expand(c, &s.value, s.pos, &field)?;
+        let value = self.expand(c, &s.value, s.pos, field)?;
         for spec in specs {
-            let text = check_value(spec, &value)
-                .map_err(|m| c.at.err(s.pos, &field, format!("{}: {m}", spec.name)))?;
+            let value = match self.modified(&spec.node, &value) {
+                Modified::Write(v) => v,
+                Modified::Keep(why) => {
+                    self.skip(c, &spec.name, why, s.key_pos, field);
+                    continue;
+                }
+            };
+            // `a|b`: the first alternative the resource accepts.
+            let mut first_err = None;
+            let mut text = None;
+            for alt in value.split('|').map(str::trim) {
+                match check_value(spec, alt) {
+                    Ok(t) => {
+                        text = Some(t);
+                        break;
+                    }
+                    Err(m) => {
+                        first_err.get_or_insert(m);
+                    }
+                }
+            }
+            let text = match (text, first_err) {
+                (Some(t), _) => t,
+                (None, Some(m)) if value.contains('|') && c.optional(&s.key) => {
+                    let why = format!("{}: none of `{value}` is accepted: {m}", spec.name);
+                    self.skip(c, &spec.name, why, s.pos, field);
+                    continue;
+                }
+                (None, m) => {
+                    let m = m.unwrap_or_default();
+                    return Err(c.at.err(s.pos, field, format!("{}: {m}", spec.name)));
+                }
+            };
             self.push(Write {
                 node: spec.node.clone(),
                 value: text,
                 resource: Some(spec.name.clone()),
                 required: true,
-                from: c.from(s.key_pos, &field),
+                from: c.from(s.key_pos, field),
             });
         }
         Ok(())
+    }
+
+    /// A value with TuneD's `>N`/`<N` modifier, against what `node` holds
+    /// now: the number to write, or why nothing is written. Other values
+    /// pass unchanged.
+    fn modified(&self, node: &str, value: &str) -> Modified {
+        let t = value.trim();
+        let (op, num) = match t.split_at_checked(1) {
+            Some((op @ (">" | "<"), rest)) if !rest.trim().is_empty() => (op, rest.trim()),
+            _ => return Modified::Write(value.to_string()),
+        };
+        let current = self.fs.read(node).ok();
+        let (Some(cur), Some(want)) = (
+            current
+                .as_deref()
+                .and_then(|c| lever_text::parse_int(c.trim())),
+            lever_text::parse_int(num),
+        ) else {
+            return Modified::Write(num.to_string());
+        };
+        let write = if op == ">" { want > cur } else { want < cur };
+        if write {
+            Modified::Write(num.to_string())
+        } else {
+            let word = if op == ">" { "greater" } else { "less" };
+            Modified::Keep(format!(
+                "{node} holds {cur}; `{t}` writes only a {word} value"
+            ))
+        }
     }
 
     /// A `sysctl:` or `sysfs:` entry at `node`.
@@ -428,6 +648,13 @@ impl Resolver<'_> {
             return Err(c.at.err(s.key_pos, field, why));
         }
         let value = self.expand(c, &s.value, s.pos, field)?;
+        let value = match self.modified(&node, &value) {
+            Modified::Write(v) => v,
+            Modified::Keep(why) => {
+                self.skip(c, &s.key, why, s.key_pos, field);
+                return Ok(());
+            }
+        };
         let spec = self.target.resources.iter().find(|r| r.node == node);
         let value = match spec {
             Some(spec) => check_value(spec, &value).map_err(|m| {

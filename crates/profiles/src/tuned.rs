@@ -18,14 +18,15 @@
 //! | TuneD | Lever profile |
 //! |---|---|
 //! | `[main] summary` / `include` | `description` / `include: NAME.yaml` |
-//! | `[sysctl] NAME=V` | `sysctl: {NAME: V}` |
-//! | `[sysfs] /sys/PATH=V` | `sysfs: {/sys/PATH: V}` (no globs) |
-//! | `[cpu] governor=A\|B` | `resources: {cpu_governor: A}` (the first) |
+//! | `[sysctl] NAME=V` | `sysctl: {NAME: V}`, optional (TuneD skips a missing one); `>V`/`<V` kept |
+//! | `[sysfs] /sys/PATH=V` | `sysfs: {/sys/PATH: V}`, optional, globs kept |
+//! | `[cpu] governor=A\|B` | `resources: {cpu_governor: A\|B}`, optional (each cluster: the first it offers) |
 //! | `[cpu] min_perf_pct`, `max_perf_pct`, `no_turbo` | `sysfs:` under `/sys/devices/system/cpu/intel_pstate/` |
 //! | `[vm] transparent_hugepages`, `transparent_hugepage.defrag` | `sysfs:` under `/sys/kernel/mm/transparent_hugepage/` |
 //! | `[vm] dirty_*` | `sysctl: {vm.dirty_*: V}` |
 //! | `[scheduler] isolated_cores=L` | `rt_cpus: L`, IRQs and workqueues on `{housekeeping}` |
-//! | `[bootloader] cmdline=...` | `cmdline:`, one entry per argument |
+//! | `[bootloader] cmdline=...` | `cmdline:`, one entry per argument (`+` adds, `-` removes) |
+//! | a section with `uname_regex`/`cpuinfo_regex` | a `when:` entry |
 
 use serde::Serialize;
 use std::fmt;
@@ -125,20 +126,57 @@ pub fn import(dir: &Path, output: Option<&Path>) -> Result<Imported, TunedError>
     Ok(imported)
 }
 
+/// Settings of the profile, or of one conditional section.
+#[derive(Default)]
+struct Block {
+    resources: Vec<(String, String)>,
+    sysctl: Vec<(String, String)>,
+    sysfs: Vec<(String, String)>,
+    cmdline: Vec<(String, String)>,
+}
+
+/// A section with `uname_regex` / `cpuinfo_regex`: a `when:` entry.
+struct Cond {
+    section: String,
+    uname: Option<String>,
+    cpuinfo: Option<String>,
+    block: Block,
+}
+
 /// The Lever profile being built.
 #[derive(Default)]
 struct Out {
     description: Option<String>,
     include: Option<String>,
     rt_cpus: Option<String>,
-    resources: Vec<(String, String)>,
-    sysctl: Vec<(String, String)>,
-    sysfs: Vec<(String, String)>,
-    cmdline: Vec<(String, String)>,
+    main: Block,
+    when: Vec<Cond>,
+    /// Where the section being mapped writes: `None` = `main`, else the
+    /// index in `when`.
+    into: Option<usize>,
     optional: Vec<String>,
     notes: Vec<String>,
     mapped: usize,
 }
+
+impl Out {
+    fn block(&mut self) -> &mut Block {
+        match self.into {
+            Some(i) => &mut self.when[i].block,
+            None => &mut self.main,
+        }
+    }
+
+    fn optional(&mut self, key: &str) {
+        if !self.optional.iter().any(|o| o == key) {
+            self.optional.push(key.to_string());
+        }
+    }
+}
+
+/// TuneD's unit options that say where a section applies, not what it
+/// sets (`uname_regex`/`cpuinfo_regex` become a `when:` entry).
+const CONDITIONS: &[&str] = &["uname_regex", "cpuinfo_regex"];
 
 /// One `key=value` line: its line number, key and value.
 type KeyValue = (usize, String, String);
@@ -219,8 +257,52 @@ pub fn convert(name: &str, file: &str, text: &str) -> Imported {
             ));
             continue;
         }
+        out.into = None;
+        let conds: Vec<&KeyValue> = entries
+            .iter()
+            .filter(|(_, k, _)| CONDITIONS.contains(&k.as_str()))
+            .collect();
+        if !conds.is_empty() {
+            if matches!(kind, "main" | "variables" | "scheduler") {
+                unmapped.push(miss(
+                    *line,
+                    None,
+                    &format!("a conditional `{kind}` section: Lever conditions only sysctl, sysfs, cpu, vm and bootloader settings"),
+                ));
+                continue;
+            }
+            let mut cond = Cond {
+                section: section.clone(),
+                uname: None,
+                cpuinfo: None,
+                block: Block::default(),
+            };
+            let mut bad = None;
+            for (l, k, v) in conds {
+                match substitute(v, &vars) {
+                    Ok(v) if k == "uname_regex" => cond.uname = Some(v),
+                    Ok(v) => cond.cpuinfo = Some(v),
+                    Err(why) => {
+                        bad = Some(miss(
+                            *l,
+                            Some(k),
+                            &format!("the section's condition: {why}"),
+                        ))
+                    }
+                }
+            }
+            if let Some(bad) = bad {
+                unmapped.push(bad);
+                continue;
+            }
+            out.when.push(cond);
+            out.into = Some(out.when.len() - 1);
+        }
         for (l, key, value) in entries {
-            if key == "type" || (key == "enabled" && kind != "main") {
+            if key == "type"
+                || (key == "enabled" && kind != "main")
+                || CONDITIONS.contains(&key.as_str())
+            {
                 continue;
             }
             if kind == "variables" {
@@ -233,7 +315,18 @@ pub fn convert(name: &str, file: &str, text: &str) -> Imported {
                 }
                 continue;
             }
-            let value = match substitute(value, &vars) {
+            // `${f:virt_check:VIRTUAL:BARE}` picks by whether TuneD runs
+            // in a virtual machine; a board is bare metal.
+            let value = match (kind, key.as_str(), virt_check(value)) {
+                ("main", "include", Some((virt, bare))) => {
+                    out.notes.push(format!(
+                        "include={value}: TuneD includes `{virt}` in a virtual machine and `{bare}` on bare metal; Lever takes `{bare}`"
+                    ));
+                    Ok(bare.to_string())
+                }
+                _ => substitute(value, &vars),
+            };
+            let value = match value {
                 Ok(v) => v,
                 Err(why) => {
                     unmapped.push(miss(*l, Some(key), &why));
@@ -254,6 +347,24 @@ pub fn convert(name: &str, file: &str, text: &str) -> Imported {
         unmapped,
         written_to: None,
     }
+}
+
+/// `${f:virt_check:A:B}` as `(A, B)`.
+fn virt_check(value: &str) -> Option<(&str, &str)> {
+    let inner = value
+        .trim()
+        .strip_prefix("${f:virt_check:")?
+        .strip_suffix('}')?;
+    let (virt, bare) = inner.split_once(':')?;
+    (!virt.contains(['$', ':']) && !bare.contains(['$', ':'])).then_some((virt, bare))
+}
+
+/// TuneD's `unquote`: one pair of double quotes around the whole value
+/// removed.
+fn unquote(v: &str) -> &str {
+    v.strip_prefix('"')
+        .and_then(|v| v.strip_suffix('"'))
+        .unwrap_or(v)
 }
 
 /// `[variables]`: each name with its value, or why it has none.
@@ -295,14 +406,16 @@ const PSTATE: &str = "/sys/devices/system/cpu/intel_pstate";
 const THP: &str = "/sys/kernel/mm/transparent_hugepage";
 
 fn map_one(out: &mut Out, kind: &str, key: &str, value: &str) -> Result<(), String> {
-    let sysfs = |out: &mut Out, path: String, optional: bool| {
-        if optional {
-            out.optional.push(path.clone());
-        }
-        out.sysfs.push((path, value.to_string()));
+    let sysfs = |out: &mut Out, path: String| {
+        // TuneD globs every sysfs path and writes the nodes that exist.
+        out.optional(&path);
+        out.block().sysfs.push((path, value.to_string()));
     };
     match (kind, key) {
-        ("main", "summary") => out.description = Some(value.into()),
+        ("main", "summary") => {
+            out.description = Some(value.into());
+            return Ok(());
+        }
         ("main", "include") => {
             let mut names = value.split(',').map(str::trim).filter(|n| !n.is_empty());
             let first = names.next().ok_or("empty include")?;
@@ -313,50 +426,110 @@ fn map_one(out: &mut Out, kind: &str, key: &str, value: &str) -> Result<(), Stri
             out.notes.push(format!(
                 "include `{first}`: import that TuneD profile too, as {first}.yaml next to this file"
             ));
+            return Ok(());
         }
-        ("sysctl", _) => out.sysctl.push((key.into(), value.into())),
-        ("sysfs", _) if key.contains('*') || key.contains('?') => {
-            return Err("sysfs globs are not supported by Lever profiles; list the paths".into())
+        ("sysctl", _) => {
+            // TuneD reads each sysctl first and skips (with an error in its
+            // log) one the kernel lacks.
+            out.optional(key);
+            out.block()
+                .sysctl
+                .push((key.into(), unquote(value).to_string()));
         }
-        ("sysfs", _) if key.starts_with("/sys/") => sysfs(out, key.into(), false),
+        ("sysfs", _) if key.starts_with("/sys/") => sysfs(out, key.into()),
         ("cpu", "governor") => {
-            let mut alts = value.split('|').map(str::trim);
-            let first = alts.next().unwrap_or_default();
-            if alts.next().is_some() {
+            if value.split('|').any(|g| g.trim().is_empty()) {
+                return Err(format!("an empty governor in `{value}`"));
+            }
+            // TuneD sets the first governor a CPU offers, and leaves CPUs
+            // without cpufreq (or without any of them) alone.
+            out.optional("cpu_governor");
+            if value.contains('|') {
                 out.notes.push(format!(
-                    "[cpu] governor={value}: TuneD takes the first one available, Lever takes `{first}`"
+                    "[cpu] governor={value}: each cluster gets the first of them it offers, as in TuneD"
                 ));
             }
-            out.resources.push(("cpu_governor".into(), first.into()));
+            out.block()
+                .resources
+                .push(("cpu_governor".into(), value.replace(' ', "")));
         }
         ("cpu", "min_perf_pct" | "max_perf_pct" | "no_turbo") => {
-            sysfs(out, format!("{PSTATE}/{key}"), true)
+            sysfs(out, format!("{PSTATE}/{key}"))
         }
         ("cpu", "force_latency") => {
             return Err("a PM QoS request held by an open /dev/cpu_dma_latency; ask the daemon (lever acquire pm_qos_cpu_dma_latency=N)".into())
         }
         ("vm", "transparent_hugepages" | "transparent_hugepage") => {
-            sysfs(out, format!("{THP}/enabled"), true)
+            sysfs(out, format!("{THP}/enabled"))
         }
-        ("vm", "transparent_hugepage.defrag") => sysfs(out, format!("{THP}/defrag"), true),
-        ("vm", k) if k.starts_with("dirty_") => out.sysctl.push((format!("vm.{k}"), value.into())),
+        ("vm", "transparent_hugepage.defrag") => sysfs(out, format!("{THP}/defrag")),
+        ("vm", k) if k.starts_with("dirty_") => {
+            let name = format!("vm.{k}");
+            out.optional(&name);
+            out.block().sysctl.push((name, value.into()));
+        }
         ("scheduler", "isolated_cores") => {
             out.rt_cpus = Some(value.into());
-            out.optional.push("irq_affinity".into());
-            out.optional.push("workqueue_cpumask".into());
+            out.optional("irq_affinity");
+            out.optional("workqueue_cpumask");
             out.notes.push("[scheduler] isolated_cores: IRQs and unbound workqueues go to the other CPUs ({housekeeping}); TuneD also moves processes, which profiles do not".into());
         }
-        ("bootloader", k) if k == "cmdline" || k.starts_with("cmdline_") => {
-            for arg in value.split_whitespace() {
-                let (k, v) = arg.split_once('=').unwrap_or((arg, ""));
-                out.cmdline.retain(|(old, _)| old != k);
-                out.cmdline.push((k.into(), v.into()));
-            }
-        }
+        ("bootloader", k) if k == "cmdline" || k.starts_with("cmdline_") => cmdline(out, value)?,
         _ => return Err(format!("no Lever equivalent for `{key}` of TuneD's `{kind}` plugin")),
     }
     out.mapped += 1;
     Ok(())
+}
+
+/// `[bootloader] cmdline*=`: `+ARGS` (or plain) adds, `-ARGS` removes
+/// arguments added before; `\+`, `\-`, `\\` escape the first character.
+fn cmdline(out: &mut Out, value: &str) -> Result<(), String> {
+    let (remove, args) = match value.split_at_checked(1) {
+        Some(("+", rest)) => (false, rest),
+        Some(("-", rest)) => (true, rest),
+        Some(("\\", rest)) if rest.starts_with(['\\', '+', '-']) => (false, rest),
+        _ => (false, value),
+    };
+    let list = &mut out.block().cmdline;
+    let mut not_here = Vec::new();
+    for arg in args.split_whitespace() {
+        let (k, v) = arg.split_once('=').unwrap_or((arg, ""));
+        if remove {
+            let before = list.len();
+            list.retain(|(ok, ov)| !(ok == k && ov == v));
+            if list.len() == before {
+                not_here.push(arg);
+            }
+        } else {
+            list.retain(|(old, _)| old != k);
+            list.push((k.into(), v.into()));
+        }
+    }
+    if !not_here.is_empty() {
+        return Err(format!(
+            "removes `{}` from the command line other profiles add; a Lever profile cannot remove an included argument",
+            not_here.join(" ")
+        ));
+    }
+    Ok(())
+}
+
+/// `resources:`, `sysctl:`, `sysfs:`, `cmdline:` of one block, indented.
+fn block(y: &mut String, indent: &str, b: &Block) {
+    for (key, list) in [
+        ("resources", &b.resources),
+        ("sysctl", &b.sysctl),
+        ("sysfs", &b.sysfs),
+        ("cmdline", &b.cmdline),
+    ] {
+        if list.is_empty() {
+            continue;
+        }
+        y.push_str(&format!("{indent}{key}:\n"));
+        for (k, v) in list {
+            y.push_str(&format!("{indent}  {}: {}\n", scalar(k), scalar(v)));
+        }
+    }
 }
 
 /// A YAML scalar: plain when safe, else double-quoted (JSON escaping is
@@ -398,22 +571,24 @@ fn render(name: &str, file: &str, out: &Out, unmapped: &[Unmapped]) -> String {
         y.push_str("irq_affinity: { cpus: \"{housekeeping}\" }\n");
         y.push_str("workqueue_cpumask: \"{housekeeping}\"\n");
     }
-    for (key, list) in [
-        ("resources", &out.resources),
-        ("sysctl", &out.sysctl),
-        ("sysfs", &out.sysfs),
-        ("cmdline", &out.cmdline),
-    ] {
-        if list.is_empty() {
-            continue;
-        }
-        y.push_str(&format!("{key}:\n"));
-        for (k, v) in list {
-            y.push_str(&format!("  {}: {}\n", scalar(k), scalar(v)));
+    block(&mut y, "", &out.main);
+    if !out.when.is_empty() {
+        y.push_str("when:\n");
+        for c in &out.when {
+            y.push_str(&format!("  # [{}]\n", c.section));
+            let mut first = true;
+            for (key, re) in [("uname_regex", &c.uname), ("cpuinfo_regex", &c.cpuinfo)] {
+                if let Some(re) = re {
+                    let dash = if first { "- " } else { "  " };
+                    first = false;
+                    y.push_str(&format!("  {dash}{key}: {}\n", scalar(re)));
+                }
+            }
+            block(&mut y, "    ", &c.block);
         }
     }
     if !out.optional.is_empty() {
-        y.push_str("# not on every kernel (intel_pstate, transparent hugepages, /proc/irq, the\n# workqueue mask): skipped where missing, and said so\noptional:\n");
+        y.push_str("# TuneD skips what a kernel lacks (sysctls, sysfs nodes, cpufreq, intel_pstate,\n# transparent hugepages, /proc/irq, the workqueue mask): skipped here too, and said so\noptional:\n");
         for o in &out.optional {
             y.push_str(&format!("  - {}\n", scalar(o)));
         }

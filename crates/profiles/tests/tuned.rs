@@ -27,11 +27,6 @@ fn lab_latency_maps_cpu_vm_sysctl_sysfs_and_names_the_rest() {
     let missing = names(&i.unmapped);
     let want: Vec<(usize, String, Option<String>)> = vec![
         (13, "cpu".into(), Some("force_latency".into())),
-        (
-            24,
-            "sysfs".into(),
-            Some("/sys/class/net/*/queues/rx-0/rps_cpus".into()),
-        ),
         (26, "disk".into(), None),
         (29, "script".into(), None),
     ];
@@ -46,10 +41,15 @@ fn lab_latency_maps_cpu_vm_sysctl_sysfs_and_names_the_rest() {
         "{y}"
     );
     assert!(
-        y.contains("resources:\n  cpu_governor: performance\n"),
+        y.contains("resources:\n  cpu_governor: \"performance|schedutil\"\n"),
         "{y}"
     );
-    assert!(y.contains("# note: [cpu] governor=performance|schedutil: TuneD takes the first one available, Lever takes `performance`"), "{y}");
+    assert!(y.contains("# note: [cpu] governor=performance|schedutil: each cluster gets the first of them it offers, as in TuneD"), "{y}");
+    // A sysfs glob is kept: resolving writes every node it matches.
+    assert!(
+        y.contains("  \"/sys/class/net/*/queues/rx-0/rps_cpus\": \"0\"\n"),
+        "{y}"
+    );
     assert!(y.contains("  kernel.sched_rt_runtime_us: \"-1\"\n"), "{y}");
     assert!(
         y.contains("  /sys/kernel/mm/transparent_hugepage/enabled: madvise\n"),
@@ -63,7 +63,21 @@ fn lab_latency_maps_cpu_vm_sysctl_sysfs_and_names_the_rest() {
     // The YAML is a profile Lever reads back.
     let p = lever_profiles::parse("lab-latency.yaml", y).unwrap();
     assert_eq!(p.sysctl.len(), 2);
-    assert_eq!(p.optional.len(), 2);
+    // What TuneD skips where the kernel lacks it: the governor, every
+    // sysfs node and every sysctl.
+    let optional: Vec<&str> = p.optional.iter().map(|o| o.value.as_str()).collect();
+    assert_eq!(
+        optional,
+        [
+            "cpu_governor",
+            "/sys/devices/system/cpu/intel_pstate/min_perf_pct",
+            "/sys/kernel/mm/transparent_hugepage/enabled",
+            "vm.swappiness",
+            "kernel.sched_rt_runtime_us",
+            "/sys/module/workqueue/parameters/power_efficient",
+            "/sys/class/net/*/queues/rx-0/rps_cpus",
+        ]
+    );
 }
 
 #[test]
@@ -157,7 +171,8 @@ fn imported_profiles_include_each_other_and_resolve_on_a_simulated_board() {
         skipped,
         [
             "/sys/devices/system/cpu/intel_pstate/min_perf_pct",
-            "/sys/kernel/mm/transparent_hugepage/enabled"
+            "/sys/kernel/mm/transparent_hugepage/enabled",
+            "/sys/class/net/*/queues/rx-0/rps_cpus",
         ]
     );
 }
@@ -167,7 +182,7 @@ fn odd_lines_are_named_not_dropped() {
     let i = convert(
         "x",
         "tuned.conf",
-        "orphan=1\n[main]\nthis is not a setting\ninclude=a, b\n[sysfs]\nrelative/path=1\n[cpu]\nlatency_low=1\nmax_perf_pct=${undefined}\n",
+        "orphan=1\n[main]\nthis is not a setting\ninclude=a, b\n[sysfs]\nrelative/path=1\n[cpu]\nlatency_low=1\nmax_perf_pct=${undefined}\n[bootloader]\ncmdline=-quiet\n[vm.x]\ntype=vm\nuname_regex=${f:exec:uname}\ntransparent_hugepages=never\n",
     );
     let why: Vec<String> = i.unmapped.iter().map(|u| u.to_string()).collect();
     assert_eq!(
@@ -179,6 +194,8 @@ fn odd_lines_are_named_not_dropped() {
             "tuned.conf:6: [sysfs] relative/path: no Lever equivalent for `relative/path` of TuneD's `sysfs` plugin",
             "tuned.conf:8: [cpu] latency_low: no Lever equivalent for `latency_low` of TuneD's `cpu` plugin",
             "tuned.conf:9: [cpu] max_perf_pct: variable `${undefined}` is not defined in [variables]",
+            "tuned.conf:11: [bootloader] cmdline: removes `quiet` from the command line other profiles add; a Lever profile cannot remove an included argument",
+            "tuned.conf:14: [vm.x] uname_regex: the section's condition: TuneD function `${f:exec:uname}` is not evaluated by Lever; write the value out",
         ]
     );
     assert_eq!(i.mapped, 0);
