@@ -319,6 +319,10 @@ impl AppWatch {
     /// Returns the reply and, when it was started, its owner id (its pidfd
     /// goes into the epoll set) with lines for the log.
     ///
+    /// A process already configured as that same app (detected at exec, or
+    /// registered before) is DONE with nothing changed; as another app it
+    /// is refused (ERROR 7).
+    ///
     /// The app's configuration is the board's own, applied as for a
     /// detected app (system-low): registering a process grants nothing
     /// the connector would not have granted it at exec. Only a process of
@@ -366,6 +370,18 @@ impl AppWatch {
             .values()
             .find(|r| r.app && r.pidfd.pid() == pid)
         {
+            // Detected at exec (or registered before) as this very app:
+            // what the client asks for is in place, so it is done — `lever
+            // run` must not kill a command the daemon already configured.
+            // The configuration stays the one it has (owned by the process,
+            // counted where it was), and no second seat is taken.
+            if r.what == format!("app {}", reg.app) {
+                log.push(format!(
+                    "app {} (pid {pid}) is already configured; register by pid {} uid {} is done",
+                    reg.app, client.id.pid, client.id.uid
+                ));
+                return (Reply::Done, None, log);
+            }
             return refuse(
                 ErrorCode::Invalid,
                 format!("process {pid} is already configured as {}", r.what),
