@@ -212,6 +212,9 @@ pub struct Core {
     tasks: TaskState,
     /// The request the last `acquire_labelled` granted.
     granted: Option<RequestId>,
+    /// Its report, when it was asked for a use case (SIGNAL adds what of
+    /// the task part was applied).
+    granted_report: Option<Acquired>,
     /// Live counters for `--metrics`.
     metrics: Arc<Metrics>,
     /// Profiles applied through the daemon (base, holds, the one in effect).
@@ -330,6 +333,7 @@ impl Core {
             handles: HandleSource::new(),
             tasks: TaskState::default(),
             granted: None,
+            granted_report: None,
             metrics: Arc::new(Metrics::default()),
             profiles: profile::Profiles::default(),
         })
@@ -433,6 +437,7 @@ impl Core {
         usecase: Option<String>,
     ) -> Reply {
         self.granted = None;
+        self.granted_report = None;
         let system = client.may_use_system();
         let priority = a.priority;
         if priority.is_system() && !system {
@@ -441,7 +446,9 @@ impl Core {
                 format!("priority {:?} needs a system client (root or the system group); uid {} is third-party", class_of(priority), client.id.uid),
             );
         }
-        if a.pairs.is_empty() {
+        // A use case may hold no pair (it only moves threads or sets
+        // cgroup files): its request is the lease those hang on.
+        if a.pairs.is_empty() && usecase.is_none() {
             return refuse(
                 ErrorCode::Invalid,
                 "a request needs at least one opcode/value pair",
@@ -543,7 +550,7 @@ impl Core {
                 replaced = true;
             }
         }
-        match self.engine.acquire_as(request, now, system) {
+        match self.engine.acquire_lease(request, now, system) {
             Ok(p) => {
                 plan.writes.extend(p.writes);
                 plan.adjustments = p.adjustments;
@@ -603,12 +610,19 @@ impl Core {
             .iter()
             .filter_map(|&(idx, adjustment)| self.applied(client, idx, adjustment))
             .collect();
-        json_reply(&Acquired {
+        let doc = Acquired {
             handle,
             resources,
             lease: usecase.is_some().then_some(a.lease),
+            tasks_applied: None,
+            not_applied: Vec::new(),
             usecase,
-        })
+        };
+        let reply = json_reply(&doc);
+        if doc.usecase.is_some() {
+            self.granted_report = Some(doc);
+        }
+        reply
     }
 
     /// What became of one pair of an acquire: asked, held after clamp and

@@ -346,6 +346,11 @@ pub fn run_locked(config: Config, lock: journal::StateLock) -> Result<(), Daemon
         log.clone(),
     )?;
     core.set_task_journal(task_journal);
+    if core.has_task_rules() {
+        if let Some(why) = core.task_rules_unavailable() {
+            log.warn(&why);
+        }
+    }
     if config.metrics.is_some() || config.metrics_textfile.is_some() {
         let metrics = std::sync::Arc::new(metrics::Metrics::new(
             env!("CARGO_PKG_VERSION"),

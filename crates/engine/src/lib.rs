@@ -547,13 +547,28 @@ impl Engine {
     /// higher-class one.
     pub fn acquire_as(
         &mut self,
-        mut request: Request,
-        _now: Duration,
+        request: Request,
+        now: Duration,
         system: bool,
     ) -> Result<Plan, EngineError> {
         if request.pairs.is_empty() {
             return Err(EngineError::Empty);
         }
+        self.acquire_lease(request, now, system)
+    }
+
+    /// [`Engine::acquire_as`] that also takes a request with no pairs: a
+    /// lease that holds no resource, on which the caller hangs state of
+    /// its own (a use case that only moves threads or sets cgroup files).
+    /// It is live like any request — it expires at its deadline, is
+    /// released, replaced and ended with its owner, and appears in the
+    /// plan's `ended` — and its plans write nothing.
+    pub fn acquire_lease(
+        &mut self,
+        mut request: Request,
+        _now: Duration,
+        system: bool,
+    ) -> Result<Plan, EngineError> {
         if let Some(old) = self.live.get(&request.id) {
             if old.request.owner != request.owner {
                 return Err(EngineError::NotOwner(request.id));

@@ -400,6 +400,25 @@ fn decision_names_the_ceiling_that_capped_a_boost() {
 }
 
 #[test]
+fn a_lease_without_pairs_lives_expires_and_ends_with_its_owner() {
+    let (_k, mut e) = KernelModel::new(small_target());
+    let mut lease = req(1, TP, &[]);
+    assert_eq!(
+        e.acquire(lease.clone(), ms(0)).unwrap_err(),
+        EngineError::Empty
+    );
+    lease.deadline = Some(ms(100));
+    let plan = e.acquire_lease(lease.clone(), ms(0), false).unwrap();
+    assert!(plan.writes.is_empty());
+    assert_eq!((e.live_count(), plan.next_deadline), (1, Some(ms(100))));
+    let plan = e.expire(ms(100));
+    assert_eq!((plan.ended, e.live_count()), (vec![RequestId(1)], 0));
+    lease.deadline = None;
+    e.acquire_lease(lease, ms(0), false).unwrap();
+    assert_eq!(e.release_owner(OwnerId(10)).ended, vec![RequestId(1)]);
+}
+
+#[test]
 fn owners_are_indexed_through_replacement_and_release() {
     let (_k, mut e) = KernelModel::new(small_target());
     let mut a = req(1, TP, &[(UCLAMP_MIN, 900)]);

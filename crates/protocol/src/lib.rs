@@ -97,9 +97,9 @@ pub mod reply;
 
 pub use fields::{Handle, Lease, LeaseError, Priority, PriorityError};
 pub use reply::{
-    Acquired, Applied, Bound, Cause, Clamped, Explain, Holder, KindInfo, PairInfo, PairRule,
-    ProfileHold, ProfileStatus, RequestInfo, ResourceState, SnapDirection, Snapped, SpecInfo,
-    Status, Vote, VoteInfo,
+    Acquired, Applied, Bound, Cause, Clamped, Explain, Holder, KindInfo, NotApplied, PairInfo,
+    PairRule, ProfileHold, ProfileStatus, RequestInfo, ResourceState, SnapDirection, Snapped,
+    SpecInfo, Status, Vote, VoteInfo,
 };
 
 /// First byte of every frame.

@@ -77,6 +77,12 @@ pub struct Status {
     /// (and from older daemons).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<ProfileStatus>,
+    /// Why use cases' and apps' per-process settings (thread rules,
+    /// `move_to`) cannot apply on this daemon, e.g. under a simulated root
+    /// whose `/proc` does not hold the real processes; absent when they
+    /// can (and from older daemons).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_rules: Option<String>,
 }
 
 /// The profiles the daemon applies: the base profile, the holds, and the
@@ -343,6 +349,27 @@ pub struct Acquired {
         skip_serializing_if = "Option::is_none"
     )]
     pub lease: Option<Lease>,
+    /// For a SIGNAL whose use case has a task part (cgroup files, `move_to`,
+    /// thread rules): how many task settings were made. Absent otherwise
+    /// (and from older daemons).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tasks_applied: Option<usize>,
+    /// For a SIGNAL: what of the use case was not applied, and why (a
+    /// cgroup controller this kernel lacks, a thread setting refused, a
+    /// process the daemon cannot see). The request holds the rest; empty
+    /// (absent) when everything was applied.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_applied: Vec<NotApplied>,
+}
+
+/// One part of a use case that was not applied ([`Acquired::not_applied`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NotApplied {
+    /// What was tried: `cpu.weight of lever/camera`, `Affinity([4, 5]) of
+    /// thread 812 (cam-0)`, `thread rules`.
+    pub what: String,
+    /// Why it was not applied, as the kernel or the daemon said it.
+    pub why: String,
 }
 
 /// What one pair of an acquire asked for, holds and got.
@@ -556,6 +583,7 @@ mod tests {
             unrestored: vec![],
             app_detection: None,
             profile: None,
+            task_rules: None,
         };
         let value = serde_json::to_value(&status).unwrap();
         // Owed originals appear only when there are some (older clients
@@ -693,6 +721,8 @@ mod tests {
             }],
             usecase: None,
             lease: None,
+            tasks_applied: None,
+            not_applied: vec![],
         };
         let value = serde_json::to_value(&doc).unwrap();
         let r = &value["resources"][0];

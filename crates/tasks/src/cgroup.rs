@@ -97,6 +97,30 @@ impl Cgroups {
         }
     }
 
+    /// Why `controller` (`cpu`, `cpuset`) cannot be used here, if it
+    /// cannot: no cgroup2 hierarchy ([`Cgroups::check`]), or one whose root
+    /// does not offer it (the controller is bound to a cgroup v1 hierarchy,
+    /// as on hybrid systems). Used to say why a cgroup change failed.
+    pub fn controller_unavailable(&self, controller: &str) -> Option<TaskError> {
+        if let Err(e) = self.check() {
+            return Some(e);
+        }
+        let offered = self
+            .fs
+            .read_optional(&self.path("", "cgroup.controllers"))
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        (!offered.split_whitespace().any(|w| w == controller)).then(|| TaskError::NotAvailable {
+            what: format!("the {controller} controller"),
+            why: format!(
+                "the cgroup2 hierarchy at {} does not offer it (cgroup.controllers: {:?}); it is bound to cgroup v1 or not built",
+                self.mount,
+                offered.trim()
+            ),
+        })
+    }
+
     /// Whether `cgroup` exists.
     pub fn exists(&self, cgroup: &str) -> bool {
         self.fs.exists(&self.path(cgroup, ""))
@@ -191,10 +215,28 @@ impl Cgroups {
         let path = self.path(cgroup, "cgroup.subtree_control");
         let current = self.fs.read_optional(&path)?.unwrap_or_default();
         let mut words: Vec<&str> = current.split_whitespace().collect();
+        // On a fake tree, refuse what the kernel refuses (ENOENT): a
+        // controller the cgroup itself does not have (its
+        // `cgroup.controllers`, when the tree has one).
+        let offered = if self.fs.is_system() {
+            None
+        } else {
+            self.fs
+                .read_optional(&self.path(cgroup, "cgroup.controllers"))?
+        };
         for c in controllers {
             if !words.contains(c) {
                 if self.fs.is_system() {
                     self.fs.write_raw(&path, &format!("+{c}"))?;
+                } else if offered
+                    .as_deref()
+                    .is_some_and(|o| !o.split_whitespace().any(|w| w == *c))
+                {
+                    return Err(TaskError::Cgroup {
+                        cgroup: cgroup.to_string(),
+                        op: "enable a controller for",
+                        source: std::io::Error::from_raw_os_error(2),
+                    });
                 }
                 words.push(c);
             }

@@ -35,6 +35,9 @@ pub struct Applied {
     /// without privilege, a rejected value), each with what was tried; the
     /// rest of the plan was still applied.
     pub failures: Vec<(String, TaskError)>,
+    /// Changes made: cgroups created, files written, tasks moved, thread
+    /// settings set (an original whose change then failed is not one).
+    pub made: usize,
 }
 
 /// Apply `plan` to process `pid`. For every change the original is read,
@@ -63,15 +66,24 @@ pub fn apply_plan<E>(
             Ok(o) => {
                 journal(&o)?;
                 out.originals.push(o);
-                if let Err(e) = cg.write_value(&s.cgroup, s.knob, &s.value) {
-                    out.failures.push((what, e));
+                match cg.write_value(&s.cgroup, s.knob, &s.value) {
+                    Ok(_) => out.made += 1,
+                    Err(e) => out
+                        .failures
+                        .push((what, why_not(cg, s.knob.controller(), e))),
                 }
             }
-            Err(e) => out.failures.push((what, e)),
+            Err(e) => out
+                .failures
+                .push((what, why_not(cg, s.knob.controller(), e))),
         }
     }
     if let Some(to) = &plan.move_to {
         move_into(cg, pid, false, to, &mut out, &mut journal)?;
+    }
+    if plan.threads.is_empty() {
+        // No rule to match: the process's threads need not be listed.
+        return Ok(out);
     }
     let tids = match threads_of(cg.fs(), pid) {
         Ok(t) => t,
@@ -92,7 +104,8 @@ pub fn apply_plan<E>(
                         journal(&o)?;
                         out.originals.push(o);
                         match crate::write_setting(tid, setting) {
-                            Ok(()) | Err(TaskError::Gone { .. }) => {}
+                            Ok(()) => out.made += 1,
+                            Err(TaskError::Gone { .. }) => {}
                             Err(e) => out.failures.push((what, e)),
                         }
                     }
@@ -106,6 +119,13 @@ pub fn apply_plan<E>(
         }
     }
     Ok(out)
+}
+
+/// The reason a cgroup change for `controller` failed: the controller's
+/// absence when that is the cause (cgroup v1, no cgroup2 hierarchy), which
+/// says more than the missing file it led to; else `e`.
+fn why_not(cg: &Cgroups, controller: &str, e: TaskError) -> TaskError {
+    cg.controller_unavailable(controller).unwrap_or(e)
 }
 
 /// Create `cgroup` and its missing parents as [`Cgroups::ensure`] does,
@@ -132,6 +152,7 @@ fn ensure<E>(
             if let Err(e) = cg.create(&path) {
                 return Ok(Err(e));
             }
+            out.made += 1;
         }
         if n < parts.len() {
             if let Err(e) = cg.enable_controllers(&path, controllers) {
@@ -159,12 +180,13 @@ fn move_into<E>(
             journal(&o)?;
             out.originals.push(o);
             match cg.attach_task(pid, thread, to) {
-                Ok(()) | Err(TaskError::Gone { .. }) => {}
-                Err(e) => out.failures.push((what, e)),
+                Ok(()) => out.made += 1,
+                Err(TaskError::Gone { .. }) => {}
+                Err(e) => out.failures.push((what, cg.check().err().unwrap_or(e))),
             }
         }
         Err(TaskError::Gone { .. }) => {}
-        Err(e) => out.failures.push((what, e)),
+        Err(e) => out.failures.push((what, cg.check().err().unwrap_or(e))),
     }
     Ok(())
 }

@@ -190,6 +190,10 @@ impl Core {
                 .enumerate()
                 .map(|(i, spec)| self.resource_state(client, i, spec))
                 .collect(),
+            task_rules: self
+                .has_task_rules()
+                .then(|| self.task_rules_unavailable())
+                .flatten(),
             unrestored: self
                 .journal
                 .unrestored()

@@ -7,15 +7,31 @@
 //! thread rules) is applied to the requesting process after the request
 //! is granted, each original journalled in the task journal first, and
 //! put back when the request ends however it ends.
+//!
+//! A use case that only moves threads or sets cgroup files is a request
+//! with no pairs (an engine lease): it lives, expires and ends like any
+//! other. What of the task plan could not be applied (a controller the
+//! kernel lacks, a thread setting refused, a process not in the root's
+//! `/proc`, as under a simulated board) is in the SIGNAL's report
+//! (`not_applied`) and the log; the request holds the rest.
 
-use super::{refuse, Client, Core};
+use super::{json_reply, refuse, Client, Core};
 use crate::tasks::TaskJournal;
 use lever_engine::{Permission, RequestId};
-use lever_protocol::{Acquire, ErrorCode, Lease, Reply, Signal, SignalLease};
+use lever_protocol::{Acquire, ErrorCode, Lease, NotApplied, Reply, Signal, SignalLease};
 use lever_targets::usecase::Attr;
 use lever_tasks::{Cgroups, Original, Restored};
 use std::collections::HashMap;
 use std::time::Duration;
+
+/// What [`Core::apply_tasks`] did with a task plan.
+#[derive(Debug, Default)]
+pub(super) struct TaskOutcome {
+    /// Settings made.
+    pub applied: usize,
+    /// What was not applied, and why.
+    pub not_applied: Vec<NotApplied>,
+}
 
 /// The task side of triggered use cases.
 #[derive(Default)]
@@ -52,6 +68,31 @@ impl Core {
     /// Requests holding per-task or cgroup settings now.
     pub fn task_holders(&self) -> usize {
         self.tasks.held.len()
+    }
+
+    /// Why thread rules and `move_to` cannot reach this machine's
+    /// processes, if they cannot: the daemon's own process is not in its
+    /// root's `/proc` (a simulated board's tree holds only the processes a
+    /// test puts there). For the start line and STATUS's `task_rules`.
+    pub fn task_rules_unavailable(&self) -> Option<String> {
+        let me = std::process::id();
+        (!self.fs.exists(&format!("/proc/{me}"))).then(|| {
+            format!(
+                "thread rules and move_to apply only to processes in {}/proc, and this machine's are not there (a simulated board): use cases and apps set their nodes and cgroup files only",
+                self.fs.root().display()
+            )
+        })
+    }
+
+    /// Does the target have any thread rule or `move_to` (in a use case or
+    /// an app)? Only then is [`Core::task_rules_unavailable`] worth saying.
+    pub fn has_task_rules(&self) -> bool {
+        let per_process = |p: &lever_tasks::TaskPlan| p.move_to.is_some() || !p.threads.is_empty();
+        self.target
+            .usecases
+            .iter()
+            .any(|uc| per_process(&uc.resolve(&[]).task_plan()))
+            || self.target.apps.iter().any(|a| per_process(&a.task_plan()))
     }
 
     pub(super) fn signal(&mut self, client: &Client, s: Signal, now: Duration) -> Reply {
@@ -98,15 +139,17 @@ impl Core {
             .into_iter()
             .map(|(o, v)| (o.0, v))
             .collect();
-        if pairs.is_empty() {
+        let plan = resolved.task_plan();
+        // A use case that only moves threads or sets cgroup files is a
+        // request with no pairs: the lease its task settings hang on.
+        if pairs.is_empty() && plan.is_empty() {
             return refuse(
                 ErrorCode::Invalid,
                 format!(
-                    "use case {label} sets no resource this board has (its optional resources are missing here)"
+                    "use case {label} sets nothing this board has (its optional resources are missing here)"
                 ),
             );
         }
-        let plan = resolved.task_plan();
         let acquire = Acquire {
             handle: None,
             lease,
@@ -116,34 +159,85 @@ impl Core {
             pairs,
         };
         let reply = self.acquire_labelled(client, acquire, now, Some(label.clone()));
+        let report = self.granted_report.take();
         let Some(id) = self.granted.take() else {
             return reply;
         };
         if plan.is_empty() {
             return reply;
         }
-        if let Err(e) = self.apply_tasks(id, client.id.pid, &plan, &label) {
-            // Without a durable original no change may stay: take the
-            // whole request back.
-            let undo = self.engine.release(id).unwrap_or_default();
-            self.untrack(id);
-            self.apply(&undo, "use case refused: task journal failed");
-            self.end_tasks(id);
-            return refuse(
-                ErrorCode::Internal,
-                format!("could not journal the original of a task setting: {e}"),
-            );
+        match self.apply_tasks(id, client.id.pid, &plan, &label) {
+            Err(e) => {
+                // Without a durable original no change may stay: take the
+                // whole request back.
+                let undo = self.engine.release(id).unwrap_or_default();
+                self.untrack(id);
+                self.apply(&undo, "use case refused: task journal failed");
+                self.end_tasks(id);
+                refuse(
+                    ErrorCode::Internal,
+                    format!("could not journal the original of a task setting: {e}"),
+                )
+            }
+            Ok(outcome) => match report {
+                // The report says what of the task part was applied.
+                Some(mut doc) => {
+                    doc.tasks_applied = Some(outcome.applied);
+                    doc.not_applied = outcome.not_applied;
+                    json_reply(&doc)
+                }
+                None => reply,
+            },
         }
-        reply
     }
 
+    /// Apply a use case's or app's task plan to process `pid` for request
+    /// `id`. `Err` only when an original could not be journalled; what
+    /// could not be set is in the outcome (and the log).
     pub(super) fn apply_tasks(
         &mut self,
         id: RequestId,
         pid: i32,
         plan: &lever_tasks::TaskPlan,
         label: &str,
-    ) -> std::io::Result<()> {
+    ) -> std::io::Result<TaskOutcome> {
+        // Per-process parts need the process in the root's /proc; under a
+        // simulated board the real processes are not there. Say so instead
+        // of failing on each thread.
+        let mut not_applied = Vec::new();
+        let reachable = self.fs.exists(&format!("/proc/{pid}"));
+        let stripped;
+        let plan = if reachable || (plan.move_to.is_none() && plan.threads.is_empty()) {
+            plan
+        } else {
+            let why = format!(
+                "process {pid} is not in {}/proc (a simulated board holds only the processes put there)",
+                self.fs.root().display()
+            );
+            if let Some(to) = &plan.move_to {
+                not_applied.push(NotApplied {
+                    what: format!("move_to {to}"),
+                    why: why.clone(),
+                });
+            }
+            for rule in &plan.threads {
+                not_applied.push(NotApplied {
+                    what: format!(
+                        "thread rule for {}",
+                        rule.comm
+                            .as_deref()
+                            .map_or("every thread".to_string(), |c| format!("comm {c}"))
+                    ),
+                    why: why.clone(),
+                });
+            }
+            stripped = lever_tasks::TaskPlan {
+                cgroups: plan.cgroups.clone(),
+                move_to: None,
+                threads: Vec::new(),
+            };
+            &stripped
+        };
         if self.tasks.journal.is_none() {
             let dir = self
                 .journal
@@ -159,7 +253,7 @@ impl Core {
             .cgroups
             .get_or_insert_with(|| Cgroups::discover(fs));
         let Some(journal) = self.tasks.journal.as_mut() else {
-            return Ok(());
+            return Ok(TaskOutcome::default());
         };
         journal.hold();
         let mut recorded = Vec::new();
@@ -181,18 +275,26 @@ impl Core {
             .collect();
         self.tasks.uses.insert(id, names);
         let applied = result?;
-        for (what, e) in &applied.failures {
+        not_applied.extend(applied.failures.iter().map(|(what, e)| NotApplied {
+            what: what.clone(),
+            why: e.to_string(),
+        }));
+        for n in &not_applied {
             self.log.warn(&format!(
-                "use case {label} (request {}): {what} not set: {e}",
-                id.0
+                "use case {label} (request {}): {} not applied: {}",
+                id.0, n.what, n.why
             ));
         }
+        let made = applied.made;
         self.log.info(&format!(
-            "use case {label} (request {}, pid {pid}): {} task setting(s) applied",
+            "use case {label} (request {}, pid {pid}): {made} task setting(s) applied, {} not",
             id.0,
-            applied.originals.len()
+            not_applied.len()
         ));
-        Ok(())
+        Ok(TaskOutcome {
+            applied: made,
+            not_applied,
+        })
     }
 
     /// A cgroup request `id` created that another live request still uses
