@@ -196,7 +196,9 @@ pub fn classify(err: &anyhow::Error) -> Class {
                 | L::NoSuchCpu { .. }
                 | L::Parse(_)
                 | L::UnknownFormat { .. } => Class::BadInput,
-                L::NotPermitted { .. } | L::Trace { denied: true, .. } => Class::NotAllowed,
+                L::NotPermitted { .. } | L::MemLock { .. } | L::Trace { denied: true, .. } => {
+                    Class::NotAllowed
+                }
                 L::Trace { .. } => Class::NotAvailable,
                 L::Load { .. } => Class::Failed,
                 L::Kernel(k) => kernel(k),

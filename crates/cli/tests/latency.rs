@@ -139,15 +139,26 @@ fn seed_command_lines_run_on_this_vm_with_its_cpus() {
     assert_eq!(t["histogram"]["buckets"].as_array().unwrap().len(), 100);
     // Seed 000: `-a 1-3 -t 3 -m -l … -i 1000 -p 90 -h 800 --mainaffinity 4
     // --spike 100`, with the VM's CPUs (threads round-robin over them).
-    let out = ok(&words(
+    // -h: stdout is cyclictest's (-q: the histogram only), Lever's report
+    // with the status lines is on stderr.
+    let run = lever(&words(
         "latency -a 0-1 -t 3 -m -l 200 -i 1000 -p 90 -h 800 --mainaffinity 0 --spike 100 -q",
     ));
+    let (out, err) = (
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr),
+    );
+    assert!(run.status.success(), "{err}");
     assert!(
-        out.contains("# Histogram\n000000 000000\t000000\t000000\n"),
+        out.starts_with(
+            "# /dev/cpu_dma_latency set to 0us\n# Histogram\n000000 000000\t000000\t000000\n"
+        ),
         "{out}"
     );
     assert!(out.contains("# Total:"), "{out}");
-    assert_eq!(out.matches("P:90 I:1000 C:    200").count(), 3, "{out}");
+    // The first thread to reach -l stops the others (as cyclictest).
+    assert_eq!(err.matches("P:90 I:1000 C:").count(), 3, "{err}");
+    assert!(err.contains("P:90 I:1000 C:    200"), "{err}");
     assert_eq!(dma_latency(), before, "cpu_dma_latency must be released");
 }
 
@@ -249,7 +260,9 @@ fn json_file_is_cyclictests_schema_and_imports_back() {
     assert_eq!(doc["num_threads"], 2);
     assert!(doc["cmdline:"].as_str().unwrap().contains("-h 50"));
     let t0 = &doc["thread"]["0"];
-    assert_eq!(t0["cycles"], 400);
+    // The first thread to reach -l ends the run (as cyclictest).
+    let cycles = |t: &str| doc["thread"][t]["cycles"].as_u64().unwrap();
+    assert_eq!(cycles("0").max(cycles("1")), 400);
     for (f, want) in [(&file, "cyclictest-json"), (&hist, "cyclictest")] {
         let back = json(&["latency", "import", f.to_str().unwrap(), "--json"]);
         assert_eq!(back["source"]["format"], want);
@@ -681,7 +694,10 @@ fn kpi_prints_seed_000_blocks_and_a_verdict() {
     assert_eq!(k["pass"], true);
     assert_eq!(k["blocks"].as_array().unwrap().len(), 2);
     assert_eq!(k["blocks"][0]["condition"], "no load");
-    assert_eq!(k["blocks"][1]["cells"][1]["samples"], 100);
+    // Intervals 500 and 1000 µs: thread 0 reaches -l 100 first and stops
+    // thread 1 (as cyclictest does).
+    assert_eq!(k["blocks"][1]["cells"][0]["samples"], 100);
+    assert!(k["blocks"][1]["cells"][1]["samples"].as_u64().unwrap() < 100);
     assert_eq!(
         k["blocks"][1]["report"]["loads"][0],
         "cpu: 1 worker(s) busy 20% of every 10 ms"
@@ -873,4 +889,244 @@ fn ctrl_c_while_tracing_saves_the_trace_and_removes_the_instance() {
         .unwrap()
         .contains("sched_switch"));
     assert!(!instance_left(pid));
+}
+
+/// `cyclictest ARGS`' stdout, or `None` (with the reason printed; a
+/// failure under CI=true, where `.ci/run` installs rt-tests) without it.
+fn cyclictest(test: &str, args: &[&str]) -> Option<String> {
+    match std::process::Command::new("cyclictest").args(args).output() {
+        Ok(out) => Some(String::from_utf8_lossy(&out.stdout).into_owned()),
+        Err(e) => {
+            let why = format!("{test}: no comparison with cyclictest: {e} (rt-tests)");
+            assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
+            eprintln!("{why}");
+            None
+        }
+    }
+}
+
+#[test]
+fn the_first_thread_to_reach_l_stops_every_thread_as_in_cyclictest() {
+    // Intervals 1000 and 1500 µs (-d 500): thread 1 has about 2/3 of
+    // thread 0's samples when thread 0 reaches -l, and stops there.
+    let r = json(&[
+        "latency", "-t", "2", "-l", "200", "-i", "1000", "--policy", "other", "--laptop", "-q",
+        "--json",
+    ]);
+    let cycles: Vec<u64> = r["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["cycles"].as_u64().unwrap())
+        .collect();
+    assert_eq!(cycles[0], 200, "{cycles:?}");
+    assert!(cycles[1] < 190, "thread 1 ran on to -l: {cycles:?}");
+    assert_eq!(r["ended"]["reason"], "loops");
+}
+
+#[test]
+fn json_file_has_cyclictests_histogram_and_node_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = |args: &[&str]| -> serde_json::Value {
+        let file = dir.path().join("l.json");
+        let mut all = vec!["latency", "-l", "20", "--policy", "other", "--laptop", "-q"];
+        all.extend_from_slice(args);
+        all.extend(["--json", file.to_str().unwrap()]);
+        ok(&all);
+        serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap()
+    };
+    let plain = doc(&[]);
+    let t0 = &plain["thread"]["0"];
+    // No -h: the key is there, empty, as cyclictest 2.40 writes it.
+    assert_eq!(t0["histogram"], serde_json::json!({}), "{t0}");
+    assert_eq!(t0["node"], 0, "{t0}");
+    // -S: cyclictest writes node -1 for every thread.
+    let smp = doc(&["-S"]);
+    for (_, t) in smp["thread"].as_object().unwrap() {
+        assert_eq!(t["node"], -1, "{t}");
+    }
+    // The same keys as cyclictest's own document.
+    let file = dir.path().join("ct.json");
+    let arg = format!("--json={}", file.display());
+    if cyclictest(
+        "json_file_has_cyclictests_histogram_and_node_keys",
+        &["-l", "20", "-q", &arg],
+    )
+    .is_some()
+    {
+        let ct: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+        let keys = |v: &serde_json::Value| {
+            let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+            k.sort();
+            k
+        };
+        assert_eq!(keys(t0), keys(&ct["thread"]["0"]));
+        assert_eq!(t0["node"], ct["thread"]["0"]["node"]);
+    }
+}
+
+/// Each stdout line's shape: `#` and its label, a histogram row, or empty.
+fn shapes(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| !l.starts_with("# /dev/cpu_dma_latency"))
+        .map(|l| {
+            if l.is_empty() {
+                "empty".to_string()
+            } else if let Some(rest) = l.strip_prefix('#') {
+                format!("#{}", rest.split(':').next().unwrap())
+            } else {
+                let cols: Vec<&str> = l.split(['\t', ' ']).collect();
+                assert!(
+                    cols.iter()
+                        .all(|c| c.len() == 6 && c.bytes().all(|b| b.is_ascii_digit())),
+                    "not a histogram row: {l:?}"
+                );
+                format!("row of {}", cols.len())
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn h_on_stdout_is_what_cyclictest_prints_there() {
+    // Lever's table goes to stderr; stdout is cyclictest's: a script that
+    // takes every line not starting with # as a histogram row works.
+    let out = lever(&[
+        "latency", "-h", "20", "-l", "100", "-t", "2", "--policy", "other", "--laptop", "-q",
+    ]);
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let ours = shapes(&stdout);
+    assert!(
+        ours.starts_with(&["# Histogram".into(), "row of 3".into()]),
+        "{stdout}"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("measured 2 thread(s)"));
+    if let Some(ct) = cyclictest(
+        "h_on_stdout_is_what_cyclictest_prints_there",
+        &["-h", "20", "-l", "100", "-t", "2", "-q"],
+    ) {
+        assert_eq!(ours, shapes(&ct), "lever:\n{stdout}\ncyclictest:\n{ct}");
+    }
+}
+
+#[test]
+fn b_leaves_tracefs_as_found_and_keeps_no_trace_without_a_breach() {
+    if !tracefs_ready("b_leaves_tracefs_as_found_and_keeps_no_trace_without_a_breach") {
+        return;
+    }
+    // In a private mount namespace, tracefs unmounted first: lever mounts
+    // it for -b and must unmount it, breach or not; the rest of the
+    // machine (other tests' tracefs) is not touched.
+    let tmp = tempfile::tempdir().unwrap();
+    let script = format!(
+        "umount /sys/kernel/tracing 2>/dev/null; umount -l /sys/kernel/debug 2>/dev/null; \
+         grep -c ' tracefs ' /proc/self/mounts; \
+         {lever} latency -p 50 -b 10000000 -l 50 -q --laptop --json > {dir}/none.json || exit 9; \
+         grep -c ' tracefs ' /proc/self/mounts; \
+         {lever} latency -p 50 -b 0 -D 5s -q --laptop --json > {dir}/breach.json || exit 9; \
+         grep -c ' tracefs ' /proc/self/mounts; true",
+        lever = common::LEVER,
+        dir = tmp.path().display()
+    );
+    let out = std::process::Command::new("unshare")
+        .args(["--mount", "--propagation", "private", "sh", "-c", &script])
+        .env("TMPDIR", tmp.path())
+        .output()
+        .unwrap();
+    let counts = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{counts}{err}");
+    assert_eq!(
+        counts.split_whitespace().collect::<Vec<_>>(),
+        ["0", "0", "0"],
+        "{err}"
+    );
+    let none: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(tmp.path().join("none.json")).unwrap()).unwrap();
+    assert_eq!(none["ended"]["reason"], "loops");
+    assert!(none["trace_file"].is_null(), "{none}");
+    assert!(none["notes"].to_string().contains("the trace was not kept"));
+    let breach: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(tmp.path().join("breach.json")).unwrap()).unwrap();
+    assert_eq!(breach["ended"]["reason"], "breach");
+    assert!(
+        !breach["analyses"].as_array().unwrap().is_empty(),
+        "{breach}"
+    );
+    // Only the breach's trace is in the temporary directory.
+    let traces: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".trace"))
+        .collect();
+    assert_eq!(traces.len(), 1);
+}
+
+#[test]
+fn a_load_on_a_cpu_that_is_not_online_is_refused_naming_the_flag() {
+    let past = online().iter().max().unwrap() + 1;
+    refused(
+        &[
+            "latency",
+            "--load",
+            &format!("cpu:1@{past}"),
+            "-l",
+            "5",
+            "-q",
+        ],
+        3,
+        &format!("--load: CPU {past} does not exist or is offline"),
+    );
+}
+
+#[test]
+fn mlockall_as_a_normal_user_exits_5_with_a_hint() {
+    if !need_root("mlockall_as_a_normal_user_exits_5_with_a_hint") {
+        return;
+    }
+    let out = std::process::Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            common::LEVER,
+        ])
+        .args([
+            "latency", "-m", "--policy", "other", "-l", "5", "-q", "--laptop",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{err}");
+    assert!(
+        err.contains("-m/--mlockall") && err.contains("run as root, or measure without -m"),
+        "{err}"
+    );
+}
+
+#[test]
+fn sigterm_ends_with_a_report_that_says_interrupted() {
+    let child = start(
+        &[
+            "latency", "--policy", "other", "-i", "1000", "-q", "--laptop",
+        ],
+        None,
+    );
+    std::thread::sleep(settle());
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::Signal::TERM,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("ended: interrupted\n"), "{text}");
+    assert!(text.contains("note: interrupted by SIGTERM"), "{text}");
+    assert!(!text.contains("Ctrl-C"), "{text}");
 }

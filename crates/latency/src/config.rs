@@ -145,6 +145,8 @@ pub struct Config {
     pub trace_out: Option<std::path::PathBuf>,
     /// `--load SPEC`: background loads during the measurement.
     pub loads: Vec<crate::load::LoadSpec>,
+    /// `-S`/`--smp`: cyclictest's JSON then writes `node: -1`.
+    pub smp: bool,
 }
 
 impl Default for Config {
@@ -168,6 +170,7 @@ impl Default for Config {
             no_trace: false,
             trace_out: None,
             loads: Vec::new(),
+            smp: false,
         }
     }
 }
@@ -281,6 +284,12 @@ impl Config {
             }
             Ok(())
         };
+        // `--load cpu:N@CPUS`: the load's CPUs must be online too.
+        for load in &self.loads {
+            if let crate::load::LoadSpec::Cpu { cpus, .. } = load {
+                check(cpus, "--load")?;
+            }
+        }
         if let Affinity::Cpus(cpus) = &self.affinity {
             if cpus.is_empty() {
                 return Err(LatencyError::BadOption {

@@ -11,8 +11,9 @@
 //! - the `--json FILE` document: `file_version` 1, `cmdline:` (sic, with
 //!   the colon), `rt_test_version:`, start/end time, `return_code`,
 //!   `sysinfo`, `num_threads`, `resolution_in_ns`, and per thread
-//!   `histogram` (only non-zero buckets, keyed by µs as a string),
-//!   `cycles`, `min`, `max`, `avg` (two decimals), `cpu`, `node`.
+//!   `histogram` (only non-zero buckets, keyed by µs as a string; `{}`
+//!   without `-h`), `cycles`, `min`, `max`, `avg` (two decimals), `cpu`,
+//!   `node` (the CPU's NUMA node; -1 with `-S`, as cyclictest 2.40 writes).
 
 use crate::report::{LatencyReport, ThreadReport};
 use serde_json::{json, Map, Value};
@@ -98,6 +99,23 @@ pub struct SysInfo {
     pub machine: String,
     /// `/sys/kernel/realtime` is 1 (a PREEMPT_RT kernel).
     pub realtime: bool,
+    /// Each NUMA node's CPUs (`/sys/devices/system/node/nodeN/cpulist`);
+    /// empty without NUMA information (every CPU on node 0).
+    pub nodes: Vec<(u32, Vec<u32>)>,
+}
+
+impl SysInfo {
+    /// The NUMA node of `cpu` (0 when unknown or unpinned, as cyclictest
+    /// writes for a single-node machine).
+    pub fn node_of(&self, cpu: Option<u32>) -> u32 {
+        cpu.and_then(|c| {
+            self.nodes
+                .iter()
+                .find(|(_, cpus)| cpus.contains(&c))
+                .map(|(n, _)| *n)
+        })
+        .unwrap_or(0)
+    }
 }
 
 impl SysInfo {
@@ -114,18 +132,21 @@ impl SysInfo {
             realtime: fs
                 .read("/sys/kernel/realtime")
                 .is_ok_and(|v| v.trim() == "1"),
+            nodes: numa_nodes(fs),
         }
     }
 }
 
 /// The `--json FILE` document. `cmdline` is the command line as typed,
-/// `start`/`end` are RFC 2822 times as cyclictest writes them.
+/// `start`/`end` are RFC 2822 times as cyclictest writes them; `smp` is
+/// `-S` (cyclictest then writes `node: -1`).
 pub fn json_document(
     r: &LatencyReport,
     cmdline: &str,
     start: &str,
     end: &str,
     sys: &SysInfo,
+    smp: bool,
 ) -> Value {
     let mut threads = Map::new();
     for t in &r.threads {
@@ -138,16 +159,22 @@ pub fn json_document(
             }
         }
         let mut obj = Map::new();
-        if r.histogram_us.is_some() {
-            obj.insert("histogram".into(), Value::Object(hist));
-        }
+        // Always there, `{}` without -h, as cyclictest writes it.
+        obj.insert("histogram".into(), Value::Object(hist));
         obj.insert("cycles".into(), json!(t.cycles));
         obj.insert("min".into(), json!(t.min_us.unwrap_or(1_000_000)));
         obj.insert("max".into(), json!(t.max_us.unwrap_or(0)));
         let avg = t.avg_us.unwrap_or(0.0);
         obj.insert("avg".into(), json!((avg * 100.0).round() / 100.0));
         obj.insert("cpu".into(), json!(t.cpu.map_or(-1, i64::from)));
-        obj.insert("node".into(), json!(0));
+        obj.insert(
+            "node".into(),
+            json!(if smp {
+                -1
+            } else {
+                i64::from(sys.node_of(t.cpu))
+            }),
+        );
         threads.insert(t.index.to_string(), Value::Object(obj));
     }
     json!({
@@ -169,6 +196,23 @@ pub fn json_document(
         "resolution_in_ns": 0,
         "thread": threads,
     })
+}
+
+/// `/sys/devices/system/node/nodeN/cpulist` for every node.
+fn numa_nodes(fs: &lever_kernel::KernelFs) -> Vec<(u32, Vec<u32>)> {
+    let dir = "/sys/devices/system/node";
+    let mut nodes: Vec<(u32, Vec<u32>)> = fs
+        .list_dir(dir)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|n| {
+            let id = n.strip_prefix("node")?.parse::<u32>().ok()?;
+            let list = fs.read(&format!("{dir}/{n}/cpulist")).ok()?;
+            Some((id, lever_kernel::parse_cpu_list(list.trim())?))
+        })
+        .collect();
+    nodes.sort();
+    nodes
 }
 
 /// Write the `--json` document to `path`.

@@ -69,6 +69,17 @@ pub enum LatencyError {
         /// The kernel's answer.
         source: std::io::Error,
     },
+    /// `-m`: `mlockall` refused (not root: no CAP_IPC_LOCK and a small
+    /// RLIMIT_MEMLOCK).
+    #[error(
+        "-m/--mlockall: mlockall(MCL_CURRENT | MCL_FUTURE): {source} (needs root or \
+         CAP_IPC_LOCK, or an RLIMIT_MEMLOCK (ulimit -l) as large as the process); run as \
+         root, or measure without -m"
+    )]
+    MemLock {
+        /// The errno.
+        source: std::io::Error,
+    },
     /// A system call the measurement needs failed.
     #[error("{op}: {source}")]
     Syscall {

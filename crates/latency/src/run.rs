@@ -234,7 +234,9 @@ fn probe_policy(policy: Policy, priority: u32) -> Result<(), LatencyError> {
 
 struct Shared<'a> {
     cfg: &'a Config,
-    shutdown: AtomicBool,
+    /// One flag for every thread: a breach, the end of `-D`, the first
+    /// thread to reach `-l` (as in cyclictest) or Ctrl-C ends them all.
+    shutdown: &'a AtomicBool,
     stop_at: Option<Timespec>,
     live: &'a Live,
     trace: Option<&'a BreachTrace>,
@@ -349,6 +351,8 @@ fn thread_main(
             stats.missed_periods += 1;
         }
         if cfg.loops.is_some_and(|l| stats.cycles >= l) {
+            // cyclictest stops every thread when the first reaches -l.
+            shared.shutdown.store(true, Relaxed);
             break;
         }
     }
@@ -417,10 +421,8 @@ pub fn measure(
     }
     if cfg.mlock {
         use rustix::mm::MlockAllFlags as F;
-        rustix::mm::mlockall(F::CURRENT | F::FUTURE).map_err(|e| LatencyError::Syscall {
-            op: "mlockall(MCL_CURRENT | MCL_FUTURE)".into(),
-            source: e.into(),
-        })?;
+        rustix::mm::mlockall(F::CURRENT | F::FUTURE)
+            .map_err(|e| LatencyError::MemLock { source: e.into() })?;
         restore.unlock = true;
         notes.push("memory locked (mlockall)".into());
     }
@@ -453,11 +455,12 @@ pub fn measure(
     });
     let started = Instant::now();
     let mut interrupted = false;
+    let shutdown = AtomicBool::new(false);
     let shared: Vec<Shared> = lives
         .iter()
         .map(|live| Shared {
             cfg,
-            shutdown: AtomicBool::new(false),
+            shutdown: &shutdown,
             stop_at,
             live,
             trace: trace.as_ref(),
@@ -477,7 +480,7 @@ pub fn measure(
             })
             .collect();
         drop(tx);
-        let shutdown_all = || shared.iter().for_each(|s| s.shutdown.store(true, Relaxed));
+        let shutdown_all = || shutdown.store(true, Relaxed);
         let mut first_error = None;
         for _ in 0..plans.len() {
             match rx.recv() {
@@ -495,10 +498,6 @@ pub fn measure(
             std::thread::sleep(STATUS_PERIOD);
             if stop.load(Relaxed) {
                 interrupted = true;
-                shutdown_all();
-            }
-            // One thread's breach or the duration ends every thread.
-            if shared.iter().any(|s| s.shutdown.load(Relaxed)) {
                 shutdown_all();
             }
             let snaps: Vec<Snapshot> = plans
@@ -549,12 +548,22 @@ pub fn measure(
         }
     } else if interrupted {
         Ended::Interrupted
-    } else if cfg.loops.is_some() && outcomes.iter().all(|o| Some(o.stats.cycles) >= cfg.loops) {
+    } else if cfg.loops.is_some() && outcomes.iter().any(|o| Some(o.stats.cycles) >= cfg.loops) {
         Ended::Loops
     } else {
         Ended::Duration
     };
     let (trace_file, analyses) = match trace {
+        // `-b` and no breach: like cyclictest, no trace is kept (unless
+        // --trace-out asked for the file).
+        Some(trace) if breach.is_none() && !cfg.analyze && cfg.trace_out.is_none() => {
+            trace.discard();
+            notes.push(format!(
+                "no wake-up over -b {} µs: the trace was not kept (--trace-out FILE keeps it)",
+                cfg.breach_us.unwrap_or(0)
+            ));
+            (None, Vec::new())
+        }
         Some(trace) => {
             let mut wakeups: Vec<Wakeup> = match breach {
                 Some(b) => outcomes[b.thread].wakeups.iter().copied().collect(),

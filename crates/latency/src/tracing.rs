@@ -42,6 +42,22 @@ pub const BUFFER_KB: u64 = 4096;
 pub struct BreachTrace {
     capture: Capture,
     out: PathBuf,
+    /// Declared last, so it is dropped after the capture (whose instance
+    /// must be removed first).
+    _mounted: Option<Mounted>,
+}
+
+/// tracefs mounted by this run (it was not mounted before): unmounted
+/// when the recording ends, so the system is left as found.
+struct Mounted(PathBuf);
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg(&self.0)
+            .stderr(std::process::Stdio::null())
+            .status();
+    }
 }
 
 /// The instance's name: `lever-latency-<pid>`.
@@ -99,7 +115,14 @@ impl BreachTrace {
                 }
             }
         }
+        let was_mounted = Tracefs::locate(fs).is_some();
         let tfs = Tracefs::locate_or_mount(fs).map_err(|e| capture_error(option, e))?;
+        // From here every way out (an error below, the end, a drop)
+        // unmounts what this run mounted.
+        let mounted = match was_mounted {
+            true => None,
+            false => Some(Mounted(fs.resolve(tfs.dir())?)),
+        };
         let events: Vec<String> = EVENTS
             .iter()
             .filter(|e| fs.exists(&format!("{}/events/{e}/enable", tfs.dir())))
@@ -122,15 +145,32 @@ impl BreachTrace {
         };
         let capture = Capture::start_instance(&tfs, &instance_name(), Some("mono"), &cfg)
             .map_err(|e| capture_error(option, e))?;
-        // Check the output can be written now, not after the measurement.
-        std::fs::File::create(out).map_err(|source| LatencyError::File {
-            path: out.to_path_buf(),
-            source,
-        })?;
+        // Check the output can be written now, not after the measurement,
+        // without leaving a file behind if none is saved in the end.
+        let existed = out.exists();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(out)
+            .map_err(|source| LatencyError::File {
+                path: out.to_path_buf(),
+                source,
+            })?;
+        if !existed {
+            let _ = std::fs::remove_file(out);
+        }
         Ok(BreachTrace {
             capture,
             out: out.to_path_buf(),
+            _mounted: mounted,
         })
+    }
+
+    /// End the recording without saving it: the instance is removed (and
+    /// tracefs unmounted if this run mounted it); no file is written.
+    pub fn discard(self) {
+        drop(self);
     }
 
     /// At a breach, from the measuring thread: the marker naming the

@@ -173,6 +173,7 @@ impl MeasureFlags {
             .iter()
             .map(|s| lever_latency::load::LoadSpec::parse(s))
             .collect::<Result<_, _>>()?;
+        cfg.smp = self.smp;
         Ok(cfg)
     }
 }

@@ -18,8 +18,8 @@ use flags::MeasureFlags;
 use lever_kernel::KernelFs;
 use lever_latency::cyclictest::{self, SysInfo};
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 /// `lever latency ...`: the words after `latency`, parsed by [`LatencyCli`].
 #[derive(Debug, Args)]
@@ -84,13 +84,28 @@ fn kernel_fs(global: &Global, flags: &MeasureFlags) -> anyhow::Result<KernelFs> 
     })
 }
 
+/// The last of SIGINT/SIGTERM received (0: none).
+static SIGNAL: OnceLock<Arc<AtomicUsize>> = OnceLock::new();
+
 /// A flag that Ctrl-C and SIGTERM set, so the measurement ends with a report.
 fn stop_on_signals() -> anyhow::Result<Arc<AtomicBool>> {
     let stop = Arc::new(AtomicBool::new(false));
+    let which = SIGNAL.get_or_init(|| Arc::new(AtomicUsize::new(0)));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, Arc::clone(&stop)).context("install Ctrl-C handler")?;
+        signal_hook::flag::register_usize(sig, Arc::clone(which), sig as usize)
+            .context("install Ctrl-C handler")?;
     }
     Ok(stop)
+}
+
+/// Which signal interrupted the run, for the report's notes.
+fn interrupted_by() -> Option<&'static str> {
+    match SIGNAL.get()?.load(Ordering::Relaxed) as i32 {
+        signal_hook::consts::SIGINT => Some("interrupted by SIGINT (Ctrl-C)"),
+        signal_hook::consts::SIGTERM => Some("interrupted by SIGTERM"),
+        _ => None,
+    }
 }
 
 /// `--plot FILE`: the chart, or a note on stderr when nothing has a
@@ -154,8 +169,11 @@ pub fn run(global: &Global, args: LatencyArgs) -> anyhow::Result<()> {
     let stop = stop_on_signals()?;
     let start = std::time::SystemTime::now();
     let status = render::latency::Status::new(!flags.quiet);
-    let report = lever_latency::run::measure(&fs, &cfg, &stop, |snaps| status.update(snaps))?;
+    let mut report = lever_latency::run::measure(&fs, &cfg, &stop, |snaps| status.update(snaps))?;
     status.finish();
+    if report.ended == lever_latency::report::Ended::Interrupted {
+        report.notes.extend(interrupted_by().map(String::from));
+    }
     let end = std::time::SystemTime::now();
 
     if let Some(path) = &json_file {
@@ -170,6 +188,7 @@ pub fn run(global: &Global, args: LatencyArgs) -> anyhow::Result<()> {
             &cyclictest::rfc2822_utc(secs(start)),
             &cyclictest::rfc2822_utc(secs(end)),
             &SysInfo::here(&fs),
+            cfg.smp,
         );
         lever_latency::cyclictest::write_json(path, &doc)?;
     }
@@ -179,8 +198,11 @@ pub fn run(global: &Global, args: LatencyArgs) -> anyhow::Result<()> {
         }
     }
     plot(flags.plot.as_deref(), &report)?;
-    let with_histogram = flags.histfile.is_none();
-    emit(stdout_json, &report, |r| {
-        render::latency::measured(r, with_histogram)
-    })
+    if flags.histfile.is_none() && !stdout_json && report.histogram_us.is_some() {
+        // `-h` on stdout: exactly what cyclictest prints there, for the
+        // scripts that parse it; Lever's own report goes to stderr.
+        eprint!("{}", render::latency::measured(&report));
+        return render::out(&render::latency::cyclictest_stdout(&report, flags.quiet));
+    }
+    emit(stdout_json, &report, render::latency::measured)
 }

@@ -76,7 +76,7 @@ pub fn report(k: &KpiReport, markdown: bool) -> String {
             format!("{title}\n{}\n", text_table(&rows))
         };
         if let lever_latency::report::Ended::Interrupted = b.report.ended {
-            out += "(ended by Ctrl-C)\n\n";
+            out += "(ended: interrupted)\n\n";
         }
         // -b/--analyze: that phase's explanations and trace file.
         let why = super::breach::all(&b.report);

@@ -117,7 +117,7 @@ fn header(r: &LatencyReport) -> String {
         Source::Imported { format, path } => format!("imported {format} output {path}\n"),
     };
     match &r.ended {
-        Ended::Interrupted => out += "ended by Ctrl-C\n",
+        Ended::Interrupted => out += "ended: interrupted\n",
         Ended::Breach {
             thread,
             cpu,
@@ -141,9 +141,10 @@ fn header(r: &LatencyReport) -> String {
     out
 }
 
-/// A measurement: header, table, spikes, then (with `-h` and no
-/// `--histfile`) cyclictest's histogram.
-pub fn measured(r: &LatencyReport, with_histogram: bool) -> String {
+/// A measurement: header, table, spikes, explanations and cyclictest's
+/// final status lines (with `-h` and no `--histfile` this goes to stderr
+/// and [`cyclictest_stdout`] to stdout).
+pub fn measured(r: &LatencyReport) -> String {
     let mut out = header(r) + "\n" + &threads(r) + &spikes(r);
     out += &breach::all(r);
     out += "\n";
@@ -151,13 +152,27 @@ pub fn measured(r: &LatencyReport, with_histogram: bool) -> String {
         out += &cyclictest::status_line(t);
         out += "\n";
     }
-    if with_histogram {
-        if let Some(h) = cyclictest::histogram_text(r) {
+    out
+}
+
+/// What cyclictest prints on stdout with `-h` (and Lever with `-h` and no
+/// `--histfile`): the PM QoS line when it was held, the final status lines
+/// unless `-q`, then the histogram block.
+pub fn cyclictest_stdout(r: &LatencyReport, quiet: bool) -> String {
+    let mut out = String::new();
+    if r.notes
+        .iter()
+        .any(|n| n.starts_with("/dev/cpu_dma_latency held at 0"))
+    {
+        out += "# /dev/cpu_dma_latency set to 0us\n";
+    }
+    if !quiet {
+        for t in &r.threads {
+            out += &cyclictest::status_line(t);
             out += "\n";
-            out += &h;
         }
     }
-    out
+    out + &cyclictest::histogram_text(r).unwrap_or_default()
 }
 
 /// An imported report.
