@@ -34,6 +34,11 @@ pub struct SignalArgs {
     /// the handle; `lever unsignal HANDLE` ends it early).
     #[arg(long)]
     pub detach: bool,
+    /// Fail (exit 1) when any part of the use case was not applied (a
+    /// cgroup controller missing, a thread setting refused): the report is
+    /// printed, the request released.
+    #[arg(long)]
+    pub strict: bool,
     #[command(flatten)]
     pub socket: SocketArg,
 }
@@ -75,6 +80,19 @@ pub fn signal(global: &Global, args: SignalArgs) -> anyhow::Result<()> {
         height: attr(&attrs, Attr::Height)?,
     })?;
     let held = report.lease.unwrap_or_default();
+    if args.strict && !report.not_applied.is_empty() {
+        // The request must not outlive the error: release it first.
+        client.release(report.handle)?;
+        eprint!("{}", render::not_applied_lines(&report));
+        let first = &report.not_applied[0];
+        bail!(
+            "use case {} not wholly applied (--strict): {} part(s) not applied, first {}: {}; released",
+            report.usecase.as_deref().unwrap_or("?"),
+            report.not_applied.len(),
+            first.what,
+            first.why
+        );
+    }
     if args.detach {
         if held.duration().is_none() {
             // The daemon refuses an indefinite detached request; this is

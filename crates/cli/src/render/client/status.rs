@@ -24,6 +24,9 @@ pub fn status(doc: &Status, held_only: bool, json: bool) -> anyhow::Result<()> {
     if let Some(apps) = &doc.app_detection {
         outln!("app detection: {apps}")?;
     }
+    if let Some(why) = &doc.task_rules {
+        outln!("task rules: {why}")?;
+    }
     if let Some(p) = &doc.profile {
         let base = p.base.as_deref().unwrap_or("none");
         let holds: Vec<String> = p
