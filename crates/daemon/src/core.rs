@@ -557,7 +557,7 @@ impl Core {
             }
             Err(e) => {
                 if replaced {
-                    self.apply(&plan, "request replaced");
+                    self.apply(&plan, &"request replaced");
                     self.untrack(id);
                     self.end_tasks(id);
                 }
@@ -582,18 +582,14 @@ impl Core {
                 usecase: usecase.clone(),
             },
         );
-        let why = format!(
-            "request {} pid {} {}",
-            id.0,
-            client.id.pid,
-            client.id.exe.as_deref().unwrap_or("?")
-        );
+        let exe = client.id.exe.as_deref().unwrap_or("?");
+        let why = format_args!("request {} pid {} {exe}", id.0, client.id.pid);
         let failures = self.apply(&plan, &why);
         if let Some((code, err)) = failures.into_iter().next() {
             // The kernel refused a value (or the journal could not record
             // an original): take the whole request back.
             let undo = self.engine.release(id).unwrap_or_default();
-            self.apply(&undo, "request refused by the kernel");
+            self.apply(&undo, &"request refused by the kernel");
             self.untrack(id);
             self.end_tasks(id);
             return match code {
@@ -733,7 +729,7 @@ impl Core {
         match self.engine.release(id) {
             Ok(plan) => {
                 self.untrack(id);
-                self.apply(&plan, &format!("request {handle} released"));
+                self.apply(&plan, &format_args!("request {handle} released"));
                 self.end_tasks(id);
                 Reply::Done
             }
@@ -752,11 +748,11 @@ impl Core {
         for id in &plan.ended {
             self.untrack(*id);
         }
-        let why = format!(
-            "client {conn} gone, {} request(s) released",
-            plan.ended.len()
+        let n = plan.ended.len();
+        self.apply(
+            &plan,
+            &format_args!("client {conn} gone, {n} request(s) released"),
         );
-        self.apply(&plan, &why);
         for id in &plan.ended {
             self.end_tasks(*id);
         }
@@ -783,8 +779,8 @@ impl Core {
         for id in &plan.ended {
             self.untrack(*id);
         }
-        let ids: Vec<String> = plan.ended.iter().map(|i| i.0.to_string()).collect();
-        self.apply(&plan, &format!("request {} expired", ids.join(",")));
+        let ids = ExpiredIds(&plan.ended);
+        self.apply(&plan, &format_args!("request {ids} expired"));
         for id in &plan.ended {
             self.end_tasks(*id);
         }
@@ -918,7 +914,7 @@ impl Core {
         for &id in &ids {
             self.untrack(id);
         }
-        let failures = self.apply(&plan, "daemon stopping");
+        let failures = self.apply(&plan, &"daemon stopping");
         for id in ids {
             self.end_tasks(id);
         }
@@ -946,7 +942,7 @@ impl Core {
         // The profile is rolled back with everything and re-applied last.
         self.profile_unapply();
         let restore = self.engine.release_all();
-        self.apply(&restore, "configuration reloaded");
+        self.apply(&restore, &"configuration reloaded");
         for (i, spec) in target.resources.iter().enumerate() {
             let level = lever_tunables::read_current(&self.fs, spec)
                 .ok()
@@ -989,7 +985,10 @@ impl Core {
             };
             match self.engine.acquire_as(req, now, m.system) {
                 Ok(plan) => {
-                    self.apply(&plan, &format!("request {} re-applied after reload", id.0));
+                    self.apply(
+                        &plan,
+                        &format_args!("request {} re-applied after reload", id.0),
+                    );
                     self.track(id, m);
                 }
                 Err(e) => self
@@ -1015,14 +1014,22 @@ impl Core {
 
     /// Apply a plan with the journal, log every change, and return the
     /// refusals with the error code each deserves.
-    fn apply(&mut self, plan: &Plan, why: &str) -> Vec<(ErrorCode, String)> {
+    /// Write `plan`, logging each change with `why` (formatted only when
+    /// a line is written: with `--quiet` an acquire builds no text).
+    fn apply(&mut self, plan: &Plan, why: &dyn std::fmt::Display) -> Vec<(ErrorCode, String)> {
         if plan.writes.is_empty() {
             return Vec::new();
         }
+        // What the nodes had, for the log lines (only when they are written).
+        let logging = self.log.info_on();
         let before: Vec<Option<String>> = plan
             .writes
             .iter()
-            .map(|w| self.written.get(&w.resource).cloned())
+            .map(|w| {
+                logging
+                    .then(|| self.written.get(&w.resource).cloned())
+                    .flatten()
+            })
             .collect();
         let results = self
             .applier
@@ -1033,9 +1040,11 @@ impl Core {
                 continue;
             };
             self.metrics.write(&spec.name, applied.result.is_ok());
-            let old = old
-                .or_else(|| self.applier.originals().get(&w.resource).cloned())
-                .unwrap_or_else(|| "original".into());
+            let old = || {
+                old.clone()
+                    .or_else(|| self.applier.originals().get(&w.resource).cloned())
+                    .unwrap_or_else(|| "original".into())
+            };
             match (&w.action, &applied.result) {
                 (_, Err(e)) => {
                     self.log.warn(&format!(
@@ -1043,6 +1052,12 @@ impl Core {
                         spec.name, spec.opcode, spec.node
                     ));
                     failures.push((failure_code(e), e.to_string()));
+                }
+                (Action::Set(_), Ok(_)) if !logging => {
+                    self.written.insert(w.resource, applied.value);
+                }
+                (Action::Restore, Ok(_)) if !logging => {
+                    self.written.remove(&w.resource);
                 }
                 (Action::Set(_), Ok(outcome)) => {
                     let note = match outcome {
@@ -1057,8 +1072,11 @@ impl Core {
                         applied.value.clone()
                     };
                     self.log.info(&format!(
-                        "set {} ({}) {}: {old} -> {new}{note} ({why})",
-                        spec.name, spec.opcode, spec.node
+                        "set {} ({}) {}: {} -> {new}{note} ({why})",
+                        spec.name,
+                        spec.opcode,
+                        spec.node,
+                        old()
                     ));
                     self.written.insert(w.resource, applied.value);
                 }
@@ -1077,8 +1095,11 @@ impl Core {
                         _ => applied.value.clone(),
                     };
                     self.log.info(&format!(
-                        "restore {} ({}) {}: {old} -> {new} ({why})",
-                        spec.name, spec.opcode, spec.node
+                        "restore {} ({}) {}: {} -> {new} ({why})",
+                        spec.name,
+                        spec.opcode,
+                        spec.node,
+                        old()
                     ));
                     self.written.remove(&w.resource);
                 }
@@ -1181,6 +1202,21 @@ impl Core {
             ids.extend(share.detached.iter().copied());
         }
         ids.into_iter().collect()
+    }
+}
+
+/// The ids of expired requests, comma-separated when shown.
+struct ExpiredIds<'a>(&'a [RequestId]);
+
+impl std::fmt::Display for ExpiredIds<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, id) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            write!(f, "{}", id.0)?;
+        }
+        Ok(())
     }
 }
 

@@ -219,6 +219,12 @@ impl Logger {
         };
     }
 
+    /// Whether [`Logger::info`] writes anything (not `--quiet`): callers
+    /// skip building a line no one will read.
+    pub fn info_on(&self) -> bool {
+        !self.quiet
+    }
+
     /// Informational (priority 6).
     pub fn info(&self, msg: &str) {
         if !self.quiet {

@@ -512,10 +512,10 @@ impl Core {
                     return Err((ErrorCode::Invalid, format!("profile {name}: {e}")));
                 }
             };
-            let failures = self.apply(&plan, &format!("profile {name}"));
+            let failures = self.apply(&plan, &format_args!("profile {name}"));
             if let Some((code, err)) = failures.into_iter().next() {
                 let undo = self.engine.release(id).unwrap_or_default();
-                self.apply(&undo, &format!("profile {name} refused by the kernel"));
+                self.apply(&undo, &format_args!("profile {name} refused by the kernel"));
                 self.undo_direct(name, &applied.entries);
                 return Err((code, format!("profile {name} not applied: {err}")));
             }
@@ -542,7 +542,7 @@ impl Core {
         };
         if let Some(id) = a.request {
             if let Ok(plan) = self.engine.release(id) {
-                self.apply(&plan, &format!("profile {} off", a.name));
+                self.apply(&plan, &format_args!("profile {} off", a.name));
             }
         }
         self.undo_direct(&a.name, &a.entries);

@@ -172,7 +172,7 @@ impl Core {
                 // whole request back.
                 let undo = self.engine.release(id).unwrap_or_default();
                 self.untrack(id);
-                self.apply(&undo, "use case refused: task journal failed");
+                self.apply(&undo, &"use case refused: task journal failed");
                 self.end_tasks(id);
                 refuse(
                     ErrorCode::Internal,
