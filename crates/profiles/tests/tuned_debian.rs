@@ -5,7 +5,7 @@
 //! sections only where their regexes match, missing sysctls skipped),
 //! `vm` (transparent hugepages), `sysfs` (missing nodes skipped), and
 //! `bootloader` (the command line to add). Without the package the test
-//! says why it skips; under CI=true (`.ci/run` installs it) it fails.
+//! says why it skips; under CI=true (`.ci/run` provides it) it fails.
 
 mod common;
 
@@ -17,9 +17,12 @@ use std::path::{Path, PathBuf};
 /// Where Debian puts TuneD's profiles (and newer upstream layouts).
 const DIRS: &[&str] = &["/usr/lib/tuned", "/usr/lib/tuned/profiles"];
 
-/// The profile directories of the installed package, by name.
+/// The profile directories of the package, by name: where
+/// `LEVER_TUNED_PROFILES` says (`.ci/run` extracts the package there
+/// rather than installing it), else where Debian installs them.
 fn debian_profiles() -> Option<BTreeMap<String, PathBuf>> {
-    for dir in DIRS {
+    let given = std::env::var("LEVER_TUNED_PROFILES").ok();
+    for dir in given.iter().map(String::as_str).chain(DIRS.iter().copied()) {
         let Ok(entries) = std::fs::read_dir(dir) else {
             continue;
         };
