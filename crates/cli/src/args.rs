@@ -121,6 +121,7 @@ pub enum SimCommand {
     /// empty or hold the same simulated board).
     Create {
         /// Board name (see `lever sim list`).
+        #[arg(value_parser = crate::cmd::util::sim_board())]
         board: String,
         /// Directory to create the tree in; then use `--root DIR`.
         dir: PathBuf,
@@ -152,3 +153,5 @@ pub enum TargetCommand {
     /// cases and apps, for the board under --root.
     ImportUrm(crate::cmd::target::ImportUrmArgs),
 }
+#[cfg(test)]
+mod tests;

@@ -18,6 +18,26 @@ use std::io;
 #[error("the command exited with status {0}")]
 pub struct CommandExit(pub u8);
 
+/// A flag or argument value that does not make sense, found after clap
+/// parsed the line (a `RES=VALUE` whose value the daemon's resource does
+/// not take, a CPU this machine does not have): bad input, exit 3. The
+/// message names the flag or argument.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct BadValue(pub String);
+
+/// A [`BadValue`] as the command's error.
+pub fn bad_value(message: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(BadValue(message.into()))
+}
+
+/// A check command whose checks ran and some failed (`rt check` with a
+/// FAIL, `profile verify` with a drifted node, `latency kpi` past its
+/// limit): the result has been printed; the command fails with exit 1.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct ChecksFailed(pub String);
+
 /// What kind of failure ended the command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Class {
@@ -98,7 +118,8 @@ fn bench(e: &lever_bench::BenchError) -> Class {
         }
         B::NeedsHelper => Class::NotAvailable,
         B::Broken(_) => Class::Failed,
-        B::NothingSelected(_) => Class::Usage,
+        // `--only GLOB` that names no test: a flag value that makes no sense.
+        B::NothingSelected(_) => Class::BadInput,
         // EINVAL: no such CPU, or not one this process may use.
         B::Affinity { source, .. } => io_error(source).unwrap_or(Class::BadInput),
         B::Report { .. } => Class::BadInput,
@@ -134,7 +155,10 @@ fn profile(e: &lever_profiles::ProfileError) -> Option<Class> {
             D::Apply(a) => Some(kernel(&a.error)),
             D::State(S::Io { source, .. }) => io_error(source),
             D::State(S::Bad { .. }) => Some(Class::BadInput),
-            D::Rollback(_) | D::AlreadyApplied { .. } | D::NotApplied { .. } => None,
+            // A second `apply --direct` over the same state file: the
+            // request makes no sense until `off --direct` (bad input).
+            D::AlreadyApplied { .. } => Some(Class::BadInput),
+            D::Rollback(_) | D::NotApplied { .. } => None,
         },
         _ => Some(Class::BadInput),
     }
@@ -154,12 +178,29 @@ fn results(e: &lever_results::StoreError) -> Class {
     }
 }
 
+/// The class of a command line clap refused: a value that does not parse
+/// or is not one of the possible ones is bad input (3), like every value
+/// found wrong later; an unknown flag or a missing argument is usage (2).
+pub fn clap_class(kind: clap::error::ErrorKind) -> Class {
+    use clap::error::ErrorKind as K;
+    match kind {
+        K::InvalidValue | K::ValueValidation | K::InvalidUtf8 => Class::BadInput,
+        _ => Class::Usage,
+    }
+}
+
 /// Classify an error by the first cause whose type says what happened.
 /// Library errors that wrap a `KernelError` transparently hide it from
 /// the chain, so those wrappers are looked into.
 pub fn classify(err: &anyhow::Error) -> Class {
     for cause in err.chain() {
-        let class = if let Some(e) = cause.downcast_ref::<KernelError>() {
+        let class = if cause.is::<BadValue>() {
+            Some(Class::BadInput)
+        } else if cause.is::<ChecksFailed>() {
+            Some(Class::Failed)
+        } else if let Some(e) = cause.downcast_ref::<clap::Error>() {
+            Some(clap_class(e.kind()))
+        } else if let Some(e) = cause.downcast_ref::<KernelError>() {
             Some(kernel(e))
         } else if let Some(e) = cause.downcast_ref::<lever_measure::MeasureError>() {
             use lever_measure::MeasureError as M;
@@ -361,7 +402,7 @@ mod tests {
             source: io::Error::from(io::ErrorKind::NotFound),
         };
         assert_eq!(class_of(missing), Class::NotAvailable);
-        assert_eq!(class_of(B::NothingSelected("x".into())), Class::Usage);
+        assert_eq!(class_of(B::NothingSelected("x".into())), Class::BadInput);
         assert_eq!(class_of(B::NeedsHelper), Class::NotAvailable);
         let no_cpu = B::Affinity {
             cpu: 99,

@@ -18,7 +18,7 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let cli = match args::Cli::try_parse() {
         Ok(cli) => cli,
-        Err(e) => return usage_error(e),
+        Err(e) => return usage_error(&e),
     };
     let json = cli.global.json;
     let Err(err) = cmd::run(cli) else {
@@ -30,6 +30,17 @@ fn main() -> ExitCode {
     }
     if let Some(exit::CommandExit(code)) = err.downcast_ref() {
         return ExitCode::from(*code);
+    }
+    // The result is printed (a JSON document on stdout with --json); the
+    // failed checks are said on stderr, and the exit code is 1.
+    if let Some(exit::ChecksFailed(message)) = err.downcast_ref() {
+        eprintln!("lever: error: {message}");
+        return ExitCode::from(exit::Class::Failed.exit_code());
+    }
+    // A parser of a command's own (`lever latency`'s cyclictest flags):
+    // clap's message and code, as for the top-level line.
+    if let Some(e) = err.downcast_ref::<clap::Error>() {
+        return usage_error(e);
     }
     let class = exit::classify(&err);
     eprintln!("lever: error: {err}");
@@ -43,25 +54,27 @@ fn main() -> ExitCode {
     ExitCode::from(class.exit_code())
 }
 
-/// A command line clap refused: its own message and exit code 2, or with
+/// A command line clap refused: its own message, and exit 3 for a value
+/// that does not parse or 2 for the rest (`exit::clap_class`); with
 /// `--json` anywhere on the line, the error object as well.
-fn usage_error(e: clap::Error) -> ExitCode {
+fn usage_error(e: &clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
-    let wants_json = std::env::args().any(|a| a == "--json");
-    if !wants_json || matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
         e.exit();
     }
     let _ = e.print();
-    let class = exit::Class::Usage;
-    let message = e.kind().as_str().unwrap_or("bad command line").to_string();
-    let doc = exit::ErrorDoc {
-        error: exit::ErrorBody {
-            code: class.code(),
-            exit_code: class.exit_code(),
-            message,
-            causes: vec![e.to_string().trim().to_string()],
-        },
-    };
-    let _ = render::print_json(&doc);
+    let class = exit::clap_class(e.kind());
+    if std::env::args().any(|a| a == "--json") {
+        let message = e.kind().as_str().unwrap_or("bad command line").to_string();
+        let doc = exit::ErrorDoc {
+            error: exit::ErrorBody {
+                code: class.code(),
+                exit_code: class.exit_code(),
+                message,
+                causes: vec![e.to_string().trim().to_string()],
+            },
+        };
+        let _ = render::print_json(&doc);
+    }
     ExitCode::from(class.exit_code())
 }

@@ -136,7 +136,11 @@ fn list_unknown_only_and_helper() {
         assert!(text.contains(name), "{name} missing from --list:\n{text}");
     }
     let out = lever(&["bench", "--only", "no-such-test"]);
-    assert_eq!(out.status.code(), Some(2), "a usage error");
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "a flag value that makes no sense"
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains("matches no test"));
     assert!(lever(&["bench", "__helper", "null"]).status.success());
 }
@@ -205,9 +209,9 @@ fn errors_exit_with_their_class() {
     let missing = dir.path().join("missing.json");
     let missing = missing.to_str().unwrap();
     assert_eq!(code(&["bench", "compare", missing, not_json]), Some(4));
-    // Usage (2): nothing selected, no samples.
-    assert_eq!(code(&["bench", "--only", "lat_nothing*"]), Some(2));
-    assert_eq!(code(&["bench", "--repeat", "0"]), Some(2));
+    // Bad flag values (3): nothing selected, no samples.
+    assert_eq!(code(&["bench", "--only", "lat_nothing*"]), Some(3));
+    assert_eq!(code(&["bench", "--repeat", "0"]), Some(3));
     // A CPU that does not exist (the kernel's EINVAL, or past what a CPU
     // set can name): the flag's value is wrong (3).
     for cpu in ["1000", "4095"] {

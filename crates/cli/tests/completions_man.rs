@@ -92,9 +92,9 @@ fn zsh_and_fish_scripts_parse() {
 }
 
 #[test]
-fn unknown_shell_is_a_usage_error() {
+fn unknown_shell_is_a_bad_value() {
     let out = common::lever(&["completions", "tcsh"]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(3));
 }
 
 #[test]

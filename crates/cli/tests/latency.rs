@@ -326,7 +326,7 @@ fn import_prints_the_table() {
 fn rt_check_on_the_default_simulated_board_explains_fails() {
     let dir = tempfile::tempdir().unwrap();
     ok(&["sim", "create", "qcs6490", dir.path().to_str().unwrap()]);
-    let out = ok(&[
+    let out = lever(&[
         "--root",
         dir.path().to_str().unwrap(),
         "rt",
@@ -334,6 +334,9 @@ fn rt_check_on_the_default_simulated_board_explains_fails() {
         "--rt-cpus",
         "1-3",
     ]);
+    // A FAIL fails the command (exit 1), after the report.
+    assert_eq!(out.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(out.contains("RT CPUs 1-3 (--rt-cpus)"), "{out}");
     assert!(out.contains("how to fix:"), "{out}");
     assert!(

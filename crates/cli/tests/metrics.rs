@@ -224,7 +224,7 @@ fn a_non_loopback_address_is_refused_before_start() {
         .args(["daemon", "--sim", "qcs6490", "--metrics", "0.0.0.0:9464"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert_eq!(out.status.code(), Some(3), "a bad flag value: {out:?}");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("only a loopback address"), "{err}");
 }
@@ -243,7 +243,7 @@ fn host_port_forms_are_tcp_and_never_become_files() {
             .args(["daemon", "--sim", "qcs6490", "--metrics", value])
             .output()
             .unwrap();
-        assert_eq!(out.status.code(), Some(2), "{value}: {out:?}");
+        assert_eq!(out.status.code(), Some(3), "{value}: {out:?}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(
             err.contains("--metrics") && err.contains(says),

@@ -156,14 +156,22 @@ fn diff_apply_verify_off_round_trip_leaves_the_board_as_it_was() {
     let again = lever(&[
         "--root", &root, "profile", "apply", "--direct", "balanced", "--state", state,
     ]);
-    assert_eq!(again.status.code(), Some(1));
+    assert_eq!(
+        again.status.code(),
+        Some(3),
+        "bad input, as docs/cli.md says"
+    );
     assert!(String::from_utf8_lossy(&again.stderr).contains("already applied"));
 
     let v = json(&["--root", &root, "profile", "verify", "--state", state]);
     assert_eq!(v["drifted"].as_array().unwrap().len(), 0, "{v}");
     let gov = Path::new(&root).join("sys/devices/system/cpu/cpufreq/policy7/scaling_governor");
     std::fs::write(&gov, "schedutil\n").unwrap();
-    let out = ok(&["--root", &root, "profile", "verify", "--state", state]);
+    // Drift is a failed check: the report, then exit 1.
+    let out = lever(&["--root", &root, "profile", "verify", "--state", state]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("1 of "));
+    let out = String::from_utf8_lossy(&out.stdout);
     assert!(out.contains("1 changed since"), "{out}");
     assert!(
         out.contains("policy7/scaling_governor  performance  schedutil"),
@@ -183,7 +191,7 @@ fn diff_apply_verify_off_round_trip_leaves_the_board_as_it_was() {
         Vec::<String>::new()
     );
     // Without a state file, verify compares with the profile resolved now.
-    let v = json(&[
+    let out = lever(&[
         "--root",
         &root,
         "profile",
@@ -191,7 +199,10 @@ fn diff_apply_verify_off_round_trip_leaves_the_board_as_it_was() {
         "performance",
         "--state",
         state,
+        "--json",
     ]);
+    assert_eq!(out.status.code(), Some(1), "drifted");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["drifted"].as_array().unwrap().len(), changes);
     let out = lever(&["--root", &root, "profile", "verify", "--state", state]);
     assert_eq!(out.status.code(), Some(3));
@@ -237,7 +248,9 @@ fn import_tuned_writes_a_profile_that_resolves() {
 
 /// The verdict of one `lever rt check` check.
 fn rt_verdict(root: &str, check: &str) -> (String, String) {
-    let r = json(&["--root", root, "rt", "check", "--rt-cpus", "6-7"]);
+    // Exit 1 while a check fails; the report is on stdout either way.
+    let out = lever(&["--root", root, "rt", "check", "--rt-cpus", "6-7", "--json"]);
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let c = r["checks"]
         .as_array()
         .unwrap()

@@ -199,14 +199,15 @@ fn wrong_runs_and_stores_have_precise_exit_codes() {
         code(&["results", "--db", db, "import", "/nonexistent/run.json"]).0,
         Some(4)
     );
-    // Malformed filters are usage errors, like every flag clap parses (2).
+    // Malformed filters are bad flag values (3), like every value that
+    // does not parse; a missing flag is a usage error (2).
     assert_eq!(
         code(&["results", "--db", db, "list", "--since", "yesterday"]).0,
-        Some(2)
+        Some(3)
     );
     assert_eq!(
         code(&["results", "--db", db, "trend", "x", "--label", "cpu"]).0,
-        Some(2)
+        Some(3)
     );
     assert_eq!(code(&["results", "--db", db, "export"]).0, Some(2));
 }
@@ -246,4 +247,62 @@ fn the_default_store_is_under_the_data_dir() {
     let expected = dir.path().join("data/lever/results.db");
     assert!(expected.is_file());
     assert!(String::from_utf8_lossy(&out.stdout).contains(expected.to_str().unwrap()));
+}
+
+/// A run imported twice is stored once (the second import names the first
+/// copy); `trend` on a metric no run has fails (exit 1) with the near
+/// names, and `trend --help`'s example metrics are ones a run has.
+#[test]
+fn import_twice_keeps_one_and_trend_suggests() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let db = db.to_str().unwrap();
+    let f1 = write_run(
+        dir.path(),
+        "1.json",
+        &run_doc("rb3gen2", "2026-11-02T10:00:00Z", 3.0),
+    );
+    common::ok(&["results", "--db", db, "import", &f1]);
+    let again = common::ok(&["results", "--db", db, "import", &f1]);
+    assert!(again.contains("already in"), "{again}");
+    let json: serde_json::Value = serde_json::from_str(&common::ok(&[
+        "results", "--db", db, "import", &f1, "--json",
+    ]))
+    .unwrap();
+    assert_eq!(
+        (json["id"].as_i64(), json["already_stored"].as_bool()),
+        (Some(1), Some(true))
+    );
+    let list: serde_json::Value =
+        serde_json::from_str(&common::ok(&["results", "--db", db, "list", "--json"])).unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 1, "{list}");
+    // The same board and time with other values is another run.
+    let f2 = write_run(
+        dir.path(),
+        "2.json",
+        &run_doc("rb3gen2", "2026-11-02T10:00:00Z", 4.0),
+    );
+    assert!(common::ok(&["results", "--db", db, "import", &f2]).starts_with("stored run 2"));
+
+    let out = common::lever(&["results", "--db", db, "trend", "latency.mx"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("did you mean latency.max?"), "{err}");
+    let out = common::lever(&[
+        "results",
+        "--db",
+        db,
+        "trend",
+        "latency.max",
+        "--board",
+        "am62x",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("with these filters"));
+    common::ok(&["results", "--db", db, "trend", "latency.max"]);
+    let help = common::ok(&["results", "trend", "--help"]);
+    assert!(
+        help.contains("`latency.max`") && !help.contains("memory.used"),
+        "{help}"
+    );
 }

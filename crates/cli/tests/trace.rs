@@ -318,7 +318,7 @@ fn causes_sections() {
         "--from",
         "soon",
     ]);
-    assert_eq!(bad.status.code(), Some(2));
+    assert_eq!(bad.status.code(), Some(3), "a bad flag value");
 }
 
 /// `--critical-path` on a real `-e sched -e irq` excerpt: shares on the
@@ -396,7 +396,7 @@ fn ramp_with_baseline() {
 #[test]
 fn record_dat_streamed_and_not() {
     let bad = lever(&["trace", "record", "--dat-version", "8", "-o", "/dev/null"]);
-    assert_eq!(bad.status.code(), Some(2));
+    assert_eq!(bad.status.code(), Some(3), "a bad flag value");
     if !std::path::Path::new("/sys/kernel/tracing/instances").exists()
         || std::fs::OpenOptions::new()
             .write(true)

@@ -45,6 +45,11 @@ pub fn trend(db: Option<&str>, query: &TrendQuery) -> Result<Vec<TrendPoint>, St
     Store::open(db)?.trend(query)
 }
 
+/// Every metric name in the store (`lever results trend`'s suggestions).
+pub fn metric_names(db: Option<&str>) -> Result<Vec<String>, StoreError> {
+    Store::open(db)?.metric_names()
+}
+
 /// `lever results export --parquet DIR`.
 pub fn export_parquet(db: Option<&str>, dir: &Path) -> Result<Exported, StoreError> {
     Store::open(db)?.export_parquet(dir)
@@ -64,6 +69,10 @@ pub struct Stored {
     /// The file it came from, for `import`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<PathBuf>,
+    /// `import` found the same document already stored (run `id`) and
+    /// stored nothing: importing a run twice keeps one copy.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub already_stored: bool,
 }
 
 /// Store a run just collected (what `lever report collect` calls).
@@ -80,6 +89,7 @@ fn stored(store: &Store, id: RunId, run: &Run) -> Stored {
         collected_at: run.collected_at.clone(),
         store: store.location().to_string(),
         file: None,
+        already_stored: false,
     }
 }
 
@@ -96,8 +106,12 @@ pub fn import(db: Option<&str>, file: &Path) -> Result<Stored, StoreError> {
     let document: serde_json::Value = serde_json::from_str(&text).map_err(bad)?;
     let run: Run = serde_json::from_value(document.clone()).map_err(bad)?;
     let mut store = Store::open(db)?;
-    let id = store.save_document(&run, &document)?;
+    let (id, already_stored) = match store.find_document(&run, &document)? {
+        Some(id) => (id, true),
+        None => (store.save_document(&run, &document)?, false),
+    };
     let mut stored = stored(&store, id, &run);
     stored.file = Some(file.to_path_buf());
+    stored.already_stored = already_stored;
     Ok(stored)
 }

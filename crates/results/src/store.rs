@@ -512,6 +512,35 @@ impl Store {
         })
     }
 
+    /// The run already stored with exactly this document (same board,
+    /// same collection time, same JSON), if any: `import` of a file twice
+    /// finds the first copy.
+    pub fn find_document(
+        &mut self,
+        run: &Run,
+        document: &serde_json::Value,
+    ) -> Result<Option<RunId>, StoreError> {
+        let rows = self.query(
+            "SELECT r.id FROM runs r JOIN boards b ON b.id = r.board_id \
+             WHERE b.name = $1 AND r.collected_at = $2 AND r.document = $3 ORDER BY r.id",
+            &[
+                board_name(run).as_str().into(),
+                run.collected_at.as_str().into(),
+                document.to_string().as_str().into(),
+            ],
+        )?;
+        Ok(rows.first().map(|r| RunId(r[0].int())))
+    }
+
+    /// Every metric name in the store, sorted (for "did you mean").
+    pub fn metric_names(&mut self) -> Result<Vec<String>, StoreError> {
+        Ok(self
+            .query("SELECT DISTINCT name FROM metrics ORDER BY name", &[])?
+            .iter()
+            .map(|r| r[0].text())
+            .collect())
+    }
+
     /// A metric's values across runs, in order of collection (then run id,
     /// then storage order within a run).
     pub fn trend(&mut self, q: &TrendQuery) -> Result<Vec<TrendPoint>, StoreError> {

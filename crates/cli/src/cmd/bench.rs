@@ -35,8 +35,8 @@ pub struct BenchArgs {
     #[arg(long, value_name = "N", value_parser = at_least_one)]
     pub repeat: Option<usize>,
     /// Most sampling time per test (bare number: seconds; `500ms`, `2s`).
-    #[arg(long, value_name = "TIME")]
-    pub max_time: Option<String>,
+    #[arg(long, value_name = "TIME", value_parser = crate::cmd::util::positive_seconds)]
+    pub max_time: Option<std::time::Duration>,
     /// Also write the report, samples included, as JSON to FILE (the
     /// input of `lever bench compare`).
     #[arg(long, short = 'o', value_name = "FILE")]
@@ -83,7 +83,7 @@ pub fn run(global: &Global, args: BenchArgs) -> anyhow::Result<()> {
     }
 }
 
-/// `--repeat`'s parser: clap reports the error, as a usage error.
+/// `--repeat`'s parser: clap reports the error (bad input, exit 3).
 fn at_least_one(text: &str) -> Result<usize, String> {
     match text.parse::<usize>() {
         Ok(0) => Err("must be at least 1".into()),
@@ -102,9 +102,8 @@ fn options(global: &Global, args: &BenchArgs) -> anyhow::Result<Options> {
         opts.policy.max_time *= 5;
         opts.policy.max_samples *= 5;
     }
-    if let Some(t) = &args.max_time {
-        opts.policy.max_time =
-            crate::cmd::util::seconds(t).with_context(|| format!("--max-time {t}"))?;
+    if let Some(t) = args.max_time {
+        opts.policy.max_time = t;
     }
     if let Some(n) = args.repeat {
         opts.policy.fixed = Some(n);

@@ -45,7 +45,7 @@ pub struct BenchDaemonArgs {
     #[arg(long, value_name = "DURATION", default_value = "0", value_parser = duration_us)]
     pub busy_poll_us: Duration,
     /// Simulated board to run on.
-    #[arg(long, default_value = "qcs6490")]
+    #[arg(long, default_value = "qcs6490", value_parser = crate::cmd::util::sim_board())]
     pub sim: String,
 }
 

@@ -16,7 +16,7 @@ pub struct DaemonArgs {
     #[arg(long, short = 't', value_name = "TARGET", conflicts_with = "sim")]
     pub target: Option<String>,
     /// Run on a simulated board, created (or reused) under STATE_DIR/sim.
-    #[arg(long, value_name = "BOARD")]
+    #[arg(long, value_name = "BOARD", value_parser = crate::cmd::util::sim_board())]
     pub sim: Option<String>,
     /// Socket to listen on.
     #[arg(long, value_name = "PATH", default_value = lever_daemon::DEFAULT_SOCKET)]

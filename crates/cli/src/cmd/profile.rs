@@ -49,7 +49,7 @@ pub struct ProfileArgs {
     /// Built-in profile name or path to a profile YAML file.
     pub name: String,
     /// The RT CPUs for `{rt_cpus}` (housekeeping = the other online CPUs).
-    #[arg(long, value_name = "LIST")]
+    #[arg(long, value_name = "LIST", value_parser = crate::cmd::util::cpu_list)]
     pub rt_cpus: Option<String>,
     /// Built-in target name or target YAML file (default: detected).
     #[arg(long, short = 't', value_name = "TARGET")]
@@ -70,7 +70,7 @@ pub struct VerifyArgs {
     /// Compare with this profile resolved now (default: the state file).
     pub name: Option<String>,
     /// The RT CPUs for `{rt_cpus}`.
-    #[arg(long, value_name = "LIST")]
+    #[arg(long, value_name = "LIST", value_parser = crate::cmd::util::cpu_list)]
     pub rt_cpus: Option<String>,
     /// Built-in target name or target YAML file (default: detected).
     #[arg(long, short = 't', value_name = "TARGET")]
@@ -111,7 +111,7 @@ pub struct HoldArgs {
     /// Built-in profile name or path to a profile YAML file.
     pub name: String,
     /// The RT CPUs for `{rt_cpus}`.
-    #[arg(long, value_name = "LIST")]
+    #[arg(long, value_name = "LIST", value_parser = crate::cmd::util::cpu_list)]
     pub rt_cpus: Option<String>,
     #[command(flatten)]
     pub socket: SocketArg,
@@ -226,7 +226,19 @@ pub fn run(global: &Global, cmd: ProfileCommand) -> anyhow::Result<()> {
                 None => None,
             };
             let report = lever_profiles::verify_profile(&fs, &a.state.state, req.as_ref())?;
-            emit(json, &report, render::profile::verify)
+            emit(json, &report, render::profile::verify)?;
+            // Drift is a failed check (exit 1), like `latency kpi`.
+            let v = &report.verification;
+            if !v.drifted.is_empty() {
+                return Err(crate::exit::ChecksFailed(format!(
+                    "profile {}: {} of {} node(s) drifted",
+                    report.profile,
+                    v.drifted.len(),
+                    v.checked
+                ))
+                .into());
+            }
+            Ok(())
         }
         ProfileCommand::Apply(a) if a.direct => {
             let req = from(&a.profile)?;

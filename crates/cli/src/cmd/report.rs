@@ -2,7 +2,7 @@
 //! and its page, Markdown and JSON (`lever_report::render`).
 
 use crate::args::Global;
-use crate::cmd::util::seconds;
+use crate::cmd::util::{positive_seconds, seconds};
 use crate::render::report as show;
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand};
@@ -33,7 +33,7 @@ pub struct CollectArgs {
     pub output: PathBuf,
     /// A use case: NAME=CMD (run with `sh -c`); the memory map is sampled
     /// while it runs. Repeat for more columns.
-    #[arg(long = "usecase", value_name = "NAME=CMD")]
+    #[arg(long = "usecase", value_name = "NAME=CMD", value_parser = usecase)]
     pub usecases: Vec<String>,
     /// A boot log: serial=F, journal=F, time=F (systemd-analyze time),
     /// blame=F, or a bare F (guessed). Repeatable.
@@ -51,21 +51,27 @@ pub struct CollectArgs {
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
     /// A marker KPI: NAME=FROM..TO (with --trace). Repeatable.
-    #[arg(long, value_name = "NAME=FROM..TO", requires = "trace")]
+    #[arg(long, value_name = "NAME=FROM..TO", requires = "trace", value_parser = crate::cmd::util::kpi_spec)]
     pub kpi: Vec<String>,
     /// The daemon's socket (default: $LEVER_SOCKET, else /run/lever/lever.sock).
     #[arg(long, value_name = "PATH")]
     pub daemon_socket: Option<PathBuf>,
     /// Memory sampling interval while a use case runs.
-    #[arg(long, value_name = "TIME", value_parser = seconds, default_value = "0.2")]
+    #[arg(long, value_name = "TIME", value_parser = positive_seconds, default_value = "0.2")]
     pub interval: Duration,
     /// The results store that keeps the run (`lever results`): an SQLite
     /// file (default under the user's data dir) or `postgres://...`.
-    #[arg(long, value_name = "PATH|URL")]
+    #[arg(long, value_name = "PATH|URL", value_parser = crate::cmd::results::db)]
     pub db: Option<String>,
     /// Only write RUN.json; keep nothing in the results store.
     #[arg(long, conflicts_with = "db")]
     pub no_store: bool,
+}
+
+/// `--usecase NAME=CMD`'s form, checked by clap.
+fn usecase(text: &str) -> Result<String, String> {
+    UseCase::parse(text).map_err(|e| e.to_string())?;
+    Ok(text.to_string())
 }
 
 /// `lever report render`
@@ -108,9 +114,6 @@ pub fn run(global: &Global, cmd: ReportCommand) -> anyhow::Result<()> {
 }
 
 fn run_collect(global: &Global, a: CollectArgs) -> anyhow::Result<()> {
-    if a.interval.is_zero() {
-        bail!("--interval must be more than 0");
-    }
     let mut opts = Options::new(&global.root);
     opts.usecases = a
         .usecases

@@ -19,7 +19,7 @@ pub enum RtCommand {
 pub struct RtCheckArgs {
     /// The CPUs that run real-time work (default: isolcpus from the
     /// command line, else the last CPU).
-    #[arg(long, value_name = "LIST")]
+    #[arg(long, value_name = "LIST", value_parser = crate::cmd::util::cpu_list)]
     pub rt_cpus: Option<String>,
 }
 
@@ -33,5 +33,16 @@ pub fn run_rt(global: &Global, cmd: RtCommand) -> anyhow::Result<()> {
         .map(|l| config::parse_cpu_list("--rt-cpus", l))
         .transpose()?;
     let report = lever_latency::rtcheck::check(&fs, rt_cpus.as_deref())?;
-    emit(global.json, &report, render::latency::rt_check)
+    emit(global.json, &report, render::latency::rt_check)?;
+    // A failed check fails the command (exit 1), like `latency kpi`;
+    // warnings do not.
+    let failed = report.count(lever_latency::rtcheck::Verdict::Fail);
+    if failed > 0 {
+        return Err(crate::exit::ChecksFailed(format!(
+            "rt check: {failed} of {} checks failed",
+            report.checks.len()
+        ))
+        .into());
+    }
+    Ok(())
 }

@@ -24,7 +24,7 @@ pub struct SignalArgs {
     #[arg(long, short = 'd', value_name = "DURATION", value_parser = duration_ms)]
     pub duration: Option<Duration>,
     /// Attributes choosing the variant: `fps=30,width=3840,height=2160`.
-    #[arg(long, value_name = "NAME=VALUE,...")]
+    #[arg(long, value_name = "NAME=VALUE,...", value_parser = attrs)]
     pub attr: Option<String>,
     /// Priority class: third-party-low (default), third-party-high,
     /// system-low, system-high (or 0..3).
@@ -50,6 +50,15 @@ pub struct UnsignalArgs {
     pub handle: Handle,
     #[command(flatten)]
     pub socket: SocketArg,
+}
+
+/// `--attr`'s parser: clap refuses a list `parse_attrs` refuses, or a 0.
+fn attrs(text: &str) -> Result<String, String> {
+    let attrs = parse_attrs(text)?;
+    match attrs.iter().find(|(_, v)| *v == 0) {
+        Some((a, _)) => Err(format!("{}=0: attributes are > 0", a.as_str())),
+        None => Ok(text.to_string()),
+    }
 }
 
 fn attr(attrs: &[(Attr, u32)], which: Attr) -> anyhow::Result<Option<NonZeroU32>> {

@@ -131,6 +131,12 @@ pub fn exported(e: &Exported) -> String {
 
 /// The stored run's id.
 pub fn stored(s: &Stored) -> String {
+    if s.already_stored {
+        return format!(
+            "run {} ({}, collected {}) is already in {}: nothing stored\n",
+            s.id, s.board, s.collected_at, s.store
+        );
+    }
     format!(
         "stored run {} ({}, collected {}) in {}\n",
         s.id, s.board, s.collected_at, s.store

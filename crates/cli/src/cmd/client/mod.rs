@@ -3,6 +3,7 @@
 //! calling only; `render::client` prints.
 
 use crate::args::Global;
+use crate::exit::bad_value;
 use crate::render::client as render;
 use anyhow::{bail, Context};
 use clap::Args;
@@ -66,7 +67,7 @@ pub struct AcquireArgs {
     pub detach: bool,
     /// RES=VALUE pairs; RES is an opcode (0x44008100) or a resource name
     /// (cpu_min_freq.silver); VALUE an integer or an enum value (performance).
-    #[arg(required = true, value_name = "RES=VALUE")]
+    #[arg(required = true, value_name = "RES=VALUE", value_parser = res_value)]
     pub pairs: Vec<String>,
     #[command(flatten)]
     pub socket: SocketArg,
@@ -104,13 +105,76 @@ pub struct ExplainArgs {
 #[derive(Debug, Args)]
 pub struct PerflockArgs {
     /// Acquire: HANDLE DURATION_MS OPCODE,VALUE[,OPCODE,VALUE...]
-    #[arg(long = "acq", num_args = 3, value_names = ["HANDLE", "DURATION", "LIST"], required_unless_present = "rel")]
+    #[arg(long = "acq", num_args = 3, value_names = ["HANDLE", "DURATION", "LIST"], required_unless_present = "rel", value_parser = perflock_word)]
     pub acq: Option<Vec<String>>,
     /// Release a handle.
     #[arg(long = "rel", value_name = "HANDLE")]
     pub rel: Option<Handle>,
     #[command(flatten)]
     pub socket: SocketArg,
+}
+
+/// `RES=VALUE`'s form (the daemon's table resolves both sides): clap
+/// refuses a pair without `=` or with an empty side, naming the argument.
+fn res_value(pair: &str) -> Result<String, String> {
+    match pair.split_once('=') {
+        Some((res, value)) if !res.trim().is_empty() && !value.trim().is_empty() => {
+            Ok(pair.to_string())
+        }
+        _ => Err(
+            "expected RES=VALUE, e.g. 0x44008100=1958400 or cpu_governor.silver=performance".into(),
+        ),
+    }
+}
+
+/// One word of `perflock --acq`: a handle or a duration (an integer, or a
+/// number with a time unit), or the `OPCODE,VALUE,...` list.
+fn perflock_word(word: &str) -> Result<String, String> {
+    let ints = word.split(',').all(|x| parse_int(x).is_some());
+    if ints || duration_ms(word).is_ok() {
+        Ok(word.to_string())
+    } else {
+        Err(
+            "expected an integer (handle), a duration (100, 500ms) or OPCODE,VALUE,... integers"
+                .into(),
+        )
+    }
+}
+
+/// `perflock --acq`'s words: the handle (0 asks for a new lock), the
+/// duration and the `(opcode, value)` pairs.
+type PerflockAcq = (i64, Duration, Vec<(u32, i64)>);
+
+/// `perflock --acq`'s three words, checked before the daemon is asked.
+fn perflock_acq(words: &[String]) -> anyhow::Result<PerflockAcq> {
+    let [handle, duration, list] = words else {
+        return Err(bad_value(
+            "--acq: expected <handle> <duration> <opcode,value,...>",
+        ));
+    };
+    let handle = parse_int(handle)
+        .ok_or_else(|| bad_value(format!("--acq: handle {handle:?} is not an integer")))?;
+    let duration = duration_ms(duration)
+        .map_err(|e| bad_value(format!("--acq: duration {duration:?}: {e}")))?;
+    let ints = list
+        .split(',')
+        .map(|x| {
+            parse_int(x)
+                .ok_or_else(|| bad_value(format!("--acq: {x:?} in {list:?} is not an integer")))
+        })
+        .collect::<anyhow::Result<Vec<i64>>>()?;
+    if ints.is_empty() || ints.len() % 2 != 0 {
+        return Err(bad_value(format!(
+            "--acq: {list:?}: expected opcode,value pairs"
+        )));
+    }
+    let mut pairs = Vec::new();
+    for w in ints.chunks(2) {
+        let opcode = u32::try_from(w[0])
+            .map_err(|_| bad_value(format!("--acq: opcode {:#x} is not a 32-bit opcode", w[0])))?;
+        pairs.push((opcode, w[1]));
+    }
+    Ok((handle, duration, pairs))
 }
 
 /// A duration as the command line means it: 0 holds until Ctrl-C.
@@ -124,9 +188,11 @@ pub(crate) fn lease(duration: Duration) -> anyhow::Result<Lease> {
 /// Resolve `RES=VALUE` with the daemon's own resource table (names and
 /// enum values), so the CLI never disagrees with the daemon's target.
 fn resolve_pair(client: &mut Client, pair: &str) -> anyhow::Result<(u32, i64)> {
-    let (res, value) = pair
-        .split_once('=')
-        .with_context(|| format!("{pair:?}: expected RES=VALUE, e.g. 0x44008100=1958400"))?;
+    let (res, value) = pair.split_once('=').ok_or_else(|| {
+        bad_value(format!(
+            "{pair:?}: expected RES=VALUE, e.g. 0x44008100=1958400"
+        ))
+    })?;
     let doc = client.explain(res.trim())?;
     let opcode = parse_int(&doc.resource.opcode)
         .and_then(|o| u32::try_from(o).ok())
@@ -137,8 +203,17 @@ fn resolve_pair(client: &mut Client, pair: &str) -> anyhow::Result<(u32, i64)> {
             let values = doc.spec.kind.values();
             match values.iter().position(|v| v == value.trim()) {
                 Some(i) => i as i64,
-                None if values.is_empty() => bail!("{pair:?}: {value:?} is not an integer"),
-                None => bail!("{pair:?}: {value:?} is not one of {}", values.join(", ")),
+                None if values.is_empty() => {
+                    return Err(bad_value(format!(
+                        "RES=VALUE {pair:?}: {value:?} is not an integer"
+                    )))
+                }
+                None => {
+                    return Err(bad_value(format!(
+                        "RES=VALUE {pair:?}: {value:?} is not one of {}",
+                        values.join(", ")
+                    )))
+                }
             }
         }
     };
@@ -207,32 +282,18 @@ pub fn explain(global: &Global, args: ExplainArgs) -> anyhow::Result<()> {
 }
 
 pub fn perflock(global: &Global, args: PerflockArgs) -> anyhow::Result<()> {
-    let mut client = args.socket.connect(global, "perflock")?;
     if let Some(h) = args.rel {
-        client.release(h)?;
+        args.socket.connect(global, "perflock")?.release(h)?;
         return render::released(h, false);
     }
-    let acq = args.acq.unwrap_or_default();
-    let [handle, duration, list] = acq.as_slice() else {
-        bail!("usage: lever perflock --acq <handle> <duration> <opcode,value,...>");
-    };
-    let handle =
-        parse_int(handle).with_context(|| format!("handle {handle:?} is not an integer"))?;
-    let duration = duration_ms(duration)
-        .with_context(|| format!("duration {duration:?} is not a number of ms"))?;
-    let ints = list
-        .split(',')
-        .map(|x| parse_int(x).with_context(|| format!("{x:?} in {list:?} is not an integer")))
-        .collect::<anyhow::Result<Vec<i64>>>()?;
-    if ints.is_empty() || ints.len() % 2 != 0 {
-        bail!("{list:?}: expected opcode,value pairs");
-    }
-    for (i, w) in ints.chunks(2).enumerate() {
-        eprintln!("resource_list[{}] = {:x}", 2 * i, w[0]);
-        eprintln!("resource_list[{}] = {:x}", 2 * i + 1, w[1]);
-    }
-    let pairs = ints.chunks(2).map(|w| (w[0] as u32, w[1])).collect();
+    // Every word is checked before the daemon is asked anything.
+    let (handle, duration, pairs) = perflock_acq(&args.acq.unwrap_or_default())?;
     let lease = lease(duration)?;
+    let mut client = args.socket.connect(global, "perflock")?;
+    for (i, (opcode, value)) in pairs.iter().enumerate() {
+        eprintln!("resource_list[{}] = {:x}", 2 * i, opcode);
+        eprintln!("resource_list[{}] = {:x}", 2 * i + 1, value);
+    }
     let handle = client.acquire_with(Acquire {
         // perflock's handle 0 (or one that is no u32) asks for a new lock.
         handle: u32::try_from(handle).ok().and_then(Handle::new),

@@ -42,9 +42,10 @@ pub fn run(global: &Global, a: KpiArgs, json_file: Option<PathBuf>) -> anyhow::R
     })?;
     // A failed criterion is a failed command, for CI scripts.
     match (report.pass, a.pass_us) {
-        (Some(false), Some(limit)) => {
-            anyhow::bail!("KPI failed: a latency reached {limit} µs or more")
-        }
+        (Some(false), Some(limit)) => Err(crate::exit::ChecksFailed(format!(
+            "KPI failed: a latency reached {limit} µs or more"
+        ))
+        .into()),
         _ => Ok(()),
     }
 }

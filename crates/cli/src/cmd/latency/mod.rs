@@ -72,6 +72,10 @@ struct ImportArgs {
     /// Write its histograms as an SVG chart to FILE.
     #[arg(long, value_name = "FILE")]
     plot: Option<PathBuf>,
+    /// Print this help (`lever latency`'s parser has no automatic one:
+    /// cyclictest's `-h` is the histogram).
+    #[arg(short = 'h', long, action = clap::ArgAction::Help)]
+    help: Option<bool>,
 }
 
 /// The kernel root: `--root` after `latency`, else the global one.
@@ -145,7 +149,9 @@ pub fn run(global: &Global, args: LatencyArgs) -> anyhow::Result<()> {
         Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelp => {
             return render::out(&e.render().to_string());
         }
-        Err(e) => return Err(anyhow::anyhow!("{}", e.render().to_string().trim_end())),
+        // clap's own message (one `error:`), exit 2 or 3 as for any
+        // command line (`main` prints it).
+        Err(e) => return Err(e.into()),
     };
     match cli.sub {
         Some(LatencySub::Import(a)) => {

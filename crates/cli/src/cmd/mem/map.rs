@@ -1,7 +1,7 @@
 //! `lever mem map [-- CMD]`.
 
 use crate::args::Global;
-use crate::cmd::util::seconds;
+use crate::cmd::util::interval;
 use crate::render::mem::map::{During, MapReport};
 use crate::render::{self, emit, Progress};
 use anyhow::{bail, Context};
@@ -30,7 +30,7 @@ pub struct MapArgs {
     pub page_size_kb: Option<u64>,
     /// Sampling interval while CMD runs: `200ms`, `1s`; a bare number is
     /// seconds.
-    #[arg(long, value_name = "TIME", value_parser = seconds, default_value = "0.2")]
+    #[arg(long, value_name = "TIME", value_parser = interval, default_value = "0.2")]
     pub interval: Duration,
     /// A use case to measure "during": the column shows the sample with the
     /// least free memory while it ran.
@@ -92,7 +92,7 @@ fn during(
     page: Option<PageSize>,
     a: &MapArgs,
 ) -> anyhow::Result<During> {
-    let interval = super::check_interval(a.interval)?;
+    let interval = a.interval;
     let progress = Progress::new(format!("sampling memory during `{}`", a.command.join(" ")));
     let mut child = spawn(&a.command)?;
     let mut best: Option<(MemoryMap, f64)> = None;

@@ -8,10 +8,8 @@ mod procs;
 mod thrash;
 
 use crate::args::Global;
-use anyhow::bail;
 use clap::Subcommand;
 use lever_kernel::KernelFs;
-use std::time::Duration;
 
 pub use map::MapArgs;
 pub use procs::ProcsArgs;
@@ -39,15 +37,4 @@ pub fn run(global: &Global, cmd: MemCommand) -> anyhow::Result<()> {
         MemCommand::Procs(a) => procs::run(global, &fs, a),
         MemCommand::Thrash(a) => thrash::run(global, &fs, a),
     }
-}
-
-/// A sampling interval: more than 0, at most an hour.
-fn check_interval(d: Duration) -> anyhow::Result<Duration> {
-    if d.is_zero() || d > Duration::from_secs(3600) {
-        bail!(
-            "--interval must be between 0 and 3600 seconds, not {}",
-            d.as_secs_f64()
-        );
-    }
-    Ok(d)
 }

@@ -1,7 +1,7 @@
 //! `lever mem thrash [--duration TIME | -- CMD]`.
 
 use crate::args::Global;
-use crate::cmd::util::seconds;
+use crate::cmd::util::{interval, positive_seconds};
 use crate::render::mem::thrash::ThrashReport;
 use crate::render::{self, emit, Progress};
 use anyhow::{bail, Context};
@@ -16,11 +16,11 @@ use std::time::Duration;
 #[derive(Debug, Args)]
 pub struct ThrashArgs {
     /// Time between samples: `1s`, `500ms`; a bare number is seconds.
-    #[arg(long, value_name = "TIME", value_parser = seconds, default_value = "1")]
+    #[arg(long, value_name = "TIME", value_parser = interval, default_value = "1")]
     pub interval: Duration,
     /// How long to sample: `10s`, `2m`; a bare number is seconds (default
     /// 10 s; not with `-- CMD`).
-    #[arg(long, value_name = "TIME", value_parser = seconds, conflicts_with = "command")]
+    #[arg(long, value_name = "TIME", value_parser = positive_seconds, conflicts_with = "command")]
     pub duration: Option<Duration>,
     /// Read this cgroup v2 directory's `memory.stat` and `memory.pressure`
     /// instead of /proc/vmstat and /proc/pressure/memory: reclaim inside a
@@ -49,9 +49,8 @@ fn cgroup_dir(path: &str) -> String {
 }
 
 pub fn run(global: &Global, fs: &KernelFs, a: ThrashArgs) -> anyhow::Result<()> {
-    let interval = super::check_interval(a.interval)?;
+    let interval = a.interval;
     let duration = match a.duration {
-        Some(d) if d.is_zero() => bail!("--duration must be positive, not 0"),
         Some(d) => Some(d),
         None if a.command.is_empty() => Some(Duration::from_secs(10)),
         None => None,

@@ -36,11 +36,11 @@ pub struct AnalyzeArgs {
     /// (repeatable). FROM/TO are marker names (`B Connect`, `B|pid|Connect`,
     /// `S Connect`) or the exact text of a plain marker (`lever trace mark
     /// start` … `mark stop`: `load=start..stop`).
-    #[arg(long, value_name = "NAME=FROM..TO")]
+    #[arg(long, value_name = "NAME=FROM..TO", value_parser = crate::cmd::util::kpi_spec)]
     pub kpi: Vec<String>,
     /// Frame deadline check of a periodic marker: `frame@60hz`,
     /// `vsync@16.6ms` (repeatable).
-    #[arg(long, value_name = "MARKER@PERIOD")]
+    #[arg(long, value_name = "MARKER@PERIOD", value_parser = frame_spec)]
     pub frames: Vec<String>,
     /// function_graph statistics.
     #[arg(long)]
@@ -83,6 +83,14 @@ pub struct AnalyzeArgs {
     /// Parsing threads (default: every CPU for a file, 1 for stdin).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
+}
+
+/// `--frames`' form, checked by clap.
+fn frame_spec(text: &str) -> Result<String, String> {
+    match FrameSpec::parse(text) {
+        Some(_) => Ok(text.to_string()),
+        None => Err("expected MARKER@60hz or MARKER@16.6ms".into()),
+    }
 }
 
 /// A trace timestamp in seconds (`8808.445067`) → ns.
