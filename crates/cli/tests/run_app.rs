@@ -13,16 +13,16 @@ use lever_client::{Client, ClientError, Code};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-/// camera-preview, the use case of app gst-camera, sets it to 512.
-const UCLAMP: &str = "proc/sys/kernel/sched_util_clamp_min";
+/// camera-preview, the use case of app gst-camera, sets it to 450 MHz.
+const GPU_MIN: &str = "sys/class/kgsl/kgsl-3d0/devfreq/min_freq";
 const GOLD_MIN: &str = "sys/devices/system/cpu/cpufreq/policy4/scaling_min_freq";
 
 #[test]
 fn lever_run_holds_the_apps_configuration_while_the_command_runs_and_passes_its_status() {
     let dir = state_dir();
     let d = Daemon::start(dir.path(), &["--no-apps"]);
-    let (uclamp, gold) = (d.node(UCLAMP), d.node(GOLD_MIN));
-    assert_ne!(uclamp, "512");
+    let (gpu, gold) = (d.node(GPU_MIN), d.node(GOLD_MIN));
+    assert_ne!(gpu, "450000000");
     let mut run = Command::new(LEVER)
         .args([
             "run",
@@ -38,7 +38,7 @@ fn lever_run_holds_the_apps_configuration_while_the_command_runs_and_passes_its_
         .spawn()
         .unwrap();
     let set = wait_until(Duration::from_secs(10), || {
-        d.node(UCLAMP) == "512" && d.node(GOLD_MIN) == "1228800"
+        d.node(GPU_MIN) == "450000000" && d.node(GOLD_MIN) == "1228800"
     });
     assert!(set.is_some(), "{}", d.log());
     let logged = wait_until(Duration::from_secs(5), || {
@@ -52,7 +52,7 @@ fn lever_run_holds_the_apps_configuration_while_the_command_runs_and_passes_its_
     let st = run.wait().unwrap();
     assert_eq!(st.code(), Some(7), "the command's status passes through");
     let back = wait_until(Duration::from_secs(5), || {
-        d.node(UCLAMP) == uclamp && d.node(GOLD_MIN) == gold
+        d.node(GPU_MIN) == gpu && d.node(GOLD_MIN) == gold
     });
     assert!(back.is_some(), "{}", d.log());
     assert!(wait_until(Duration::from_secs(5), || d
@@ -67,7 +67,7 @@ fn lever_run_holds_the_apps_configuration_while_the_command_runs_and_passes_its_
         .output()
         .unwrap();
     common::assert_success(&out);
-    assert!(wait_until(Duration::from_secs(5), || d.node(UCLAMP) == uclamp).is_some());
+    assert!(wait_until(Duration::from_secs(5), || d.node(GPU_MIN) == gpu).is_some());
 }
 
 #[test]

@@ -46,7 +46,7 @@ fn lever_signal_camera_preview_sets_its_nodes_and_restores_them_when_it_ends() {
         d.node(GOLD_MIN) == "1228800" && cgroup_file(&d, CAM_WEIGHT).as_deref() == Some("400")
     });
     assert!(set.is_some(), "{}", d.log());
-    assert_eq!(camera_nodes(&d), ["1228800", "315000000", "512"]);
+    assert_eq!(camera_nodes(&d), ["1228800", "450000000", "1024"]);
     assert_eq!(cgroup_file(&d, CAM_UCLAMP).as_deref(), Some("25.00"));
     // Status names the use case on its request.
     let out = Command::new(LEVER)
@@ -212,7 +212,7 @@ fn kill_9_with_a_live_use_case_then_restart_puts_nodes_and_cgroup_files_back() {
     let before = camera_nodes(&d);
     let mut c = d.client();
     c.signal(camera()).unwrap();
-    assert_eq!(camera_nodes(&d), ["1228800", "315000000", "512"]);
+    assert_eq!(camera_nodes(&d), ["1228800", "450000000", "1024"]);
     assert_eq!(cgroup_file(&d, CAM_WEIGHT).as_deref(), Some("400"));
     d.signal(9);
     let d = {

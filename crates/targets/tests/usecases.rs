@@ -70,7 +70,7 @@ fn video_decode_variants_by_attributes() {
     // Base (silver) plus the variant's settings.
     assert!(adj.contains(&(Opcode(0x44008100), 1152000)), "{adj:?}");
     assert!(adj.contains(&(gold, 1516800)));
-    assert!(adj.contains(&(gpu, 450000000)));
+    assert!(adj.contains(&(gpu, 550000000)));
     let r = video.resolve(&[(Attr::Fps, 60), (Attr::Height, 1080)]);
     assert_eq!(r.variant.as_deref(), Some("1080p60"));
     assert!(r.adjustments().contains(&(gold, 1228800)));
