@@ -3,9 +3,11 @@
 #   scripts/cross.sh aarch64-unknown-linux-gnu --release    # lever + liblever.so
 #   scripts/cross.sh aarch64-unknown-linux-musl --release   # one static lever
 # Targets: aarch64-unknown-linux-gnu, armv7-unknown-linux-gnueabihf,
-# aarch64-unknown-linux-musl, x86_64-unknown-linux-musl. Linkers are set in
-# .cargo/config.toml; what to install is in docs/install.md (and below,
-# with --install). Output: target/TARGET/{debug,release}/.
+# aarch64-unknown-linux-musl, x86_64-unknown-linux-musl. Linkers and C
+# compilers are set in .cargo/config.toml; --install installs the rustup
+# target and the Debian packages of every tool named there for TARGET
+# (and qemu-user for ARM). CROSS_PRINT_PACKAGES=1 prints those packages
+# and exits. Output: target/TARGET/{debug,release}/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 usage() { echo "usage: scripts/cross.sh [--install] TARGET [cargo build flags...]" >&2; exit 2; }
@@ -13,20 +15,67 @@ install=false
 if [ "${1:-}" = --install ]; then install=true; shift; fi
 target=${1:-}; [ -n "$target" ] || usage; shift
 
-# The Debian packages each target needs (linker, emulator).
+# The C tools .cargo/config.toml names for the target: its linker and the
+# CC_/AR_ the C code inside dependencies is built with (zstd-sys, the
+# bundled sqlite), rust-lld aside (it ships with rustup's toolchain). One
+# source: a tool added there is installed and checked here.
+cargo_tools() {
+    local t=$1 env=${1//-/_}
+    awk -v sect="[target.$t]" -v env="$env" '
+        /^\[/ { in_t = ($0 == sect); in_env = ($0 == "[env]"); next }
+        in_t && $1 == "linker" { print }
+        in_env && ($1 == "CC_" env || $1 == "AR_" env) { print }
+    ' .cargo/config.toml | sed -E 's/^[^=]*= *"([^"]*)".*/\1/' | grep -vx rust-lld || true
+}
+
+# The Debian packages of a GNU cross tool: PREFIX-gcc is in gcc-PREFIX,
+# with the target's C headers and libraries (libc6-dev-ARCH-cross, only a
+# recommendation of gcc-PREFIX: not there under --no-install-recommends);
+# PREFIX-ar (and the rest of binutils) is in binutils-PREFIX.
+tool_package() {
+    local arch
+    case $1 in
+    aarch64-linux-gnu-*) arch=arm64 ;;
+    arm-linux-gnueabihf-*) arch=armhf ;;
+    esac
+    case $1 in
+    *-gcc) echo "gcc-${1%-gcc}${arch:+ libc6-dev-$arch-cross}" ;;
+    *-ar) echo "binutils-${1%-ar}" ;;
+    *) echo "cross.sh: no Debian package known for $1 (named in .cargo/config.toml)" >&2; return 1 ;;
+    esac
+}
+
+# qemu-user runs the ARM binaries (cargo's runner, the tests).
 case $target in
-aarch64-unknown-linux-gnu) pkgs="gcc-aarch64-linux-gnu qemu-user qemu-user-binfmt" ;;
-armv7-unknown-linux-gnueabihf) pkgs="gcc-arm-linux-gnueabihf qemu-user qemu-user-binfmt" ;;
-aarch64-unknown-linux-musl) pkgs="qemu-user qemu-user-binfmt" ;;
-x86_64-unknown-linux-musl) pkgs="" ;;
+aarch64-unknown-linux-gnu | armv7-unknown-linux-gnueabihf | aarch64-unknown-linux-musl)
+    emulator="qemu-user qemu-user-binfmt" ;;
+x86_64-unknown-linux-musl) emulator="" ;;
 *) echo "cross.sh: unknown target $target" >&2; usage ;;
 esac
+tools=$(cargo_tools "$target")
+pkgs=$emulator
+for tool in $tools; do
+    pkgs="$pkgs $(tool_package "$tool")"
+done
+if [ "${CROSS_PRINT_PACKAGES:-}" = 1 ]; then
+    echo $pkgs
+    exit 0
+fi
 if $install; then
     rustup target add "$target"
-    if [ -n "$pkgs" ]; then
+    if [ -n "${pkgs// /}" ]; then
         apt-get update -qq && apt-get install -y -qq $pkgs
     fi
 fi
+# Said before cargo starts, not as cc-rs's "failed to find tool" deep in
+# a dependency's build.
+for tool in $tools; do
+    if ! command -v "$tool" >/dev/null; then
+        echo "cross.sh: $tool (from .cargo/config.toml) is not installed;" \
+            "scripts/cross.sh --install $target installs $(tool_package "$tool")" >&2
+        exit 1
+    fi
+done
 
 # The static musl builds are one binary; the C library (a shared object)
 # is built for the glibc targets, where boards load it with dlopen.
