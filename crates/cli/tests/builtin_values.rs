@@ -18,9 +18,9 @@ fn every_value_of_every_builtin_use_case_moves_its_node_the_way_it_says() {
     let mut checked = 0;
     for board in lever_sim::boards() {
         let dir = tempfile::tempdir().unwrap();
-        lever_sim::create(&board.name, dir.path()).unwrap();
+        lever_sim::create(board.name, dir.path()).unwrap();
         let fs = KernelFs::new(dir.path());
-        let Ok(target) = lever_targets::resolve(Some(&board.name), &fs) else {
+        let Ok(target) = lever_targets::resolve(Some(board.name), &fs) else {
             continue;
         };
         let mut wrong = Vec::new();
