@@ -56,7 +56,9 @@ fn first_seconds(line: &str) -> Option<u64> {
 /// `None`, in the order given.
 pub fn find(file: &str, text: &str, markers: &[&Marker]) -> Result<Vec<Option<Found>>, BootError> {
     let mut out: Vec<Option<Found>> = vec![None; markers.len()];
+    let mut timed = false;
     for (i, line) in text.lines().enumerate() {
+        timed = timed || first_seconds(line).is_some();
         for (slot, marker) in out.iter_mut().zip(markers) {
             if slot.is_some() || !line.contains(&marker.pattern) {
                 continue;
@@ -75,6 +77,19 @@ pub fn find(file: &str, text: &str, markers: &[&Marker]) -> Result<Vec<Option<Fo
                 pattern: marker.pattern.clone(),
                 us,
                 line: i + 1,
+            });
+        }
+    }
+    // Not one `[seconds]` line: not a journal in that format at all (a
+    // wrong file), rather than a journal without the markers.
+    if !timed {
+        if let Some((i, _)) = text.lines().enumerate().find(|(_, l)| !l.trim().is_empty()) {
+            return Err(BootError::Parse {
+                file: file.to_string(),
+                line: i + 1,
+                message: "no line has a [seconds] time: not a journal saved with \
+                          `journalctl --output=short-monotonic -b`"
+                    .into(),
             });
         }
     }
@@ -108,5 +123,23 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("j.txt:2: marker `Kernel init` found"), "{e}");
+    }
+
+    #[test]
+    fn a_file_without_one_timed_line_is_no_journal() {
+        let m = Marker {
+            name: "Kernel init".into(),
+            pattern: "enforcing=1".into(),
+        };
+        let passwd = "\nroot:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1::/usr/sbin:/bin/false\n";
+        let e = find("passwd", passwd, &[&m]).unwrap_err().to_string();
+        assert!(
+            e.starts_with("passwd:2: no line has a [seconds] time"),
+            "{e}"
+        );
+        // A journal without the markers is not an error; nor is an empty file.
+        let journal = "[    1.000000] host kernel: Booting Linux\n";
+        assert_eq!(find("j", journal, &[&m]).unwrap(), [None]);
+        assert_eq!(find("j", "", &[&m]).unwrap(), [None]);
     }
 }

@@ -267,6 +267,7 @@ pub fn classify(err: &anyhow::Error) -> Class {
             use lever_profiles::tuned::TunedError as T;
             match e {
                 T::Read { source, .. } | T::Write { source, .. } => io_error(source),
+                T::NotAProfile { .. } => Some(Class::BadInput),
             }
         } else if let Some(e) = cause.downcast_ref::<lever_urm::UrmError>() {
             match e {

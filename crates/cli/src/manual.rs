@@ -66,13 +66,17 @@ fn collect(cmd: clap::Command, pages: &mut Vec<Page>) {
     }
 }
 
-/// Write every page of [`pages`] into `dir` (created if missing); the
+/// Write every page of [`pages`] into `dir` (created if missing, but
+/// only `dir` itself: a mistyped parent is an error, not a new tree); the
 /// paths written, `lever.1` first.
 pub fn write_pages(dir: &Path) -> Result<Vec<PathBuf>, WriteError> {
-    std::fs::create_dir_all(dir).map_err(|source| WriteError {
-        path: dir.to_path_buf(),
-        source,
-    })?;
+    match std::fs::create_dir(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && dir.is_dir() => {}
+        other => other.map_err(|source| WriteError {
+            path: dir.to_path_buf(),
+            source,
+        })?,
+    }
     pages()
         .into_iter()
         .map(|page| {

@@ -150,3 +150,19 @@ fn man_into_an_unwritable_place_names_it() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("a-file"), "{err}");
 }
+
+/// `man -o DIR` creates DIR, not a tree of mistyped parents: a missing
+/// parent is an error naming the path (exit 4), and nothing is created.
+#[test]
+fn man_into_a_missing_parent_creates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let typo = dir.path().join("nonexistent/man1");
+    let out = common::lever(&["man", "-o", typo.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(4), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nonexistent/man1"));
+    assert!(!dir.path().join("nonexistent").exists());
+    // An existing directory is fine, twice.
+    let pages = dir.path().to_str().unwrap();
+    common::ok(&["man", "-o", pages]);
+    common::ok(&["man", "-o", pages]);
+}

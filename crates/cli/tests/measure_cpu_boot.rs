@@ -329,3 +329,20 @@ fn boot_errors_name_file_and_line() {
         stderr(&o)
     );
 }
+
+/// `boot --journal FILE` on a file that is no short-monotonic journal (not
+/// one `[seconds]` line) is bad input naming the file, not a table of
+/// markers "not found".
+#[test]
+fn boot_journal_that_is_no_journal_is_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let passwd = dir.path().join("passwd");
+    std::fs::write(&passwd, "root:x:0:0:root:/root:/bin/bash\n").unwrap();
+    let out = lever(&["boot", "--journal", passwd.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert!(
+        stderr(&out).contains("passwd:1: no line has a [seconds] time"),
+        "{}",
+        stderr(&out)
+    );
+}

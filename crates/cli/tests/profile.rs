@@ -320,3 +320,16 @@ fn rt_on_a_simulated_board_moves_irqs_and_workqueues_and_off_restores_every_byte
         Vec::<String>::new()
     );
 }
+
+/// A file that is not a TuneD profile (no `[main]` or plugin section) is
+/// bad input, not a profile of "not mapped" lines.
+#[test]
+fn import_tuned_of_a_non_profile_is_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let passwd = dir.path().join("passwd");
+    std::fs::write(&passwd, "root:x:0:0:root:/root:/bin/bash\nbin=x\n").unwrap();
+    let out = lever(&["profile", "import-tuned", passwd.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a TuneD profile"));
+    assert!(out.stdout.is_empty());
+}

@@ -85,6 +85,13 @@ pub enum TunedError {
         /// The underlying error.
         source: std::io::Error,
     },
+    /// The file has no `[section]` line: not a TuneD profile (every
+    /// tuned.conf has `[main]` or a plugin's section).
+    #[error("{}: not a TuneD profile (no `[main]` or plugin section such as `[cpu]`)", path.display())]
+    NotAProfile {
+        /// The file.
+        path: PathBuf,
+    },
     /// Writing.
     #[error("{}: cannot write the Lever profile: {source}", path.display())]
     Write {
@@ -110,6 +117,13 @@ pub fn import(dir: &Path, output: Option<&Path>) -> Result<Imported, TunedError>
         path: file.clone(),
         source,
     })?;
+    let has_section = text
+        .lines()
+        .map(str::trim)
+        .any(|l| l.len() > 2 && l.starts_with('[') && l.ends_with(']'));
+    if !has_section {
+        return Err(TunedError::NotAProfile { path: file });
+    }
     let name = name_dir
         .canonicalize()
         .unwrap_or(name_dir)
