@@ -1,6 +1,6 @@
 //! Command-line arguments (parsing only; no side effects).
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::path::PathBuf;
 
 /// Lever: a vendor-neutral performance toolkit for embedded Linux.
@@ -20,6 +20,45 @@ pub struct Cli {
     pub global: Global,
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// The commands that only talk to the daemon, which has its own root: the
+/// global `--root` means nothing for them, so their help and completion
+/// do not offer it (given anyway, it is refused: exit 3).
+pub const CLIENT_COMMANDS: &[&str] = &[
+    "acquire", "release", "status", "explain", "perflock", "signal", "unsignal", "run",
+];
+
+/// The command line as parsed, completed and documented: [`Cli`]'s
+/// definitions, built (globals on every subcommand), with `--root` hidden
+/// on the [`CLIENT_COMMANDS`].
+pub fn command() -> clap::Command {
+    let mut cmd = Cli::command();
+    let root = cmd
+        .get_arguments()
+        .find(|a| a.get_id() == "root")
+        .expect("the global --root")
+        .clone()
+        .hide(true);
+    // A subcommand that has the global's id keeps its own copy when
+    // clap propagates globals at build time; the value still reaches
+    // `Global::root`.
+    for name in CLIENT_COMMANDS {
+        cmd = cmd.mut_subcommand(name, |s| s.arg(root.clone()));
+    }
+    cmd.build();
+    cmd
+}
+
+/// Parse `args` (the first is the program name) with [`command`].
+pub fn parse_from<I, T>(args: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let mut cmd = command();
+    let matches = cmd.try_get_matches_from_mut(args)?;
+    Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut cmd))
 }
 
 /// Flags accepted before or after any subcommand.

@@ -3,8 +3,6 @@
 //! board without the package can still get them (`lever completions bash`,
 //! `lever man -o DIR`).
 
-use crate::args::Cli;
-use clap::CommandFactory;
 use clap_complete::Shell;
 use std::path::{Path, PathBuf};
 
@@ -31,7 +29,7 @@ pub struct WriteError {
 /// or the shell's completion directory.
 pub fn completions(shell: Shell) -> String {
     let mut script = Vec::new();
-    clap_complete::generate(shell, &mut Cli::command(), "lever", &mut script);
+    clap_complete::generate(shell, &mut crate::args::command(), "lever", &mut script);
     String::from_utf8_lossy(&script).into_owned()
 }
 
@@ -40,8 +38,7 @@ pub fn completions(shell: Shell) -> String {
 pub fn pages() -> Vec<Page> {
     // Built once so every subcommand carries its display name
     // (`lever-sim-create`) and the global flags; `help` is clap's, not ours.
-    let mut cmd = Cli::command().disable_help_subcommand(true);
-    cmd.build();
+    let cmd = crate::args::command();
     let mut pages = Vec::new();
     collect(cmd, &mut pages);
     pages
@@ -50,7 +47,7 @@ pub fn pages() -> Vec<Page> {
 fn collect(cmd: clap::Command, pages: &mut Vec<Page>) {
     let subcommands: Vec<clap::Command> = cmd
         .get_subcommands()
-        .filter(|s| !s.is_hide_set())
+        .filter(|s| !s.is_hide_set() && s.get_name() != "help")
         .cloned()
         .collect();
     let man = clap_mangen::Man::new(cmd);

@@ -147,6 +147,8 @@ fn one_exit_code_rule() {
         ("bench --only no-such-test".into(), "--only"),
         ("completions tcsh".into(), "<SHELL>"),
         ("latency -i soon -l 1".into(), "-i"),
+        (format!("--root {sim} status"), "--root"),
+        (format!("acquire -d 1s 0x44008100=1 --root {sim}"), "--root"),
     ];
     let usage = [
         "latency --bogus",
@@ -234,4 +236,27 @@ fn failed_checks_exit_1() {
     let out = common::lever(&["--root", &sim, "profile", "verify", "--state", &state]);
     assert_eq!(code(&out), Some(1), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("drifted"));
+}
+
+/// Values only the daemon's table can judge are bad input too (exit 3,
+/// naming the pair): `acquire RES=abc` on a numeric resource.
+#[test]
+fn a_value_the_resource_does_not_take_is_bad_input() {
+    let dir = common::daemon::state_dir();
+    let d = common::daemon::Daemon::start(dir.path(), &[]);
+    let sock = d.socket.to_str().unwrap().to_string();
+    let outs = run_all(vec![
+        words(&format!(
+            "acquire -d 1s --socket {sock} cpu_min_freq.silver=abc"
+        )),
+        words(&format!("acquire -d 1s --socket {sock} 0x44008100=fast")),
+    ]);
+    for (argv, out) in outs {
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(code(&out), Some(3), "lever {argv:?}: {err}");
+        assert!(
+            err.contains("RES=VALUE") && err.contains("is not an integer"),
+            "{err}"
+        );
+    }
 }

@@ -8,10 +8,9 @@
 //! Values that parse but make no sense where they land are refused later,
 //! also with exit 3 (`exit::BadValue`; tests/errors.rs runs the binary).
 
-use super::Cli;
+use super::{command, parse_from, CLIENT_COMMANDS};
 use crate::exit::{clap_class, Class};
 use clap::error::ErrorKind;
-use clap::{CommandFactory, Parser};
 
 /// A value no typed argument of Lever's accepts.
 const BAD: &str = "@bad";
@@ -227,14 +226,16 @@ const FREE_FORM: &[(&str, &str, &str)] = &[
 fn commands() -> Vec<(Vec<String>, clap::Command)> {
     fn walk(cmd: &clap::Command, path: Vec<String>, out: &mut Vec<(Vec<String>, clap::Command)>) {
         out.push((path.clone(), cmd.clone()));
-        for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        for sub in cmd
+            .get_subcommands()
+            .filter(|s| !s.is_hide_set() && s.get_name() != "help")
+        {
             let mut p = path.clone();
             p.push(sub.get_name().to_string());
             walk(sub, p, out);
         }
     }
-    let mut root = Cli::command().disable_help_subcommand(true);
-    root.build();
+    let root = command();
     let mut out = Vec::new();
     walk(&root, vec!["lever".to_string()], &mut out);
     out
@@ -304,7 +305,7 @@ fn every_subcommand_takes_help() {
         }
         let mut argv = path.clone();
         argv.push("--help".into());
-        let err = Cli::try_parse_from(&argv).expect_err("help is an early exit");
+        let err = parse_from(&argv).expect_err("help is an early exit");
         assert_eq!(err.kind(), ErrorKind::DisplayHelp, "{argv:?}: {err}");
     }
 }
@@ -335,7 +336,7 @@ fn every_bad_value_is_bad_input_naming_its_argument() {
             let id = arg.get_id().as_str();
             let argv = bad_line(path, cmd, arg);
             let free = FREE_FORM.iter().find(|(p, i, _)| *p == name && *i == id);
-            let refused = Cli::try_parse_from(&argv).err().filter(|e| {
+            let refused = parse_from(&argv).err().filter(|e| {
                 matches!(
                     e.kind(),
                     ErrorKind::ValueValidation | ErrorKind::InvalidValue
@@ -382,7 +383,38 @@ fn a_wrong_command_line_is_usage() {
         &["lever", "sim", "create"],
         &["lever", "nosuchcommand"],
     ] {
-        let e = Cli::try_parse_from(argv).unwrap_err();
+        let e = parse_from(argv).unwrap_err();
         assert_eq!(clap_class(e.kind()), Class::Usage, "{argv:?}: {e}");
     }
+}
+
+/// `--root` is on every command but shown only where it means something:
+/// the commands that talk to the daemon do not offer it.
+#[test]
+fn client_commands_do_not_offer_root() {
+    for (path, cmd) in commands() {
+        let root = cmd.get_arguments().find(|a| a.get_id() == "root");
+        let root = root.unwrap_or_else(|| panic!("{path:?} has no --root"));
+        let client = path.len() == 2 && CLIENT_COMMANDS.contains(&path[1].as_str());
+        assert_eq!(root.is_hide_set(), client, "{path:?}");
+        if client {
+            let help = parse_from(path.iter().map(String::as_str).chain(["--help"]))
+                .unwrap_err()
+                .to_string();
+            assert!(!help.contains("--root"), "{path:?}: {help}");
+        }
+    }
+    // Still parsed, before or after the subcommand, so the command can
+    // refuse it by name.
+    for argv in [
+        ["lever", "status", "--root", "/tmp"],
+        ["lever", "--root", "/tmp", "status"],
+    ] {
+        let cli = parse_from(argv).unwrap();
+        assert_eq!(cli.global.root, std::path::Path::new("/tmp"), "{argv:?}");
+    }
+    assert_eq!(
+        parse_from(["lever", "status"]).unwrap().global.root,
+        std::path::Path::new("/")
+    );
 }

@@ -33,11 +33,11 @@ impl SocketArg {
     /// is a mistake to point out, not to ignore.
     pub(crate) fn connect(&self, global: &Global, command: &str) -> anyhow::Result<Client> {
         if global.root != std::path::Path::new("/") {
-            bail!(
+            return Err(bad_value(format!(
                 "--root has no meaning for `lever {command}` (it talks to the daemon at {}, \
                  which has its own root: see `lever status`); use --socket to pick a daemon",
                 self.path().display()
-            );
+            )));
         }
         Ok(Client::connect(&self.path())?)
     }
