@@ -85,8 +85,13 @@ pub struct ReleaseArgs {
 /// `lever status` flags.
 #[derive(Debug, Args)]
 pub struct StatusArgs {
-    /// Show only the resources Lever holds or that have votes.
-    #[arg(long)]
+    /// List every resource of the target, also those at their original
+    /// value (by default only the resources held or voted for).
+    #[arg(long, short = 'a')]
+    pub all: bool,
+    /// Only the resources held or voted for: the default (kept for old
+    /// command lines).
+    #[arg(long, hide = true, conflicts_with = "all")]
     pub held: bool,
     #[command(flatten)]
     pub socket: SocketArg,
@@ -270,7 +275,7 @@ pub fn release(global: &Global, args: ReleaseArgs) -> anyhow::Result<()> {
 
 pub fn status(global: &Global, args: StatusArgs) -> anyhow::Result<()> {
     let status = args.socket.connect(global, "status")?.status()?;
-    render::status(&status, args.held, global.json)
+    render::status(&status, !args.all, global.json)
 }
 
 pub fn explain(global: &Global, args: ExplainArgs) -> anyhow::Result<()> {

@@ -8,8 +8,9 @@ fn expires(ms: Option<u64>) -> String {
     ms.map_or_else(|| "never".into(), |ms| ms.to_string())
 }
 
-/// `lever status`: the target, the resources (all, or only those held or
-/// voted for), and the requests this client may see.
+/// `lever status`: the target, the resources (only those held or voted
+/// for, and how many others; all with `--all`), and the requests this
+/// client may see.
 pub fn status(doc: &Status, held_only: bool, json: bool) -> anyhow::Result<()> {
     if json {
         return print_json(doc);
@@ -61,9 +62,9 @@ pub fn status(doc: &Status, held_only: bool, json: bool) -> anyhow::Result<()> {
         .resources
         .iter()
         .filter(|r| !held_only || r.held || r.winner.is_some());
-    let mut any = false;
+    let mut any = 0;
     for r in shown {
-        any = true;
+        any += 1;
         t.row(vec![
             r.opcode.clone(),
             r.name.clone(),
@@ -75,10 +76,16 @@ pub fn status(doc: &Status, held_only: bool, json: bool) -> anyhow::Result<()> {
             r.node.clone(),
         ]);
     }
-    if any {
+    let others = doc.resources.len() - any;
+    if any > 0 {
         t.print()?;
     } else {
         outln!("no resource is held")?;
+    }
+    if held_only && others > 0 {
+        outln!(
+            "{others} other resource(s) at their original value (`lever status --all` lists them)"
+        )?;
     }
     if doc.requests.is_empty() {
         return Ok(());
