@@ -49,3 +49,17 @@ fn status_shows_what_is_held_and_all_lists_everything() {
     // The old flag still works and means the default.
     assert_eq!(status(&d, &["--held"]), held);
 }
+
+/// `--sim BOARD --target T`: a target of one's own (here the built-in
+/// `generic`) bound to the simulated board, not refused as a conflict.
+#[test]
+fn sim_and_target_combine() {
+    let dir = state_dir();
+    let d = Daemon::start(dir.path(), &["--target", "generic"]);
+    let doc: serde_json::Value = serde_json::from_str(&status(&d, &["--json"])).unwrap();
+    assert_eq!(doc["target"], "generic", "{doc}");
+    assert!(
+        doc["root"].as_str().unwrap().ends_with("/sim"),
+        "the simulated board's root: {doc}"
+    );
+}

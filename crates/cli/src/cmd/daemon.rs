@@ -12,8 +12,10 @@ use std::time::Duration;
 /// `lever daemon` flags.
 #[derive(Debug, Args)]
 pub struct DaemonArgs {
-    /// Built-in target name or YAML file (default: detected from --root).
-    #[arg(long, short = 't', value_name = "TARGET", conflicts_with = "sim")]
+    /// Built-in target name or YAML file (default: detected from --root,
+    /// or from the --sim board: with --sim, your own target file runs on
+    /// the simulated board).
+    #[arg(long, short = 't', value_name = "TARGET")]
     pub target: Option<String>,
     /// Run on a simulated board, created (or reused) under STATE_DIR/sim.
     #[arg(long, value_name = "BOARD", value_parser = crate::cmd::util::sim_board())]
