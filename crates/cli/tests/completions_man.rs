@@ -166,3 +166,28 @@ fn man_into_a_missing_parent_creates_nothing() {
     common::ok(&["man", "-o", pages]);
     common::ok(&["man", "-o", pages]);
 }
+
+/// Completion offers the simulated boards where a board is asked for
+/// (`sim create`, `daemon --sim`).
+#[test]
+fn bash_completes_boards() {
+    if !have("bash") {
+        return;
+    }
+    let script = format!(
+        "source <('{}' completions bash)
+         COMP_WORDS=(lever daemon --sim ''); COMP_CWORD=3; _lever lever '' --sim; echo \"${{COMPREPLY[@]}}\"
+         COMP_WORDS=(lever sim create ''); COMP_CWORD=3; _lever lever '' create; echo \"${{COMPREPLY[@]}}\"",
+        common::LEVER
+    );
+    let out = Command::new("bash").arg("-c").arg(script).output().unwrap();
+    common::assert_success(&out);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    for line in &lines {
+        for board in ["qcs6490", "qcs5430-fp1", "am437x"] {
+            assert!(line.split(' ').any(|w| w == board), "{board} not in {line}");
+        }
+    }
+}
