@@ -360,6 +360,30 @@ impl Core {
         &mut self.journal
     }
 
+    /// Record, before anything is written, the originals of the nodes
+    /// `a` may write first — its resources' and their min/max partners'
+    /// (the engine may move a partner to keep `min <= max`); hold-fd
+    /// resources keep none. `Some(ticket)` when their records must become
+    /// durable first: the client waits for that ticket (the journal's disk
+    /// thread syncs them), no one else does.
+    pub fn arm_originals(&mut self, a: &Acquire) -> Option<u64> {
+        let engine = &self.engine;
+        let spec_of = |op: Opcode| engine.index_of(op).and_then(|i| engine.spec(i));
+        let mut nodes: Vec<&str> = Vec::with_capacity(a.pairs.len());
+        for &(op, _) in &a.pairs {
+            let Some(spec) = spec_of(Opcode(op)) else {
+                continue;
+            };
+            let partner = spec.partner().and_then(spec_of);
+            for s in std::iter::once(spec).chain(partner) {
+                if s.kind != ResourceKind::HoldFd && !nodes.contains(&s.node.as_str()) {
+                    nodes.push(&s.node);
+                }
+            }
+        }
+        self.journal.arm(&nodes).ok().flatten()
+    }
+
     /// The kernel filesystem root the daemon works under.
     pub fn fs(&self) -> &KernelFs {
         &self.fs

@@ -894,9 +894,7 @@ impl<'a> Server<'a> {
                         // Originals first recorded for this acquire are
                         // synced on the disk thread; this connection waits
                         // for that (its frame stays unread), no one else.
-                        let nodes = nodes_of(self.core.target(), a);
-                        let refs: Vec<&str> = nodes.iter().map(String::as_str).collect();
-                        if let Ok(Some(ticket)) = self.core.journal_mut().arm(&refs) {
+                        if let Some(ticket) = self.core.arm_originals(a) {
                             c.parked = Some(ticket);
                             self.parked.entry(ticket).or_default().push(conn);
                             break;
@@ -1110,25 +1108,6 @@ fn behalf(
     seats.take(caller.uid, caller.system);
     c.client.id = caller;
     Reply::Done
-}
-
-/// The nodes an acquire may write first: its resources' and their
-/// min/max partners' (the engine may move a partner to keep
-/// `min <= max`). Hold-fd resources keep no original.
-fn nodes_of(target: &lever_targets::Target, a: &lever_protocol::Acquire) -> Vec<String> {
-    let specs = &target.resources;
-    let find = |op: u32| specs.iter().find(|s| s.opcode.0 == op);
-    let mut nodes = Vec::new();
-    for &(op, _) in &a.pairs {
-        let Some(spec) = find(op) else { continue };
-        let partner = spec.partner().and_then(|p| find(p.0));
-        for s in std::iter::once(spec).chain(partner) {
-            if s.kind != lever_engine::ResourceKind::HoldFd && !nodes.contains(&s.node) {
-                nodes.push(s.node.clone());
-            }
-        }
-    }
-    nodes
 }
 
 /// Produce more of `c`'s document, if it has one, while nothing of it
