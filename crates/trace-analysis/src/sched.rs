@@ -235,6 +235,10 @@ impl Threads {
 pub struct SchedTracker {
     threads: Threads,
     cpus: Vec<Cpu>,
+    /// One past the highest CPU of an event's CPU column: only these CPUs
+    /// can have a task on them (a CPU number in a payload, e.g. a
+    /// damaged `cpu_id=8191`, must not make every wake-up scan it).
+    column_cpus: usize,
     end_ts: u64,
     start_ts: Option<u64>,
     switch_events: u64,
@@ -263,6 +267,7 @@ impl SchedTracker {
         let t = e.ts_ns;
         self.end_ts = self.end_ts.max(t);
         self.start_ts = Some(self.start_ts.map_or(t, |s| s.min(t)));
+        self.column_cpus = self.column_cpus.max(e.cpu as usize + 1);
         let c = self.cpu(e.cpu);
         if c.first_ts.is_none() {
             c.first_ts = Some(t);
@@ -295,7 +300,9 @@ impl SchedTracker {
                 }
                 // Is the task on a CPU right now (as far as the trace
                 // shows)? Then this wake-up is the "still on a CPU" race.
-                let on_cpu = self.cpus.iter().any(|c| c.current == Some(w.pid));
+                let on_cpu = self.cpus[..self.column_cpus.min(self.cpus.len())]
+                    .iter()
+                    .any(|c| c.current == Some(w.pid));
                 let th = self.threads.entry_or(w.pid, w.comm);
                 match th.state {
                     _ if on_cpu => th.wakeups_while_running += 1,

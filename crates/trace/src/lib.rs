@@ -37,6 +37,7 @@ pub use line::{
     parse_line, parse_line_general, parse_line_untyped, Event, FgItem, FuncGraph, Header, Line,
     TimeBase,
 };
+pub use num::MAX_CPUS;
 pub use reader::{
     for_each_line, for_each_line_in, for_each_line_parallel, Malformed, NoEventsError, Summary,
     TraceReader,

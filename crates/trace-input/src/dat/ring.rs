@@ -290,6 +290,71 @@ struct Typed<'i> {
     comms: [Option<Slot>; 2],
     /// Offset and size of `common_pid`.
     pid: Option<(usize, usize)>,
+    /// Offsets of `common_flags` and `common_preempt_count` (the text's
+    /// irq-flags column, e.g. `d.s4.`).
+    flags: Option<(usize, usize)>,
+}
+
+/// The kernel's irq-flags column (`trace_print_lat_fmt`) from an event's
+/// `common_flags` and `common_preempt_count`: irqs off (`d`), need
+/// resched (`N`, `n`, `p`, `L`, `l`, `B`, `b`), hard/soft irq or NMI
+/// (`Z`, `z`, `H`, `h`, `s`, `b` for bottom halves off), preempt depth
+/// and migrate-disable depth in hex.
+#[inline]
+pub(crate) fn irq_flags(flags: u8, preempt: u8) -> [u8; 5] {
+    const IRQS_OFF: u8 = 0x01;
+    const RESCHED_LAZY: u8 = 0x02;
+    const RESCHED: u8 = 0x04;
+    const HARDIRQ: u8 = 0x08;
+    const SOFTIRQ: u8 = 0x10;
+    const PREEMPT_RESCHED: u8 = 0x20;
+    const NMI: u8 = 0x40;
+    const BH_OFF: u8 = 0x80;
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let irqs = if flags & IRQS_OFF != 0 { b'd' } else { b'.' };
+    let resched = match flags & (RESCHED | RESCHED_LAZY | PREEMPT_RESCHED) {
+        0x26 => b'B',
+        0x24 => b'N',
+        0x22 => b'L',
+        0x06 => b'b',
+        0x04 => b'n',
+        0x20 => b'p',
+        0x02 => b'l',
+        _ => b'.',
+    };
+    let (nmi, hard, soft) = (flags & NMI != 0, flags & HARDIRQ != 0, flags & SOFTIRQ != 0);
+    let irq = match (nmi, hard, soft) {
+        (true, true, _) => b'Z',
+        (true, false, _) => b'z',
+        (false, true, true) => b'H',
+        (false, true, false) => b'h',
+        (false, false, true) => b's',
+        _ if flags & BH_OFF != 0 => b'b',
+        _ => b'.',
+    };
+    let depth = |n: u8| if n == 0 { b'.' } else { HEX[n as usize] };
+    [
+        irqs,
+        resched,
+        irq,
+        depth(preempt & 0xf),
+        depth(preempt >> 4),
+    ]
+}
+
+/// Whether the CPU numbers an event's fields name are CPUs of the trace
+/// (fewer than `ncpus`): a damaged number must not become per-CPU state.
+#[inline]
+fn cpus_in_range(kind: &EventKind<'_>, ncpus: u32) -> bool {
+    match kind {
+        EventKind::CpuFrequency { cpu, .. }
+        | EventKind::CpuIdle { cpu, .. }
+        | EventKind::PowerStart { cpu, .. }
+        | EventKind::PowerEnd { cpu } => *cpu < ncpus,
+        EventKind::SchedMigrateTask(m) => m.orig_cpu < ncpus && m.dest_cpu < ncpus,
+        EventKind::SchedWakeup(w) => w.target_cpu.is_none_or(|c| c < ncpus),
+        _ => true,
+    }
 }
 
 /// A multiplicative hash for pids: SipHash's DoS resistance buys nothing
@@ -462,6 +527,11 @@ impl DatReader {
                 strings,
                 comm_strings,
                 pid: fmt.field("common_pid").map(|f| (f.offset, f.size)),
+                flags: fmt
+                    .field("common_flags")
+                    .zip(fmt.field("common_preempt_count"))
+                    .filter(|(f, p)| f.size == 1 && p.size == 1)
+                    .map(|(f, p)| (f.offset, p.offset)),
             });
         }
         // pid → comm with a cheap hash (pids are small integers).
@@ -472,6 +542,16 @@ impl DatReader {
         // and next of a switch), so the two of one event never evict
         // each other.
         let mut field_comms = [CommCache::default(), CommCache::default()];
+        // The trace's CPUs: the file's CPU count (and any CPU it has data
+        // for), capped as the text parser caps CPU numbers.
+        let ncpus = info
+            .cpus
+            .iter()
+            .map(|c| c.cpu.saturating_add(1))
+            .max()
+            .unwrap_or(0)
+            .max(info.cpus.len() as u32)
+            .min(lever_trace::MAX_CPUS);
         let mut heads = Heads::new(streams.len());
         for s in streams.iter_mut() {
             if s.advance(&cx, &mut sum, 0)? {
@@ -549,20 +629,27 @@ impl DatReader {
                         }
                         Some(k) => (k, typed_body(dec, p, e)),
                     };
-                    let line = Line::Event(Event {
-                        comm,
-                        pid,
-                        tgid: None,
-                        cpu,
-                        flags: None,
-                        ts_ns: ts,
-                        time_base: TimeBase::Clock,
-                        name: t.name,
-                        body,
-                        kind,
-                    });
-                    sum.note(no, "", &line);
-                    f(no, &line);
+                    if !cpus_in_range(&kind, ncpus) {
+                        malformed(&mut sum, no, "CPU number out of the trace's CPUs", cpu);
+                    } else {
+                        let fl = t
+                            .flags
+                            .and_then(|(f, pc)| Some(irq_flags(*p.get(f)?, *p.get(pc)?)));
+                        let line = Line::Event(Event {
+                            comm,
+                            pid,
+                            tgid: None,
+                            cpu,
+                            flags: fl.as_ref().and_then(|f| std::str::from_utf8(f).ok()),
+                            ts_ns: ts,
+                            time_base: TimeBase::Clock,
+                            name: t.name,
+                            body,
+                            kind,
+                        });
+                        sum.note(no, "", &line);
+                        f(no, &line);
+                    }
                 }
             }
             let before = s.next_off;
