@@ -59,7 +59,7 @@ fn pages(events: &[Vec<u8>]) -> Vec<u8> {
         if 16 + body.len() + 4 + e.len() > PS {
             flush(&mut out, &mut body);
         }
-        body.extend((e.len() as u32 / 4 | 1000 << 5).to_le_bytes());
+        body.extend(((e.len() as u32 / 4) | (1000 << 5)).to_le_bytes());
         body.extend(e);
     }
     if !body.is_empty() {
