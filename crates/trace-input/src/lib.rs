@@ -236,7 +236,11 @@ pub fn open(path: &Path) -> Result<Input, InputError> {
     let mut file = File::open(path).map_err(io_err("open"))?;
     let mut head = [0u8; 10];
     let n = read_full(&mut file, &mut head).map_err(io_err("read"))?;
-    if n == head.len() && &head == dat::MAGIC {
+    // A trace.dat needs random access: a regular file is read where it
+    // lies; a FIFO, `<(…)` or a character device is read into memory,
+    // the bytes already taken in front (as stdin is).
+    let seekable = file.metadata().is_ok_and(|m| m.is_file());
+    if n == head.len() && &head == dat::MAGIC && seekable {
         let reader =
             DatReader::new(Data::File(Arc::new(file))).map_err(|source| InputError::Dat {
                 path: path.to_path_buf(),

@@ -106,3 +106,30 @@ fn a_text_file_is_mapped_and_reads_the_same() {
         InputError::Empty { .. }
     ));
 }
+
+/// A trace.dat from a FIFO (or `<(zstdcat x.dat.zst)`) cannot be read at
+/// random offsets: it is read into memory, as stdin is, not refused.
+#[test]
+fn a_dat_from_a_fifo_reads_like_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("trace.dat");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let dat = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/v7z.dat"
+    ))
+    .unwrap();
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::write(fifo, dat))
+    };
+    let input = open(&fifo).unwrap();
+    assert_eq!(input.kind(), Kind::Dat { version: 7 });
+    let summary = input.for_each_line(|_, _| {}, |_| {}).unwrap();
+    assert_eq!(summary.events, 9620);
+    writer.join().unwrap().unwrap();
+}
