@@ -71,3 +71,21 @@ fn binary_garbage_and_empty_files_exit_3_naming_the_file() {
         }
     }
 }
+
+/// A task name holding an escape sequence (any task may set its comm)
+/// reaches the terminal escaped, never as the sequence itself.
+#[test]
+fn control_characters_in_task_names_are_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.txt");
+    std::fs::write(
+        &trace,
+        "  <idle>-0 [000] d..2. 1.000000: sched_waking: comm=\x1b]0;pwned\x07 pid=7 prio=120 target_cpu=000\n\
+         \x20 <idle>-0 [000] d..2. 1.000050: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=\x1b]0;pwned\x07 next_pid=7 next_prio=120\n\
+         \x20 \x1b]0;pwned\x07-7 [000] d..2. 1.001050: sched_switch: prev_comm=\x1b]0;pwned\x07 prev_pid=7 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120\n",
+    )
+    .unwrap();
+    let out = common::ok(&["trace", "analyze", trace.to_str().unwrap()]);
+    assert!(out.contains("\\x1b]0;pwned\\x07"), "{out}");
+    assert!(!out.chars().any(|c| c.is_control() && c != '\n'), "{out:?}");
+}

@@ -44,6 +44,33 @@ pub struct ExportResult {
 /// given) leaves out sections the trace has nothing for instead of saying
 /// so.
 pub fn analysis(r: &Report, top: usize, auto: bool) -> String {
+    escape_controls(analysis_raw(r, top, auto))
+}
+
+/// Control characters from the trace (a task name, a marker, a
+/// malformed line may hold an escape sequence) shown as `\x1b`, `\t`,
+/// `\u{9b}`..., never sent to the terminal as they are; line breaks kept.
+pub fn escape_controls(s: String) -> String {
+    if !s.chars().any(|c| c.is_control() && c != '\n') {
+        return s;
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        match c {
+            '\n' => out.push(c),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if (c as u32) < 0x80 && c.is_control() => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn analysis_raw(r: &Report, top: usize, auto: bool) -> String {
     let mut out = summary(r);
     if let Some(s) = &r.sched {
         out += &sched::scheduling(s, top, auto);
