@@ -7,6 +7,7 @@ mod doc;
 mod profile;
 mod signal;
 
+pub use apps::task_request_name;
 pub use doc::Doc;
 
 use crate::identity::Identity;
@@ -769,13 +770,23 @@ impl Core {
         if plan.ended.is_empty() {
             return;
         }
+        // Named by its process, not the internal connection id.
+        let mut who = None;
         for id in &plan.ended {
-            self.untrack(*id);
+            let meta = self.untrack(*id);
+            who = who.or(meta.map(|m| (m.pid, m.exe)));
         }
         let n = plan.ended.len();
+        let (pid, exe) = who.unwrap_or_default();
+        let exe = exe.as_deref().unwrap_or("?");
+        let gone = if conn >= crate::apps::APP_CONN_BASE {
+            "process"
+        } else {
+            "client"
+        };
         self.apply(
             &plan,
-            &format_args!("client {conn} gone, {n} request(s) released"),
+            &format_args!("{gone} pid {pid} {exe} ended, {n} request(s) released"),
         );
         for id in &plan.ended {
             self.end_tasks(*id);

@@ -319,12 +319,14 @@ pub fn run_locked(config: Config, lock: journal::StateLock) -> Result<(), Daemon
     for r in &task_recovered {
         match &r.result {
             Ok(done) => log.info(&format!(
-                "recovered request {}: {:?} ({done:?})",
-                r.request, r.original
+                "recovered {} of an earlier run: {:?} ({done:?})",
+                core::task_request_name(r.request),
+                r.original
             )),
             Err(e) => log.warn(&format!(
-                "could not restore {:?} of request {}: {e}",
-                r.original, r.request
+                "could not restore {:?} of {} of an earlier run: {e}",
+                r.original,
+                core::task_request_name(r.request)
             )),
         }
     }

@@ -16,6 +16,22 @@ use std::time::Duration;
 /// (handles are 31-bit, so they never collide).
 const APP_TASKS: u64 = 1 << 62;
 
+/// How the log names request `id` of the task journal when nothing better
+/// is known: a request's id is its handle (what clients and `lever status`
+/// show); an app's own task settings have no handle.
+pub fn task_request_name(id: u64) -> String {
+    if id & APP_TASKS != 0 {
+        "an app's own task settings".to_string()
+    } else {
+        format!("request {id}")
+    }
+}
+
+/// Is `id` an app's own task plan (not a request with a handle)?
+pub(super) fn is_app_tasks(id: RequestId) -> bool {
+    id.0 & APP_TASKS != 0
+}
+
 /// A refusal that means the request was not granted for a reason the
 /// client must hear (a cap or a permission), not a board that lacks a
 /// resource.

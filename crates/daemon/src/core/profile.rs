@@ -25,7 +25,7 @@
 
 use super::{refuse, Client, Core};
 use crate::journal::Journal;
-use lever_engine::{Opcode, OwnerId, PriorityClass, Request, RequestId};
+use lever_engine::{Opcode, OwnerId, PriorityClass, Request, RequestId, ResourceKind};
 use lever_kernel::{KernelError, KernelFs};
 use lever_profiles::{Entry, Nodes, Options, Resolved};
 use lever_protocol::{ErrorCode, Handle, Profile, ProfileHold, ProfileStatus, Reply};
@@ -299,16 +299,19 @@ impl Core {
     pub(super) fn profile_client_gone(&mut self, conn: u64, now: Duration) {
         let before = self.profiles.holds.len();
         let counts = &mut self.holds_count;
+        // Named by its process, not the internal connection id.
+        let mut pid = 0;
         self.profiles.holds.retain(|h| {
             let keep = h.conn != conn;
             if !keep {
                 counts.remove(h.conn, h.uid, h.third_party);
+                pid = h.pid;
             }
             keep
         });
         if self.profiles.holds.len() != before {
             self.log.info(&format!(
-                "client {conn} gone, {} profile hold(s) ended",
+                "client pid {pid} gone, {} profile hold(s) ended",
                 before - self.profiles.holds.len()
             ));
             self.profile_settle(now);
@@ -493,7 +496,9 @@ impl Core {
                 r.node, r.error
             ));
         }
-        let written = applied.entries.iter().filter(|e| e.changed).count();
+        // Nodes whose value changed, the direct writes' and the request's.
+        let mut written = applied.entries.iter().filter(|e| e.changed).count();
+        let mut kept = applied.entries.len() - written;
         let mut request = None;
         if !pairs.is_empty() {
             let (id, _) = self.fresh_handle();
@@ -512,6 +517,14 @@ impl Core {
                     return Err((ErrorCode::Invalid, format!("profile {name}: {e}")));
                 }
             };
+            // What each node had: Lever's last write, else (read by the
+            // applier as it writes) its original. To count the writes that
+            // changed it.
+            let before: Vec<Option<String>> = plan
+                .writes
+                .iter()
+                .map(|w| self.written.get(&w.resource).cloned())
+                .collect();
             let failures = self.apply(&plan, &format_args!("profile {name}"));
             if let Some((code, err)) = failures.into_iter().next() {
                 let undo = self.engine.release(id).unwrap_or_default();
@@ -519,10 +532,22 @@ impl Core {
                 self.undo_direct(name, &applied.entries);
                 return Err((code, format!("profile {name} not applied: {err}")));
             }
+            for (w, old) in plan.writes.iter().zip(before) {
+                let old = old.or_else(|| self.applier.originals().get(&w.resource).cloned());
+                let held_fd = self
+                    .engine
+                    .spec(w.resource)
+                    .is_some_and(|s| s.kind == ResourceKind::HoldFd);
+                if held_fd || self.written.get(&w.resource) != old.as_ref() {
+                    written += 1;
+                } else {
+                    kept += 1;
+                }
+            }
             request = Some(id);
         }
         self.log.info(&format!(
-            "profile {name} in effect: {written} node(s) written, {} resource(s) held",
+            "profile {name} in effect: {written} node(s) written, {kept} already held the value, {} resource(s) held",
             request.map_or(0, |_| c.resolved.writes.len() - direct.len())
         ));
         self.profiles.active = Some(Active {

@@ -48,6 +48,10 @@ pub(super) struct TaskState {
     /// where it moves tasks): a cgroup Lever created stays while any of
     /// them is live.
     uses: HashMap<RequestId, Vec<String>>,
+    /// How the log names each holding request: `use case NAME (request
+    /// HANDLE, pid N)`, or `app NAME (pid N)` for an app's own plan,
+    /// which has no handle.
+    names: HashMap<RequestId, String>,
 }
 
 impl Core {
@@ -274,21 +278,26 @@ impl Core {
             .map(|c| c.trim_matches('/').to_string())
             .collect();
         self.tasks.uses.insert(id, names);
+        // An app's own plan is named by its app; a use case's by the
+        // handle of its request.
+        let who = if super::apps::is_app_tasks(id) {
+            format!("{label} (pid {pid})")
+        } else {
+            format!("use case {label} (request {}, pid {pid})", id.0)
+        };
+        self.tasks.names.insert(id, who.clone());
         let applied = result?;
         not_applied.extend(applied.failures.iter().map(|(what, e)| NotApplied {
             what: what.clone(),
             why: e.to_string(),
         }));
         for n in &not_applied {
-            self.log.warn(&format!(
-                "use case {label} (request {}): {} not applied: {}",
-                id.0, n.what, n.why
-            ));
+            self.log
+                .warn(&format!("{who}: {} not applied: {}", n.what, n.why));
         }
         let made = applied.made;
         self.log.info(&format!(
-            "use case {label} (request {}, pid {pid}): {made} task setting(s) applied, {} not",
-            id.0,
+            "{who}: {made} task setting(s) applied, {} not",
             not_applied.len()
         ));
         Ok(TaskOutcome {
@@ -328,8 +337,9 @@ impl Core {
                 }
             }
             self.log.info(&format!(
-                "request {}: cgroup {cgroup} stays for request {}",
-                id.0, user.0
+                "{}: cgroup {cgroup} stays for {}",
+                self.task_owner(id),
+                self.task_owner(user)
             ));
             // First in its list: put back last, after its tasks left.
             if let Some(list) = self.tasks.held.get_mut(&user) {
@@ -341,6 +351,15 @@ impl Core {
         *originals = kept;
     }
 
+    /// How the log names request `id` of the task side.
+    fn task_owner(&self, id: RequestId) -> String {
+        self.tasks
+            .names
+            .get(&id)
+            .cloned()
+            .unwrap_or_else(|| super::task_request_name(id.0))
+    }
+
     /// Put back, newest first, the task settings request `id` made (none
     /// for most requests: one map lookup).
     pub(super) fn end_tasks(&mut self, id: RequestId) {
@@ -349,6 +368,8 @@ impl Core {
         };
         self.tasks.uses.remove(&id);
         self.hand_over_created(id, &mut originals);
+        let who = self.task_owner(id);
+        self.tasks.names.remove(&id);
         let Some(cgroups) = self.tasks.cgroups.as_ref() else {
             return;
         };
@@ -359,14 +380,13 @@ impl Core {
         {
             match lever_tasks::restore(cgroups, o) {
                 Ok(Restored::Done) => {}
-                Ok(Restored::Skipped { why }) => self
-                    .log
-                    .info(&format!("request {}: nothing to restore: {why}", id.0)),
+                Ok(Restored::Skipped { why }) => {
+                    self.log.info(&format!("{who}: nothing to restore: {why}"))
+                }
                 Err(e) => {
                     clean = false;
                     self.log.warn(&format!(
-                        "request {}: could not restore {o:?}: {e}; kept in the task journal for the next start",
-                        id.0
+                        "{who}: could not restore {o:?}: {e}; kept in the task journal for the next start"
                     ));
                 }
             }
