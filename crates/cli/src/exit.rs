@@ -31,6 +31,27 @@ pub fn bad_value(message: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(BadValue(message.into()))
 }
 
+/// A `-- CMD` that could not be started: exit 127 when it was not found,
+/// 126 when it was found but cannot be run (not executable, a directory),
+/// as a shell does.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot run {program}: {source}")]
+pub struct CannotRun {
+    /// The program as given.
+    pub program: String,
+    /// Why `exec` failed.
+    pub source: io::Error,
+}
+
+/// A shell's rule: 127 for a command not found, 126 for any other reason
+/// `exec` failed (no execute permission, a directory, a bad format).
+fn spawn_class(e: &io::Error) -> Class {
+    match e.kind() {
+        io::ErrorKind::NotFound => Class::CommandNotFound,
+        _ => Class::CommandNotExecutable,
+    }
+}
+
 /// A check command whose checks ran and some failed (`rt check` with a
 /// FAIL, `profile verify` with a drifted node, `latency kpi` past its
 /// limit): the result has been printed; the command fails with exit 1.
@@ -57,6 +78,11 @@ pub enum Class {
     DaemonUnreachable,
     /// The daemon answered with a refusal.
     Refused,
+    /// A `-- CMD` that could not be started because it was found but is
+    /// not executable (126, as a shell).
+    CommandNotExecutable,
+    /// A `-- CMD` that was not found (127, as a shell).
+    CommandNotFound,
 }
 
 impl Class {
@@ -71,6 +97,8 @@ impl Class {
             Class::Rejected => "rejected",
             Class::DaemonUnreachable => "daemon_unreachable",
             Class::Refused => "refused",
+            Class::CommandNotExecutable => "command_not_executable",
+            Class::CommandNotFound => "command_not_found",
         }
     }
 
@@ -85,6 +113,8 @@ impl Class {
             Class::Rejected => 6,
             Class::DaemonUnreachable => 7,
             Class::Refused => 8,
+            Class::CommandNotExecutable => 126,
+            Class::CommandNotFound => 127,
         }
     }
 }
@@ -189,11 +219,36 @@ pub fn clap_class(kind: clap::error::ErrorKind) -> Class {
     }
 }
 
+/// The `exec` error of a `-- CMD` that could not be started, whichever
+/// command ran it.
+fn spawn_error<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<&'a io::Error> {
+    use lever_measure::memmap::SampleCommandError;
+    use lever_measure::sampling::CommandError;
+    if let Some(e) = cause.downcast_ref::<CannotRun>() {
+        return Some(&e.source);
+    }
+    if let Some(lever_client::RunError::Spawn { source, .. }) = cause.downcast_ref() {
+        return Some(source);
+    }
+    match cause.downcast_ref::<CommandError>().or_else(|| {
+        match cause.downcast_ref::<SampleCommandError>()? {
+            SampleCommandError::Command(c) => Some(c),
+            _ => None,
+        }
+    }) {
+        Some(CommandError::Spawn { source, .. }) => Some(source),
+        _ => None,
+    }
+}
+
 /// Classify an error by the first cause whose type says what happened.
 /// Library errors that wrap a `KernelError` transparently hide it from
 /// the chain, so those wrappers are looked into.
 pub fn classify(err: &anyhow::Error) -> Class {
     for cause in err.chain() {
+        if let Some(e) = spawn_error(cause) {
+            return spawn_class(e);
+        }
         let class = if cause.is::<BadValue>() {
             Some(Class::BadInput)
         } else if cause.is::<ChecksFailed>() {
@@ -446,10 +501,16 @@ mod tests {
             Class::Rejected,
             Class::DaemonUnreachable,
             Class::Refused,
+            Class::CommandNotExecutable,
+            Class::CommandNotFound,
         ]
         .iter()
         .map(|c| c.exit_code())
         .collect();
-        assert_eq!(codes, [1, 2, 3, 4, 5, 6, 7, 8], "documented in docs/cli.md");
+        assert_eq!(
+            codes,
+            [1, 2, 3, 4, 5, 6, 7, 8, 126, 127],
+            "documented in docs/cli.md"
+        );
     }
 }

@@ -305,3 +305,72 @@ fn lever_run_of_a_command_the_daemon_detected_as_that_app_runs_it() {
         .unwrap();
     assert_eq!(out.status.code(), Some(5), "{}", d.log());
 }
+
+/// A command that cannot be started ends `lever run` (and every other
+/// `-- CMD` command) as a shell ends: 127 when it is not found, 126 when
+/// it is there but cannot be run; nothing is registered (issue 27 item 7).
+#[test]
+fn a_command_that_cannot_start_exits_127_or_126_like_a_shell() {
+    let dir = state_dir();
+    let d = Daemon::start(dir.path(), &["--no-apps"]);
+    let script = dir.path().join("not-executable.sh");
+    std::fs::write(&script, "#!/bin/sh\nexit 0\n").unwrap();
+    let script = script.to_str().unwrap();
+    let missing = dir.path().join("nonexistent");
+    let missing = missing.to_str().unwrap();
+    let here = dir.path().to_str().unwrap();
+    let board = dir.path().join("board");
+    common::ok(&["sim", "create", "qcs6490", board.to_str().unwrap()]);
+    let board = board.to_str().unwrap();
+    let shell = |prog: &str| {
+        Command::new("sh")
+            .args(["-c", &format!("'{prog}'")])
+            .stderr(Stdio::null())
+            .status()
+            .unwrap()
+            .code()
+    };
+    for (prog, code, says) in [
+        (missing, 127, "No such file or directory"),
+        ("lever-no-such-command", 127, "No such file or directory"),
+        (script, 126, "Permission denied"),
+        (here, 126, "Permission denied"),
+    ] {
+        assert_eq!(shell(prog), Some(code), "what a shell says for {prog}");
+        for cmd in [
+            vec!["run", "--app", "gst-camera", "--"],
+            vec!["--json", "run", "--app", "gst-camera", "--"],
+            vec!["--root", board, "cpu", "ipc", "--"],
+            vec!["--root", board, "io", "--"],
+            vec!["--root", board, "mem", "map", "--"],
+            vec!["--root", board, "mem", "thrash", "--"],
+            vec!["profile", "hold", "powersave", "--"],
+        ] {
+            let mut argv = cmd.clone();
+            argv.push(prog);
+            let out = Command::new(LEVER)
+                .args(&argv)
+                .env("LEVER_SOCKET", &d.socket)
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(code), "lever {argv:?}");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                err.contains(prog) && err.contains(says),
+                "lever {argv:?}: {err}"
+            );
+            if argv[0] == "--json" {
+                let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+                let name = if code == 127 {
+                    "command_not_found"
+                } else {
+                    "command_not_executable"
+                };
+                assert_eq!(doc["error"]["code"], name, "{doc}");
+                assert_eq!(doc["error"]["exit_code"], code, "{doc}");
+            }
+        }
+    }
+    // Nothing was registered or held.
+    assert_eq!(d.client().status().unwrap().live_requests, 0);
+}

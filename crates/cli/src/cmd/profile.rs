@@ -185,7 +185,10 @@ fn hold(global: &Global, a: HoldArgs) -> anyhow::Result<()> {
     let status = std::process::Command::new(&a.command[0])
         .args(&a.command[1..])
         .status()
-        .map_err(|e| anyhow::anyhow!("cannot run {}: {e}", a.command[0]))?;
+        .map_err(|source| crate::exit::CannotRun {
+            program: a.command[0].clone(),
+            source,
+        })?;
     if let Some(h) = handle {
         client.release(h)?;
     }
