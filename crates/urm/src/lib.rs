@@ -14,13 +14,18 @@
 //! | `InitConfig.yaml` (`InitConfigs:`) | section | cluster names (`ClusterMap`), cgroup names (`CgroupsInfo`) |
 //!
 //! A URM resource code, as signals write it in `ResCode`, is
-//! `ResType << 16 | ResID`; `ResInfo` is read as the logical cluster
-//! (`ApplyType: cluster`), the core (`core`) or the cgroup ID (`cgroup`).
+//! `ResType << 16 | ResID` (or one of URM's macro names);
+//! `ResInfo` packs the logical cluster (bits 15..8) and the core within it
+//! (bits 7..0, 1-based, 0 = every core), and a cgroup resource's
+//! `Values[0]` is the cgroup ID, as URM decodes them.
 //! Every field is either mapped or named in a [`Warning`]; a key URM does
-//! not have is an [`UrmError::Field`] at its file:line:col. URM's
-//! `lower_is_better` on a floor (a min frequency, a uclamp min) makes the
-//! lowest floor win — a configuration bug: it is imported as `max` with a
-//! warning. The full mapping table is in `docs/usecases.md`.
+//! not have is an [`UrmError::Field`] at its file:line:col; a bad value
+//! refuses the directory where URM refuses it (a resource, an init
+//! section) and drops the signal entry where URM drops it. A declared
+//! `Policy` is honoured as declared (`lower_is_better` on a floor is
+//! warned about, not changed). A warning repeated over entries of one file
+//! is said once with a count. The full mapping table is in
+//! `docs/usecases.md`.
 //!
 //! ```
 //! let dir = tempfile::tempdir().unwrap();
@@ -87,6 +92,9 @@ pub struct Warning {
     pub field: String,
     /// What happened to it.
     pub message: String,
+    /// How many entries this same warning is about (said once: the
+    /// first's file:line, the count and the other lines).
+    pub count: usize,
 }
 
 impl Warning {
@@ -96,8 +104,66 @@ impl Warning {
             line: at.line,
             field: field.to_string(),
             message: message.into(),
+            count: 1,
         }
     }
+}
+
+/// `ResourceConfigs[12].Modes` → `ResourceConfigs[*].Modes`.
+fn shape(field: &str) -> String {
+    let mut out = String::new();
+    let mut in_index = false;
+    for c in field.chars() {
+        match c {
+            '[' => {
+                in_index = true;
+                out.push_str("[*");
+            }
+            ']' => {
+                in_index = false;
+                out.push(']');
+            }
+            _ if in_index => {}
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Say a warning repeated over entries of one file once, with a count and
+/// the other entries' lines.
+fn fold(warnings: Vec<Warning>) -> Vec<Warning> {
+    let mut out: Vec<Warning> = Vec::new();
+    let mut more: Vec<Vec<usize>> = Vec::new();
+    for w in warnings {
+        let key = shape(&w.field);
+        match out
+            .iter()
+            .position(|o| o.file == w.file && o.message == w.message && shape(&o.field) == key)
+        {
+            Some(i) => {
+                out[i].count += 1;
+                more[i].push(w.line);
+            }
+            None => {
+                out.push(w);
+                more.push(Vec::new());
+            }
+        }
+    }
+    for (w, lines) in out.iter_mut().zip(more) {
+        if w.count > 1 {
+            let shown: Vec<String> = lines.iter().take(12).map(|l| l.to_string()).collect();
+            let rest = if lines.len() > 12 { ", …" } else { "" };
+            w.message = format!(
+                "{} ({} entries like this one; also at lines {}{rest})",
+                w.message,
+                w.count,
+                shown.join(", ")
+            );
+        }
+    }
+    out
 }
 
 impl fmt::Display for Warning {
@@ -161,8 +227,19 @@ fn load(path: &Path) -> Result<Option<(String, lever_yaml::Node)>, UrmError> {
             })
         }
     };
-    if text.trim().is_empty() {
-        return Ok(None);
+    // A file of comments only is an empty configuration, as for URM.
+    if text
+        .lines()
+        .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'))
+    {
+        let null = lever_yaml::Node {
+            pos: lever_yaml::Pos { line: 1, col: 1 },
+            value: lever_yaml::Value::Scalar {
+                text: String::new(),
+                plain: true,
+            },
+        };
+        return Ok(Some((shown, null)));
     }
     let doc = lever_yaml::parse_file(&shown, &text, |_| None)?;
     Ok(Some((shown, doc)))
@@ -224,15 +301,35 @@ pub fn import(dir: &Path, name: &str, clusters: &[Cluster]) -> Result<Import, Ur
         }
         if let Some((file, doc)) = load(&base.join("SignalsConfig.yaml"))? {
             let f = read::File { name: &file };
-            merge(&mut cfg.signals, read::signals(&f, &doc)?, |s| {
-                format!("{}:{}:{:?}", s.category, s.sig_id, s.attrs)
-            });
+            // URM's key: (Category, SigId, SigType), and for an entry with
+            // ExtraAttrs, its attributes.
+            merge(
+                &mut cfg.signals,
+                read::signals(&f, &doc, &mut warnings)?,
+                |s| {
+                    format!(
+                        "{}:{}:{}:{}:{:?}:{:?}",
+                        s.category, s.sig_id, s.sig_type, s.has_attrs, s.attrs, s.mm_src
+                    )
+                },
+            );
             files.push(file);
         }
         if let Some((file, doc)) = load(&base.join("PerApp.yaml"))? {
-            let f = read::File { name: &file };
-            merge(&mut cfg.apps, read::apps(&f, &doc)?, |a| a.app.clone());
-            files.push(file);
+            if *layer == "common" {
+                // URM reads PerApp.yaml from target/ and custom/ only.
+                warnings.push(Warning {
+                    file: file.clone(),
+                    line: 1,
+                    field: "PerAppConfigs".into(),
+                    message: "URM does not read common/PerApp.yaml (only target/ and custom/); not imported".into(),
+                    count: 1,
+                });
+            } else {
+                let f = read::File { name: &file };
+                merge(&mut cfg.apps, read::apps(&f, &doc)?, |a| a.app.clone());
+                files.push(file);
+            }
         }
         if let Some((file, doc)) = load(&base.join("InitConfig.yaml"))? {
             let f = read::File { name: &file };
@@ -246,6 +343,7 @@ pub fn import(dir: &Path, name: &str, clusters: &[Cluster]) -> Result<Import, Ur
         });
     }
     let yaml = write::target(&cfg, name, &files, clusters, &mut warnings);
+    let warnings = fold(warnings);
     let target = lever_targets::parse(&format!("{name}.yaml"), &yaml)?;
     Ok(Import {
         yaml,

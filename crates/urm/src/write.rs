@@ -2,7 +2,7 @@
 //! format of `docs/targets.md` and `docs/usecases.md`), warning about
 //! everything that is not carried over as written.
 
-use crate::read::{At, UrmResource, UrmSignal};
+use crate::read::{self, At, UrmResource, UrmSignal};
 use crate::{Config, Warning};
 use lever_targets::Cluster;
 use lever_tasks::CgroupKnob;
@@ -18,11 +18,39 @@ enum Placed {
     Node {
         name: String,
         apply: String,
-        low: i64,
-        high: i64,
+        low: Option<i64>,
+        high: Option<i64>,
+        /// URM's `Unit` factor: the value written is the value times this.
+        factor: i64,
     },
     /// A cgroup file.
     Cgroup(CgroupKnob),
+}
+
+/// Lever opcodes for URM codes: ResType 0..=0xE with ResID 0..=0xFF keep
+/// their numbers (major `0x30 + ResType`, minor ResID); any other code is
+/// given the next free minor of major 0x3F, in file order.
+struct Opcodes {
+    next_spare: u32,
+}
+
+impl Opcodes {
+    fn get(&mut self, res_type: u32, res_id: u32) -> Option<u32> {
+        let (major, minor) = if res_type <= 0xE && res_id <= 0xFF {
+            (URM_MAJOR + res_type, res_id)
+        } else if self.next_spare <= 0xFF {
+            self.next_spare += 1;
+            (URM_MAJOR + 0xF, self.next_spare - 1)
+        } else {
+            return None;
+        };
+        Some(0x4000_0000 | major << 22 | minor << 14)
+    }
+}
+
+/// A kHz node (cpufreq, a devfreq in kHz): URM's `Hz` on it is wrong.
+fn khz_node(path: &str) -> bool {
+    path.contains("/cpufreq/") && path.contains("_freq")
 }
 
 fn ident(text: &str, sep: char) -> String {
@@ -100,6 +128,7 @@ pub(crate) fn target(
                     discovered.len(),
                     map.len().min(discovered.len())
                 ),
+                count: 1,
             });
         }
         map.iter()
@@ -132,7 +161,9 @@ pub(crate) fn target(
     let mut placed: BTreeMap<u32, Placed> = BTreeMap::new();
     let _ = writeln!(y, "resources:");
     let mut names: Vec<String> = Vec::new();
-    for (i, r) in cfg.resources.iter().enumerate() {
+    let mut opcodes = Opcodes { next_spare: 0 };
+    for r in &cfg.resources {
+        let i = r.index;
         let field = |k: &str| format!("ResourceConfigs[{i}].{k}");
         let code = r.res_type << 16 | r.res_id;
         let warn =
@@ -142,15 +173,33 @@ pub(crate) fn target(
                 file: r.at.file.clone(),
                 line: *line,
             };
-            warnings.push(Warning::new(&at, &field(k), format!("{k} is not imported: Lever has no display modes or per-target lists in a target file")));
+            warnings.push(Warning::new(
+                &at,
+                &field(k),
+                format!("{k} is not imported: Lever applies a resource whatever the display state"),
+            ));
+        }
+        if r.res_type == 0 {
+            warn(
+                warnings,
+                "ResType",
+                "ResType 0 is URM's mark of an invalid resource, which URM drops; left out".into(),
+            );
+            continue;
         }
         if !r.supported {
             warn(
                 warnings,
                 "Supported",
-                "Supported: false; the resource is left out".into(),
+                "Supported is not true; URM drops the resource and so does the import".into(),
             );
             continue;
+        }
+        if !r.targets_enabled.is_empty() {
+            warn(warnings, "TargetsEnabled", format!("URM uses this resource only on targets {:?} (its machine name); Lever imports it for this board", r.targets_enabled));
+        }
+        if !r.targets_disabled.is_empty() {
+            warn(warnings, "TargetsDisabled", format!("URM drops this resource on targets {:?} (its machine name); Lever imports it for this board", r.targets_disabled));
         }
         let Some(path) = &r.path else {
             warn(
@@ -162,22 +211,24 @@ pub(crate) fn target(
             );
             continue;
         };
+        let factor = r
+            .unit
+            .as_deref()
+            .and_then(|u| read::UNITS.iter().find(|(w, _)| *w == u))
+            .map(|(_, f)| *f)
+            .unwrap_or(1);
         if r.apply_type == "cgroup" {
             let file = path.rsplit('/').next().unwrap_or("");
             match CgroupKnob::from_file(file) {
-                Some(k) => {
+                Some(k) if factor == 1 => {
                     placed.insert(code, Placed::Cgroup(k));
                 }
-                None => warn(
+                _ => warn(
                     warnings,
                     "Path",
                     format!("cgroup file `{file}` is not one Lever writes; left out"),
                 ),
             }
-            continue;
-        }
-        if r.res_type > 0xF || r.res_id > 0xFF {
-            warn(warnings, "ResID", format!("code 0x{code:08X} does not fit Lever's opcode layout (ResType <= 0xF, ResID <= 0xFF); left out"));
             continue;
         }
         let (per, node) = match r.apply_type.as_str() {
@@ -201,12 +252,16 @@ pub(crate) fn target(
                 warnings,
                 "Path",
                 format!(
-                    "`{path}` has a placeholder Lever cannot fill for ApplyType {}; left out",
+                    "`{path}` has a placeholder Lever cannot fill for ApplyType {} (URM fills it from a second value); left out",
                     r.apply_type
                 ),
             );
             continue;
         }
+        let Some(opcode) = opcodes.get(r.res_type, r.res_id) else {
+            warn(warnings, "ResID", format!("code 0x{code:08X}: more than 256 URM resources outside ResType 0..=0xE, ResID 0..=0xFF; left out"));
+            continue;
+        };
         let mut tname = ident(
             if r.name.is_empty() {
                 "resource"
@@ -219,30 +274,52 @@ pub(crate) fn target(
             tname = format!("{tname}_{code:x}");
         }
         names.push(tname.clone());
+        // A declared policy is honoured as declared.
         let aggregation = match r.policy.as_str() {
             "higher_is_better" => "max",
-            "lower_is_better" if is_floor(r) => {
-                warn(warnings, "Policy", "lower_is_better on a floor (a minimum frequency or uclamp min) makes the lowest request win, so any small request undoes a boost: a URM configuration bug; imported as aggregation: max".into());
-                "max"
+            "lower_is_better" => {
+                if is_floor(r) {
+                    warn(warnings, "Policy", "lower_is_better on a floor (a minimum frequency or uclamp min): the lowest request wins, so any small request undoes a boost; imported as declared (aggregation: min), check the configuration".into());
+                }
+                "min"
             }
-            "lower_is_better" => "min",
             "instant_apply" => "newest",
             "lazy_apply" => {
-                warn(warnings, "Policy", "lazy_apply (the first request is kept until it ends) is imported as aggregation: oldest".into());
+                warn(warnings, "Policy", "lazy_apply (URM keeps the first request until it ends) is imported as aggregation: oldest".into());
                 "oldest"
             }
+            "pass_through_append" => {
+                warn(warnings, "Policy", "pass_through_append (URM appends every request to the node) is imported as aggregation: newest".into());
+                "newest"
+            }
             _ => {
-                warn(warnings, "Policy", "pass_through (every request written as it comes) is imported as aggregation: newest".into());
+                warn(warnings, "Policy", "pass_through (URM writes every request as it comes) is imported as aggregation: newest".into());
                 "newest"
             }
         };
         let unit = match r.unit.as_deref() {
-            None => "count".to_string(),
+            None | Some("NA") | Some("na") => "count".to_string(),
+            Some("Hz") | Some("hz") if khz_node(path) => {
+                warn(warnings, "Unit", format!("Unit {} on a kHz node: URM writes the value as given (factor 1), so the value is in kHz; imported as unit kHz", r.unit.as_deref().unwrap_or_default()));
+                "kHz".into()
+            }
             Some("KHz") | Some("khz") => "kHz".into(),
+            Some("KB") | Some("kb") => "KiB".into(),
             Some(u) => u.to_string(),
         };
-        let (low, high) = (r.low.min(r.high), r.low.max(r.high));
-        let opcode = 0x4000_0000 | (URM_MAJOR + r.res_type) << 22 | r.res_id << 14;
+        if factor != 1 {
+            warn(warnings, "Unit", format!("URM multiplies a value by {factor} ({}) before writing it: signal values and thresholds are imported multiplied; a client of the URM API gives the unmultiplied value", r.unit.as_deref().unwrap_or_default()));
+        }
+        // URM checks a value against the thresholds only when both are given.
+        let (low, high) = match (r.low, r.high) {
+            (Some(l), Some(h)) => (Some(l.min(h) * factor), Some(l.max(h) * factor)),
+            (l, h) => {
+                if l.is_some() != h.is_some() {
+                    warn(warnings, if l.is_some() { "LowThreshold" } else { "HighThreshold" }, "only one threshold given: URM checks values only when both are, so no range is imported".into());
+                }
+                (None, None)
+            }
+        };
         let _ = writeln!(y, "  - name: {tname}");
         let _ = writeln!(y, "    opcode: 0x{opcode:08X}");
         if per != "none" {
@@ -250,8 +327,17 @@ pub(crate) fn target(
         }
         let _ = writeln!(y, "    node: {}", quote(&node));
         let _ = writeln!(y, "    unit: {}", quote(&unit));
-        let _ = writeln!(y, "    low: {low}");
-        let _ = writeln!(y, "    high: {high}");
+        // Without both thresholds URM takes any 32-bit value.
+        let _ = writeln!(
+            y,
+            "    low: {}",
+            low.unwrap_or(i64::from(i32::MIN) * factor)
+        );
+        let _ = writeln!(
+            y,
+            "    high: {}",
+            high.unwrap_or(i64::from(i32::MAX) * factor)
+        );
         let _ = writeln!(y, "    aggregation: {aggregation}");
         let _ = writeln!(
             y,
@@ -274,6 +360,7 @@ pub(crate) fn target(
                 apply: r.apply_type.clone(),
                 low,
                 high,
+                factor,
             },
         );
     }
@@ -295,13 +382,13 @@ pub(crate) fn target(
 /// Settings of one signal entry, as YAML lines at `indent`.
 fn settings(
     s: &UrmSignal,
-    i: usize,
     cfg: &Config,
     clusters: &[Cluster],
     placed: &BTreeMap<u32, Placed>,
     warnings: &mut Vec<Warning>,
     indent: &str,
 ) -> String {
+    let i = s.index;
     let mut nodes: Vec<(String, i64)> = Vec::new();
     let mut cgroups: Vec<(String, CgroupKnob, String)> = Vec::new();
     for (j, r) in s.resources.iter().enumerate() {
@@ -311,65 +398,127 @@ fn settings(
         };
         let field = format!("SignalConfigs[{i}].Resources[{j}]");
         let mut warn = |m: String| warnings.push(Warning::new(&at, &field, m));
-        let Some(&value) = r.values.first() else {
+        if r.values.is_empty() {
             warn("Values is empty; left out".into());
             continue;
-        };
-        if r.values.len() > 1 {
-            warn(format!(
-                "{} values given; Lever sets one per resource, the first ({value}) is used",
-                r.values.len()
-            ));
         }
+        if r.values.iter().any(Option::is_none) {
+            warn(format!(
+                "\"%d\" is a value the client gives at run time (tuneSignal's list); Lever's use cases have fixed values; ResCode 0x{:08X} left out",
+                r.code
+            ));
+            continue;
+        }
+        let values: Vec<i64> = r.values.iter().flatten().copied().collect();
         match placed.get(&r.code) {
             None => warn(format!(
                 "ResCode 0x{:08X} is not an imported resource; left out",
                 r.code
             )),
             Some(Placed::Cgroup(knob)) => {
-                let Some((_, cg)) = cfg.init.cgroups.iter().find(|(id, _)| *id == r.info) else {
+                // URM: Values[0] is the cgroup ID, the rest the value;
+                // cpuset.cpus takes a CPU per value.
+                if values.len() < 2 {
+                    warn("a cgroup resource takes [CGROUP_ID, VALUE...]; one value given, which URM ignores; left out".into());
+                    continue;
+                }
+                let id = values[0];
+                let Some((_, cg)) = cfg.init.cgroups.iter().find(|(x, _)| i64::from(*x) == id)
+                else {
                     warn(format!(
-                        "ResInfo {} is not a cgroup ID of InitConfig's CgroupsInfo; left out",
-                        r.info
+                        "Values[0] {id} is not a cgroup ID of InitConfig's CgroupsInfo; left out"
                     ));
                     continue;
                 };
-                let v = value.to_string();
+                let v = if *knob == CgroupKnob::CpusetCpus {
+                    values[1..]
+                        .iter()
+                        .map(|c| c.to_string())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                } else {
+                    if values.len() > 2 {
+                        warn(format!("{} values given: URM's writer takes exactly [CGROUP_ID, VALUE] and ignores the entry; left out", values.len()));
+                        continue;
+                    }
+                    values[1].to_string()
+                };
                 if let Some(why) = knob.check(&v) {
                     warn(format!("{why}; left out"));
                     continue;
                 }
-                cgroups.push((format!("lever/{}", ident(cg, '-')), *knob, v));
+                cgroups.push((cg.clone(), *knob, v));
             }
             Some(Placed::Node {
                 name,
                 apply,
                 low,
                 high,
+                factor,
             }) => {
-                let full = match apply.as_str() {
-                    "cluster" => match clusters.iter().find(|c| c.id == r.info) {
-                        Some(c) => format!("{name}.{}", c.name),
+                // URM's global writer: with two values, the second is the
+                // value (the first fills a `%d` of the path); otherwise the
+                // first.
+                let first = if apply == "global" && values.len() == 2 {
+                    warn(format!("2 values given: URM writes the second ({}) to this node, its path filled with the first ({}); so does Lever", values[1], values[0]));
+                    values[1]
+                } else {
+                    if values.len() > 1 {
+                        warn(format!(
+                            "{} values given; URM writes the first ({}) to this node, so does Lever",
+                            values.len(),
+                            values[0]
+                        ));
+                    }
+                    values[0]
+                };
+                // URM's ResInfo: bits 15..8 logical cluster, 7..0 core.
+                let cluster = (r.info >> 8) & 0xFF;
+                let core = r.info & 0xFF;
+                let logical = || clusters.get(cluster as usize);
+                let full: Vec<String> = match apply.as_str() {
+                    "cluster" => match logical() {
+                        Some(c) => vec![format!("{name}.{}", c.name)],
                         None => {
-                            warn(format!(
-                                "ResInfo {} is not a logical cluster of this board; left out",
-                                r.info
-                            ));
+                            warn(format!("ResInfo 0x{:08X}: logical cluster {cluster} is not on this board ({} clusters); left out", r.info, clusters.len()));
                             continue;
                         }
                     },
-                    "core" => format!("{name}.cpu{}", r.info),
-                    _ => name.clone(),
+                    "core" => match logical() {
+                        Some(c) if core == 0 => {
+                            c.cpus.iter().map(|n| format!("{name}.cpu{n}")).collect()
+                        }
+                        Some(c) => match c.cpus.get(core as usize - 1) {
+                            Some(n) => vec![format!("{name}.cpu{n}")],
+                            None => {
+                                warn(format!("ResInfo 0x{:08X}: cluster {cluster} has {} cores, not a core {core}; left out", r.info, c.cpus.len()));
+                                continue;
+                            }
+                        },
+                        None => {
+                            warn(format!("ResInfo 0x{:08X}: logical cluster {cluster} is not on this board ({} clusters); left out", r.info, clusters.len()));
+                            continue;
+                        }
+                    },
+                    _ => vec![name.clone()],
                 };
-                let v = value.clamp(*low, *high);
+                let value = first * factor;
+                let v = match (low, high) {
+                    (Some(l), Some(h)) => value.clamp(*l, *h),
+                    _ => value,
+                };
                 if v != value {
                     warn(format!(
-                        "value {value} is outside the thresholds {low}..{high}; clamped to {v}"
+                        "value {value} is outside the thresholds {}..{}; clamped to {v}",
+                        low.unwrap_or_default(),
+                        high.unwrap_or_default()
                     ));
                 }
-                match nodes.iter_mut().find(|(n, _)| *n == full) {
-                    Some(n) => n.1 = v,
-                    None => nodes.push((full, v)),
+                for f in full {
+                    match nodes.iter_mut().find(|(n, _)| *n == f) {
+                        Some(n) => n.1 = v,
+                        None => nodes.push((f, v)),
+                    }
                 }
             }
         }
@@ -398,17 +547,35 @@ fn settings(
     y
 }
 
+/// The use case id of a URM signal: its code `Category << 16 | SigId`,
+/// with a non-zero `SigType` in bits 31..24 (URM keys a signal by code and
+/// SigType; the code's top byte is always 0).
+pub(crate) fn usecase_id(s: &UrmSignal) -> u32 {
+    (s.sig_type & 0xFF) << 24 | s.category << 16 | s.sig_id
+}
+
 fn usecases(
     cfg: &Config,
     clusters: &[Cluster],
     placed: &BTreeMap<u32, Placed>,
     warnings: &mut Vec<Warning>,
 ) -> String {
-    // One use case per (Category, SigId); entries with ExtraAttrs are its
-    // variants.
+    // One use case per (Category, SigId, SigType), as URM keys them;
+    // entries with ExtraAttrs are its variants.
     let mut order: Vec<u32> = Vec::new();
     for s in &cfg.signals {
-        let id = s.category << 16 | s.sig_id;
+        if s.sig_type > 0xFF {
+            warnings.push(Warning::new(
+                &s.at,
+                &format!("SignalConfigs[{}].SigType", s.index),
+                format!(
+                    "SigType {} does not fit the use case id's top byte (0..=255); left out",
+                    s.sig_type
+                ),
+            ));
+            continue;
+        }
+        let id = usecase_id(s);
         if !order.contains(&id) {
             order.push(id);
         }
@@ -416,36 +583,35 @@ fn usecases(
     let mut y = String::new();
     let mut used: Vec<String> = Vec::new();
     for id in order {
-        let entries: Vec<(usize, &UrmSignal)> = cfg
+        let entries: Vec<&UrmSignal> = cfg
             .signals
             .iter()
-            .enumerate()
-            .filter(|(_, s)| (s.category << 16 | s.sig_id) == id)
+            .filter(|s| s.sig_type <= 0xFF && usecase_id(s) == id)
             .collect();
-        let (bi, base) = entries
+        let base = entries
             .iter()
-            .find(|(_, s)| s.attrs.is_empty())
+            .find(|s| !s.has_attrs)
             .copied()
             .unwrap_or(entries[0]);
-        for (i, s) in &entries {
+        let bi = base.index;
+        for s in &entries {
             for (k, line) in &s.ignored {
                 let at = At {
                     file: s.at.file.clone(),
                     line: *line,
                 };
-                let msg = if k == "SigType" {
-                    "SigType is not imported: a Lever use case is triggered by name or id only"
-                } else {
-                    "not imported: Lever target files have no per-target lists or derivatives"
-                };
-                warnings.push(Warning::new(&at, &format!("SignalConfigs[{i}].{k}"), msg));
+                warnings.push(Warning::new(
+                    &at,
+                    &format!("SignalConfigs[{}].{k}", s.index),
+                    format!("{k} is not imported: Lever target files have no per-target lists or derivatives"),
+                ));
             }
         }
         if !base.enable {
             warnings.push(Warning::new(
                 &base.at,
                 &format!("SignalConfigs[{bi}].Enable"),
-                "Enable: false; the signal is left out",
+                "Enable is not true; the signal is left out (URM's parser reads Enable but registers the signal anyway)",
             ));
             continue;
         }
@@ -461,6 +627,13 @@ fn usecases(
             name = format!("{name}-{id:x}");
         }
         used.push(name.clone());
+        if !base.timeout_given {
+            warnings.push(Warning::new(
+                &base.at,
+                &format!("SignalConfigs[{bi}].Timeout"),
+                "no Timeout: URM's default is 1 ms, imported as duration 1",
+            ));
+        }
         let duration = match base.timeout_ms {
             t if t > 0 => t,
             -1 => 0,
@@ -473,23 +646,41 @@ fn usecases(
                 0
             }
         };
-        let base_settings = if base.attrs.is_empty() {
-            settings(base, bi, cfg, clusters, placed, warnings, "    ")
-        } else {
+        let base_settings = if base.has_attrs {
             String::new()
+        } else {
+            settings(base, cfg, clusters, placed, warnings, "    ")
         };
         let mut variants = String::new();
-        for (i, s) in entries.iter().filter(|(_, s)| !s.attrs.is_empty()) {
+        let mut whens: Vec<String> = Vec::new();
+        for s in entries.iter().filter(|s| s.has_attrs) {
+            let field = format!("SignalConfigs[{}].ExtraAttrs", s.index);
+            if let Some((src, _)) = &s.mm_src {
+                warnings.push(Warning::new(&s.at, &field, format!("MmSrc `{src}` is not matched: Lever picks a variant by fps, width and height")));
+            }
             let when: Vec<String> = s.attrs.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+            if whens.contains(&when.join(", ")) {
+                warnings.push(Warning::new(&s.at, &field, "the same fps, width and height as an earlier variant (they differ in MmSrc only); left out"));
+                continue;
+            }
+            if when.is_empty() {
+                warnings.push(Warning::new(
+                    &s.at,
+                    &field,
+                    "ExtraAttrs with no Fps, Width or Height: nothing to pick it by; left out",
+                ));
+                continue;
+            }
             let vname: Vec<String> = s
                 .attrs
                 .iter()
                 .map(|(k, v)| format!("{}{v}", &k[..1]))
                 .collect();
-            let body = settings(s, *i, cfg, clusters, placed, warnings, "        ");
+            let body = settings(s, cfg, clusters, placed, warnings, "        ");
             if body.is_empty() {
                 continue;
             }
+            whens.push(when.join(", "));
             let _ = writeln!(variants, "      - name: {}", vname.join("-"));
             let _ = writeln!(variants, "        when: {{ {} }}", when.join(", "));
             variants.push_str(&body);
@@ -508,8 +699,8 @@ fn usecases(
             y,
             "    description: {}",
             quote(&format!(
-                "URM signal {} (Category 0x{:X}, SigId 0x{:X}; {}:{})",
-                base.name, base.category, base.sig_id, base.at.file, base.at.line
+                "URM signal {} (Category 0x{:X}, SigId 0x{:X}, SigType {}; {}:{})",
+                base.name, base.category, base.sig_id, base.sig_type, base.at.file, base.at.line
             ))
         );
         let _ = writeln!(y, "    duration: {duration}");
@@ -539,14 +730,23 @@ fn apps(cfg: &Config, y: &mut String, warnings: &mut Vec<Warning>) {
     y.push_str("app_filter:\n  require_tty_or_display: true\n");
     y.push_str("apps:\n");
     let mut used: Vec<String> = Vec::new();
-    for (i, a) in cfg.apps.iter().enumerate() {
+    // URM moves a detected app into its focused cgroup (ID 4 by default).
+    let focused = cfg
+        .init
+        .cgroups
+        .iter()
+        .find(|(id, _)| *id == 4)
+        .map(|(_, n)| n.clone())
+        .unwrap_or_else(|| "urm.slice/focused.apps".to_string());
+    for a in &cfg.apps {
+        let i = a.index;
         let mut usecases = Vec::new();
         for code in &a.signals {
             // A signal left out above is named here too.
             let found = cfg
                 .signals
                 .iter()
-                .find(|s| (s.category << 16 | s.sig_id) == *code && s.enable);
+                .find(|s| s.sig_type == 0 && (s.category << 16 | s.sig_id) == *code && s.enable);
             match found {
                 Some(_) => usecases.push(format!("\"0x{code:08X}\"")),
                 None => warnings.push(Warning::new(
@@ -566,17 +766,26 @@ fn apps(cfg: &Config, y: &mut String, warnings: &mut Vec<Warning>) {
         if !usecases.is_empty() {
             let _ = writeln!(y, "    usecases: [{}]", usecases.join(", "));
         }
-        // URM moves a detected app into its focused.apps cgroup.
-        let _ = writeln!(y, "    move_to: lever/focused.apps");
-        if !a.threads.is_empty() {
-            let _ = writeln!(y, "    threads:");
-            for (comm, cg) in &a.threads {
-                let _ = writeln!(
-                    y,
-                    "      - {{ comm: {}, cgroup: lever/{} }}",
+        let _ = writeln!(y, "    move_to: {}", quote(&focused));
+        let mut rules = Vec::new();
+        for (comm, id) in &a.threads {
+            match cfg.init.cgroups.iter().find(|(x, _)| x == id) {
+                Some((_, cg)) => rules.push(format!(
+                    "      - {{ comm: {}, cgroup: {} }}",
                     quote(comm),
-                    ident(cg, '-')
-                );
+                    quote(cg)
+                )),
+                None => warnings.push(Warning::new(
+                    &a.at,
+                    &format!("PerAppConfigs[{i}].Threads"),
+                    format!("thread `{comm}`: cgroup ID {id} is not in InitConfig's CgroupsInfo; left out"),
+                )),
+            }
+        }
+        if !rules.is_empty() {
+            let _ = writeln!(y, "    threads:");
+            for r in rules {
+                let _ = writeln!(y, "{r}");
             }
         }
     }

@@ -40,7 +40,7 @@ fn every_signal_and_app_is_imported_and_binds() {
     assert_eq!(t.apps[0].usecases, ["camera-preview"]);
     assert_eq!(
         t.apps[0].threads[0].cgroup.as_deref(),
-        Some("lever/camera-cgroup")
+        Some("camera-cgroup")
     );
     assert!(t.app_filter.require_tty_or_display);
 
@@ -74,7 +74,7 @@ fn every_signal_and_app_is_imported_and_binds() {
     assert_eq!(r.settings.nodes[0].value, 1228800);
     // A cgroup resource becomes a cgroup write.
     let cam = target.usecase("camera-preview").unwrap().resolve(&[]);
-    assert_eq!(cam.settings.cgroups[0].cgroup, "lever/camera-cgroup");
+    assert_eq!(cam.settings.cgroups[0].cgroup, "camera-cgroup");
     assert_eq!(
         target.usecase("low-memory").unwrap().permission,
         Permission::System
@@ -99,7 +99,7 @@ fn every_unmapped_field_is_named() {
     has(
         "common/ResourcesConfig.yaml:12",
         "ResourceConfigs[0].Modes",
-        "display modes",
+        "display state",
     );
     has(
         "common/ResourcesConfig.yaml:4",
@@ -108,8 +108,14 @@ fn every_unmapped_field_is_named() {
     );
     has(
         "common/ResourcesConfig.yaml:24",
-        "ResourceConfigs[2].Policy",
-        "URM configuration bug",
+        "ResourceConfigs[2].Unit",
+        "on a kHz node",
+    );
+    // The same warning for another entry is said once, with its line.
+    has(
+        "common/ResourcesConfig.yaml:4",
+        "ResourceConfigs[0].Policy",
+        "(2 entries like this one; also at lines 24)",
     );
     has(
         "common/ResourcesConfig.yaml",
@@ -118,13 +124,8 @@ fn every_unmapped_field_is_named() {
     );
     has(
         "common/SignalsConfig.yaml",
-        "SignalConfigs[2].SigType",
-        "SigType is not imported",
-    );
-    has(
-        "common/SignalsConfig.yaml",
         "SignalConfigs[3].Resources[0]",
-        "the first (1228800) is used",
+        "URM writes the first (1228800)",
     );
     has(
         "common/SignalsConfig.yaml",
@@ -133,11 +134,11 @@ fn every_unmapped_field_is_named() {
     );
     has(
         "common/InitConfig.yaml",
-        "InitConfigs[2].IrqConfigs",
-        "IRQ-affinity",
+        "InitConfigs[2].IRQConfigs",
+        "IRQ affinity",
     );
     has(
-        "common/PerApp.yaml",
+        "target/PerApp.yaml",
         "PerAppConfigs[1].Configurations",
         "0x00020009 is not an imported use case",
     );
