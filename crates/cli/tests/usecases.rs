@@ -134,3 +134,70 @@ fn import_urm_writes_a_target_that_checks() {
         "{err}"
     );
 }
+
+/// URM's `RES_CPU_DMA_LATENCY` (`/dev/cpu_dma_latency`, PM QoS) imports as
+/// a hold-fd resource: it reads as a number, not the device's binary, and
+/// the daemon holds a request on it as a binary s32 while it lasts (issue
+/// 27 item 7).
+#[test]
+fn an_imported_cpu_dma_latency_is_hold_fd_and_reads_as_a_number() {
+    let dir = common::daemon::state_dir();
+    let board = dir.path().join("board");
+    common::ok(&["sim", "create", "qcs6490", board.to_str().unwrap()]);
+    let root = board.to_str().unwrap();
+    let urm = dir.path().join("urm");
+    std::fs::create_dir(&urm).unwrap();
+    std::fs::write(
+        urm.join("ResourcesConfig.yaml"),
+        "ResourceConfigs:\n  - ResType: \"0x01\"\n    ResID: \"0x0000\"\n    Name: \"RES_CPU_DMA_LATENCY\"\n    Path: \"/dev/cpu_dma_latency\"\n    Supported: true\n    LowThreshold: 0\n    HighThreshold: 2000000000\n    Permissions: \"third_party\"\n    Policy: \"lower_is_better\"\n    ApplyType: \"global\"\n",
+    )
+    .unwrap();
+    let target = dir.path().join("urm.yaml");
+    let target = target.to_str().unwrap();
+    common::ok(&[
+        "--root",
+        root,
+        "target",
+        "import-urm",
+        urm.to_str().unwrap(),
+        "-o",
+        target,
+    ]);
+    let doc: serde_json::Value = serde_json::from_str(&common::ok(&[
+        "--root",
+        root,
+        "--json",
+        "resources",
+        "--target",
+        target,
+    ]))
+    .unwrap();
+    let qos = &doc["resources"][0];
+    assert_eq!(qos["name"], "res_cpu_dma_latency", "{doc}");
+    assert_eq!(qos["kind"]["type"], "hold-fd", "{doc}");
+    assert_eq!(qos["value"], "2000000000", "{doc}");
+    assert_eq!(qos["level"], 2_000_000_000, "{doc}");
+    let table = common::ok(&["--root", root, "resources", "--target", target]);
+    let row = table
+        .lines()
+        .find(|l| l.contains("res_cpu_dma_latency"))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert!(row.contains(" 2000000000 "), "{row}");
+    assert!(!row.contains('\0') && !row.contains('\u{fffd}'), "{row:?}");
+
+    // Through the daemon: the request is written as a binary s32 and
+    // held while it lasts.
+    let d = common::daemon::Daemon::start(dir.path(), &["--target", target]);
+    let out = std::process::Command::new(common::LEVER)
+        .args(["acquire", "--detach", "-d", "30s", "res_cpu_dma_latency=10"])
+        .env("LEVER_SOCKET", &d.socket)
+        .output()
+        .unwrap();
+    common::assert_success(&out);
+    let node = d.dir.join("sim/dev/cpu_dma_latency");
+    assert_eq!(std::fs::read(&node).unwrap(), 10i32.to_ne_bytes());
+    let logged = common::daemon::wait_until(std::time::Duration::from_secs(5), || {
+        d.log().contains("-> 10 held")
+    });
+    assert!(logged.is_some(), "{}", d.log());
+}

@@ -681,3 +681,25 @@ fn missing_max_freq_error() -> String {
     .unwrap();
     bind_error(BASE, fs)
 }
+
+// --- PM QoS devices ---------------------------------------------------------
+
+/// `/dev/cpu_dma_latency` takes a binary s32 held while the file is open:
+/// a resource on it is hold-fd without saying so (an imported target never
+/// does), and any other kind is refused at its line (issue 27 item 7: an
+/// imported one became a text node and read back as binary).
+#[test]
+fn a_pm_qos_device_is_hold_fd() {
+    let qos = |kind: &str| {
+        edit(
+            "    node: /proc/sys/vm/swappiness\n",
+            &format!("    node: /dev/cpu_dma_latency\n{kind}"),
+        )
+    };
+    let file = parse("bad.yaml", &qos("")).unwrap();
+    assert_eq!(file.resources[2].kind, lever_targets::TemplateKind::HoldFd);
+    let file = parse("bad.yaml", &qos("    kind: hold-fd\n")).unwrap();
+    assert_eq!(file.resources[2].kind, lever_targets::TemplateKind::HoldFd);
+    let msg = error(&qos("    kind: plain\n"));
+    assert_eq!(msg, "bad.yaml:31:11: field `resources[2].kind`: /dev/cpu_dma_latency is a PM QoS device: it takes a binary 32-bit value and holds it only while the file is open, so its kind is hold-fd (the default for this node), not plain");
+}

@@ -11,6 +11,16 @@ use crate::opcode;
 use lever_engine::resource::{Aggregation, Permission};
 use lever_yaml::Node;
 
+/// The PM QoS request devices (kernel/power/qos.c, and the network and
+/// memory-bandwidth classes of kernels before 5.7): written as a binary
+/// s32, held while the file is open.
+const PM_QOS_DEVICES: &[&str] = &[
+    lever_kernel::paths::CPU_DMA_LATENCY,
+    "/dev/network_latency",
+    "/dev/network_throughput",
+    "/dev/memory_bandwidth",
+];
+
 pub(super) fn template(d: &InFile, i: usize, item: &Node, clusters: &Clusters) -> Result<Template> {
     let m = MapView::open(d, item, &format!("resources[{i}]"), RESOURCE_KEYS)?;
     let name = identifier(d, m.req(d, "name", "")?, &m.field("name"))?;
@@ -66,9 +76,24 @@ pub(super) fn template(d: &InFile, i: usize, item: &Node, clusters: &Clusters) -
     let node_node = m.req(d, "node", " (the kernel path this resource writes)")?;
     let node = node_path(d, node_node, &m.field("node"), per, has_index)?;
 
+    // A PM QoS device takes a binary s32 and holds it only while the file
+    // stays open: any other kind would write text that does nothing (and
+    // read back binary). Its kind is hold-fd, whatever wrote the file.
+    let pm_qos = PM_QOS_DEVICES.contains(&node.as_str());
     let kind_name = match m.get("kind") {
+        None if pm_qos => "hold-fd",
         None => "plain",
-        Some(n) => one_of(d, n, &m.field("kind"), KIND_VALUES)?,
+        Some(n) => {
+            let kind = one_of(d, n, &m.field("kind"), KIND_VALUES)?;
+            if pm_qos && kind != "hold-fd" {
+                return Err(d.err(
+                    n.pos,
+                    m.field("kind"),
+                    format!("{node} is a PM QoS device: it takes a binary 32-bit value and holds it only while the file is open, so its kind is hold-fd (the default for this node), not {kind}"),
+                ));
+            }
+            kind
+        }
     };
     let pair = match (m.get("pair"), kind_name) {
         (Some(n), "pair-min" | "pair-max") => Some(identifier(d, n, &m.field("pair"))?),
