@@ -185,3 +185,37 @@ fn one_high_cpu_number_in_text_does_not_slow_every_wake_up() {
         t.elapsed()
     );
 }
+
+/// The ring buffer's per-CPU overrun saved with a capture: a trace.dat's
+/// CPUSTAT options (as trace-cmd writes them) and the text's
+/// `# lever: cpu N overrun M` lines are counted as overwritten events.
+#[test]
+fn overwritten_events_are_read_from_cpustat_and_text_headers() {
+    let stats = |cpu: u32, overrun: u64| {
+        format!("CPU: {cpu}\nentries: 10\noverrun: {overrun}\ncommit overrun: 0\nbytes: 0\n")
+    };
+    for version in [DatVersion::V6, DatVersion::V7 { zstd: false }] {
+        let meta = DatMeta {
+            header_page: HEADER_PAGE.into(),
+            header_event: "# compressed entry header\n".into(),
+            systems: formats(),
+            page_size: PS as u32,
+            cpu_stats: vec![stats(0, 43_000), stats(1, 640)],
+            ..DatMeta::default()
+        };
+        let a = pages(&[waking(7, 9, 0)]);
+        let mut file = std::io::Cursor::new(Vec::new());
+        write(&mut file, &meta, &mut [&a[..], &[][..]], version).unwrap();
+        let r = DatReader::new(Data::Mem(file.into_inner().into())).unwrap();
+        assert_eq!(r.info().overruns, [(0, 43_000), (1, 640)], "{version:?}");
+        let sum = r.for_each_line(|_, _| {}, |_| {}).unwrap();
+        assert_eq!(sum.overwritten_events, 43_640, "{version:?}");
+        assert_eq!(sum.cpus_with_loss, [0, 1], "{version:?}");
+    }
+    let text = "# lever: cpu 0 overrun 43000\n# lever: cpu 1 overrun 640\n# lever: cpu 2 overrun 0\n# tracer: nop\n#\n  <idle>-0 [000] d..2. 1.000050: sched_waking: comm=a pid=7 prio=120 target_cpu=000\n";
+    let sum = Text(text.as_bytes())
+        .for_each_line(|_, _| {}, |_| {})
+        .unwrap();
+    assert_eq!((sum.overwritten_events, sum.events), (43_640, 1));
+    assert_eq!(sum.cpus_with_loss, [0, 1]);
+}

@@ -120,6 +120,16 @@ pub enum Header<'a> {
     StartedAt(&'a str),
     /// `#  => ended at:   do_IRQ`
     EndedAt(&'a str),
+    /// `# lever: cpu 1 overrun 43640`: events the ring buffer of CPU 1
+    /// overwrote before they were read (`per_cpu/cpu1/stats`, read by
+    /// `lever trace record` when it stopped; the kernel's text has no
+    /// line for them).
+    Overrun {
+        /// The CPU.
+        cpu: u32,
+        /// Events overwritten.
+        events: u64,
+    },
     /// Any other `#` line (column keys, blank comment).
     Other(&'a str),
 }
@@ -324,6 +334,14 @@ fn parse_header(t: &str) -> Header<'_> {
     }
     if let Some(rest) = body.strip_prefix("=> ended at:") {
         return Header::EndedAt(rest.trim());
+    }
+    if let Some(rest) = body.strip_prefix("lever: cpu ") {
+        let cpu = leading_u32(rest).filter(|(c, _)| *c < MAX_CPUS);
+        if let Some((cpu, r)) = cpu {
+            if let Some((events, "")) = r.strip_prefix(" overrun ").and_then(leading_u64) {
+                return Header::Overrun { cpu, events };
+            }
+        }
     }
     Header::Other(t)
 }

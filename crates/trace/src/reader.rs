@@ -143,8 +143,13 @@ pub struct Summary {
     /// Events the kernel reports as lost (`[LOST n EVENTS]`), summed.
     pub lost_events: u64,
     /// CPUs whose buffer started late (`##### CPU n buffer started ####`)
-    /// or that lost events.
+    /// or that lost events (or had events overwritten).
     pub cpus_with_loss: Vec<u32>,
+    /// Events the ring buffer overwrote before they were read (its
+    /// per-CPU `overrun`, saved with the trace by `lever trace record`:
+    /// a `# lever: cpu N overrun M` text line, a trace.dat's CPUSTAT
+    /// option), summed: the trace starts later than the recording did.
+    pub overwritten_events: u64,
     /// `# tracer: name`
     pub tracer: Option<String>,
     /// `# entries-in-buffer/entries-written: a/b`: (a, b).
@@ -187,6 +192,14 @@ pub enum NoEventsError {
 }
 
 impl Summary {
+    /// Count `events` overwritten in CPU `cpu`'s ring buffer.
+    pub fn overwritten(&mut self, cpu: u32, events: u64) {
+        self.overwritten_events += events;
+        if events > 0 && !self.cpus_with_loss.contains(&cpu) {
+            self.cpus_with_loss.push(cpu);
+        }
+    }
+
     /// `Err` when the pass saw no event and no function_graph line in
     /// `path` (named in the error): such a file is not a trace, and an
     /// analysis of it would print empty tables.
@@ -226,6 +239,7 @@ impl Summary {
                 m
             }));
         self.lost_events += other.lost_events;
+        self.overwritten_events += other.overwritten_events;
         for cpu in other.cpus_with_loss {
             if !self.cpus_with_loss.contains(&cpu) {
                 self.cpus_with_loss.push(cpu);
@@ -286,6 +300,7 @@ impl Summary {
                     self.cpus_with_loss.push(*cpu);
                 }
             }
+            Line::Header(Header::Overrun { cpu, events }) => self.overwritten(*cpu, *events),
             Line::Header(Header::Tracer(t)) => self.tracer = Some(t.to_string()),
             Line::Header(Header::Entries {
                 in_buffer, written, ..

@@ -471,11 +471,27 @@ impl Capture {
             op: "create",
             source,
         })?;
-        io::copy(&mut input, &mut output).map_err(|source| CaptureError::Io {
+        // What the ring buffer overwrote, as header lines the analyzer
+        // reads (the kernel's text does not say).
+        let mut head = String::new();
+        for (cpu, stats) in crate::raw::cpu_stats(&self.tfs.fs, &self.base)? {
+            if let Some(n) = crate::raw::overrun(&stats) {
+                head += &format!("# lever: cpu {cpu} overrun {n}\n");
+            }
+        }
+        io::Write::write_all(&mut output, head.as_bytes()).map_err(|source| CaptureError::Io {
             path: out.to_path_buf(),
-            op: "copy trace to",
+            op: "write",
             source,
-        })
+        })?;
+        let n = head.len() as u64;
+        io::copy(&mut input, &mut output)
+            .map(|c| c + n)
+            .map_err(|source| CaptureError::Io {
+                path: out.to_path_buf(),
+                op: "copy trace to",
+                source,
+            })
     }
 
     /// Put tracefs back as found. Idempotent; also run on drop.

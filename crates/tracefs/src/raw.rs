@@ -58,7 +58,40 @@ pub fn collect_meta(fs: &KernelFs, dir: &str, top: &str) -> Result<DatMeta, Capt
         trace_clock: fs
             .read_optional(&format!("{dir}/trace_clock"))?
             .unwrap_or_default(),
+        cpu_stats: cpu_stats(fs, dir)?
+            .into_iter()
+            .map(|(cpu, stats)| format!("CPU: {cpu}\n{stats}"))
+            .collect(),
     })
+}
+
+/// Each CPU's `per_cpu/cpuN/stats` under `dir` (an instance or the top
+/// level), by CPU number; CPUs without one are left out.
+pub fn cpu_stats(fs: &KernelFs, dir: &str) -> Result<Vec<(u32, String)>, CaptureError> {
+    let mut v = Vec::new();
+    // Kernels and test trees without per-CPU directories: nothing to say.
+    let Ok(names) = subdirs(fs, &format!("{dir}/per_cpu")) else {
+        return Ok(v);
+    };
+    for name in names {
+        let Some(cpu) = name.strip_prefix("cpu").and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        if let Some(stats) = fs.read_optional(&format!("{dir}/per_cpu/{name}/stats"))? {
+            v.push((cpu, stats));
+        }
+    }
+    v.sort_by_key(|c| c.0);
+    Ok(v)
+}
+
+/// The `overrun:` count of a `per_cpu/cpuN/stats` text: events the ring
+/// buffer overwrote before they were read.
+pub fn overrun(stats: &str) -> Option<u64> {
+    stats
+        .lines()
+        .find_map(|l| l.strip_prefix("overrun:"))
+        .and_then(|v| v.trim().parse().ok())
 }
 
 /// The directories in `dir` (files such as `enable`, `filter` and

@@ -336,6 +336,11 @@ pub struct DatInfo {
     pub clock: Option<String>,
     /// Per-CPU data.
     pub cpus: Vec<CpuData>,
+    /// Events each CPU's ring buffer overwrote before they were read:
+    /// (CPU, `overrun`) from the CPUSTAT options (the kernel's
+    /// `per_cpu/cpuN/stats`, as trace-cmd and `lever trace record` save
+    /// them).
+    pub overruns: Vec<(u32, u64)>,
 }
 
 /// A cursor on the file for the metadata read in order (v6).
@@ -495,6 +500,7 @@ impl DatInfo {
         let comms = parse_cmdlines(&cur.take(n, "the saved cmdlines")?);
         let ncpu = cur.count("CPUs")?;
         let mut clock = None;
+        let mut overruns = Vec::new();
         let mut instances = 0;
         let mut kind = cur.array::<10>("options/latency/flyrecord")?;
         if kind == *b"options  \0" {
@@ -508,6 +514,7 @@ impl DatInfo {
                 match id {
                     3 => instances += 1,
                     4 => clock = Some(clock_name(&body)),
+                    2 => overruns.extend(cpu_stat(&body)),
                     _ => {}
                 }
             }
@@ -549,6 +556,7 @@ impl DatInfo {
             comms,
             clock,
             cpus,
+            overruns,
         })
     }
 
@@ -576,6 +584,7 @@ impl DatInfo {
         let (mut header, mut ftrace, mut events, mut cmdlines) = (None, None, None, None);
         let mut buffers: Vec<(String, Option<String>, Vec<CpuData>)> = Vec::new();
         let mut clock = None;
+        let mut overruns = Vec::new();
         let mut seen = 0;
         while next != 0 {
             seen += 1;
@@ -622,6 +631,7 @@ impl DatInfo {
                         buffers.push((name, clk, cpus));
                     }
                     4 => clock = Some(clock_name(body)),
+                    2 => overruns.extend(cpu_stat(body)),
                     16 => header = Some(o.u64("the header info offset")?),
                     17 => ftrace = Some(o.u64("the ftrace formats offset")?),
                     18 => events = Some(o.u64("the event formats offset")?),
@@ -678,8 +688,23 @@ impl DatInfo {
             comms,
             clock: buf_clock.or(clock),
             cpus,
+            overruns,
         })
     }
+}
+
+/// A CPUSTAT option: `CPU: 1\nentries: 7\noverrun: 43640\n...` (the
+/// kernel's `per_cpu/cpu1/stats` after trace-cmd's `CPU:` line) → (1,
+/// 43640); `None` when it does not say both.
+fn cpu_stat(body: &[u8]) -> Option<(u32, u64)> {
+    let text = String::from_utf8_lossy(body);
+    let value = |key: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| v.trim().trim_end_matches('\0').parse::<u64>().ok())
+    };
+    let cpu = u32::try_from(value("CPU:")?).ok()?;
+    Some((cpu, value("overrun:")?))
 }
 
 fn clock_name(body: &[u8]) -> String {

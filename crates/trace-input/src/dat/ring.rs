@@ -505,6 +505,9 @@ impl DatReader {
             bytes: data.len(),
             ..Summary::default()
         };
+        for &(cpu, events) in &info.overruns {
+            sum.overwritten(cpu, events);
+        }
         // Formats by common_type (a table: one index per event, no hash),
         // each with its decoder and where common_pid is.
         let max_id = info

@@ -75,6 +75,20 @@ pub struct DatMeta {
     /// `trace_clock` (`[local] global counter ...`; empty = not known,
     /// `local`).
     pub trace_clock: String,
+    /// Each CPU's `per_cpu/cpuN/stats` as trace-cmd saves it in a CPUSTAT
+    /// option (`CPU: N` line first); its `overrun:` line counts the
+    /// events the ring buffer overwrote. Empty: none written.
+    pub cpu_stats: Vec<String>,
+}
+
+/// The CPUSTAT option bodies (id 2) of `meta`, NUL-terminated as
+/// trace-cmd writes them.
+fn cpu_stat_options(meta: &DatMeta) -> impl Iterator<Item = Vec<u8>> + '_ {
+    meta.cpu_stats.iter().map(|s| {
+        let mut b = s.clone().into_bytes();
+        b.push(0);
+        b
+    })
 }
 
 /// What [`write_v6`] wrote.
@@ -235,6 +249,7 @@ pub fn write_v7<W: Write + Seek, R: Read>(
         buffer.extend(size.to_ne_bytes());
     }
     options.push((8, (entries.len() as u32).to_ne_bytes().to_vec()));
+    options.extend(cpu_stat_options(meta).map(|b| (2, b)));
     if !meta.trace_clock.is_empty() {
         let mut text = meta.trace_clock.clone().into_bytes();
         text.push(0);
@@ -343,6 +358,11 @@ pub fn write_v6<W: Write + Seek, R: Read>(
     w.write_all(&8u16.to_ne_bytes())?; // CPUCOUNT
     w.write_all(&4u32.to_ne_bytes())?;
     w.write_all(&count(cpus.len()))?;
+    for b in cpu_stat_options(meta) {
+        w.write_all(&2u16.to_ne_bytes())?; // CPUSTAT
+        w.write_all(&count(b.len()))?;
+        w.write_all(&b)?;
+    }
     w.write_all(&0u16.to_ne_bytes())?; // DONE
     w.write_all(b"flyrecord\0")?;
     w.flush()?;

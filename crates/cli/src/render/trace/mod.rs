@@ -120,7 +120,13 @@ fn summary(r: &Report) -> String {
     for m in s.malformed_samples.iter().take(5) {
         out += &format!("  line {}: {}: {}\n", m.line_no, m.reason, m.text);
     }
-    if s.lost_events > 0 || !s.cpus_with_loss.is_empty() {
+    if s.overwritten_events > 0 {
+        out += &format!(
+            "  overwritten events: {} (the ring buffer wrapped before they were read; per-CPU overrun at capture): CPUs {:?}; results near them are incomplete\n",
+            s.overwritten_events, s.cpus_with_loss
+        );
+    }
+    if s.lost_events > 0 || (!s.cpus_with_loss.is_empty() && s.overwritten_events == 0) {
         out += &format!(
             "  lost events: {} (CPUs {:?}): buffer too small; results near the loss are incomplete\n",
             s.lost_events, s.cpus_with_loss
