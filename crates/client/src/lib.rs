@@ -30,8 +30,8 @@ use std::path::{Path, PathBuf};
 
 pub use lever_protocol::ErrorCode as Code;
 pub use lever_protocol::{
-    Acquire, Acquired, Applied, Bound, Cause, Explain, Handle, Holder, Lease, NotApplied,
-    PairRule, Priority, Profile, Register, Signal, SignalLease, SnapDirection, Status, VoteInfo,
+    Acquire, Acquired, Applied, Bound, Cause, Explain, Handle, Holder, Lease, NotApplied, PairRule,
+    Priority, Profile, Register, Signal, SignalLease, SnapDirection, Status, VoteInfo,
 };
 
 mod run;
