@@ -78,6 +78,37 @@ pub struct Config {
     pub metrics_textfile: Option<PathBuf>,
     /// How often the textfile is rewritten.
     pub metrics_interval: std::time::Duration,
+    /// Makes the target file in place of `target` (`lever daemon --urm
+    /// DIR` imports a URM directory with it): called at start and again
+    /// on SIGHUP.
+    pub loader: Option<TargetLoader>,
+}
+
+/// What a [`TargetLoader`] made: the target file, and what to say about
+/// it once in the log (an import's warnings).
+#[derive(Debug)]
+pub struct Loaded {
+    /// The target file, not yet bound.
+    pub file: lever_targets::TargetFile,
+    /// Warnings, each one log line.
+    pub warnings: Vec<String>,
+}
+
+/// Why a [`TargetLoader`] made no target (kept as the cause, so a caller
+/// can tell its kind).
+pub type LoadError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// A maker of the daemon's target file from the kernel below the root.
+#[derive(Clone)]
+pub struct TargetLoader(pub std::sync::Arc<LoadFn>);
+
+/// The function a [`TargetLoader`] calls.
+pub type LoadFn = dyn Fn(&KernelFs) -> Result<Loaded, LoadError> + Send + Sync;
+
+impl std::fmt::Debug for TargetLoader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TargetLoader")
+    }
 }
 
 impl Default for Config {
@@ -95,6 +126,7 @@ impl Default for Config {
             metrics: None,
             metrics_textfile: None,
             metrics_interval: std::time::Duration::from_secs(15),
+            loader: None,
         }
     }
 }
@@ -105,6 +137,9 @@ pub enum DaemonError {
     /// The target could not be loaded or bound.
     #[error("{0}")]
     Target(#[from] lever_targets::TargetError),
+    /// The [`Config::loader`] made no target (a URM directory refused).
+    #[error("{0}")]
+    Load(#[source] LoadError),
     /// The target's resources are inconsistent.
     #[error("target is not usable: {0}")]
     Engine(#[from] lever_engine::EngineError),
@@ -279,7 +314,20 @@ pub fn run_locked(config: Config, lock: journal::StateLock) -> Result<(), Daemon
     };
     let root = &config.root;
     let fs = KernelFs::new(root);
-    let target = lever_targets::resolve(config.target.as_deref(), &fs)?;
+    // A loader's warnings are said once; a reload says only new ones.
+    let (target, said) = match &config.loader {
+        Some(loader) => {
+            let loaded = (loader.0)(&fs).map_err(DaemonError::Load)?;
+            for w in &loaded.warnings {
+                log.warn(w);
+            }
+            (loaded.file.bind(&fs)?, loaded.warnings)
+        }
+        None => (
+            lever_targets::resolve(config.target.as_deref(), &fs)?,
+            Vec::new(),
+        ),
+    };
     let jpath = journal::Journal::path_in(&config.state_dir);
     // The state directory was created by the lock, private (see
     // `state_dir_mode`).
@@ -390,8 +438,21 @@ pub fn run_locked(config: Config, lock: journal::StateLock) -> Result<(), Daemon
     }
     let target_arg = config.target.clone();
     let reload_fs = fs.clone();
-    let reload = Box::new(move || {
-        lever_targets::resolve(target_arg.as_deref(), &reload_fs).map_err(|e| e.to_string())
+    let loader = config.loader.clone();
+    let reload_log = log.clone();
+    let mut said = said;
+    let reload = Box::new(move || match &loader {
+        Some(loader) => {
+            let loaded = (loader.0)(&reload_fs).map_err(|e| e.to_string())?;
+            for w in loaded.warnings.iter().filter(|w| !said.contains(w)) {
+                reload_log.warn(w);
+            }
+            said = loaded.warnings;
+            loaded.file.bind(&reload_fs).map_err(|e| e.to_string())
+        }
+        None => {
+            lever_targets::resolve(target_arg.as_deref(), &reload_fs).map_err(|e| e.to_string())
+        }
     });
     // systemd's default soft limit (1024) would cap connections far below
     // what the hard limit allows; the caps are derived from what is set.

@@ -17,6 +17,11 @@ pub struct DaemonArgs {
     /// the simulated board).
     #[arg(long, short = 't', value_name = "TARGET")]
     pub target: Option<String>,
+    /// Run from a URM configuration directory (common, target, custom
+    /// layered as `target import-urm` does), imported in memory at start
+    /// and again on SIGHUP.
+    #[arg(long, value_name = "DIR", conflicts_with = "target")]
+    pub urm: Option<PathBuf>,
     /// Run on a simulated board, created (or reused) under STATE_DIR/sim.
     #[arg(long, value_name = "BOARD", value_parser = crate::cmd::util::sim_board())]
     pub sim: Option<String>,
@@ -103,6 +108,25 @@ fn sim_root(board: &str, state_dir: &Path, quiet: bool) -> anyhow::Result<PathBu
     Ok(dir)
 }
 
+/// The target of `--urm DIR`: the directory imported as
+/// `lever target import-urm` does, over the clusters of the daemon's root;
+/// each warning one log line.
+fn urm_loader(dir: PathBuf) -> lever_daemon::TargetLoader {
+    lever_daemon::TargetLoader(std::sync::Arc::new(move |fs| {
+        let import = lever_urm::import_dir(&dir, "urm", fs, None)?;
+        let mut file = import.target;
+        file.source = format!("urm:{}", dir.display());
+        Ok(lever_daemon::Loaded {
+            file,
+            warnings: import
+                .warnings
+                .iter()
+                .map(|w| format!("URM import: {w}"))
+                .collect(),
+        })
+    }))
+}
+
 pub fn run_daemon(global: &Global, args: DaemonArgs) -> anyhow::Result<()> {
     let max_ms = u32::try_from(args.max_duration_ms.as_millis())
         .map_err(|_| anyhow::anyhow!("--max-duration-ms: at most 4294967295 ms"))?;
@@ -147,6 +171,7 @@ pub fn run_daemon(global: &Global, args: DaemonArgs) -> anyhow::Result<()> {
             metrics: args.metrics,
             metrics_textfile: args.metrics_textfile,
             metrics_interval: args.metrics_interval,
+            loader: args.urm.map(urm_loader),
         },
         lock,
     )?;

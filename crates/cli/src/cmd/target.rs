@@ -60,6 +60,10 @@ pub struct UsecasesArgs {
     /// --root, else `generic`.
     #[arg(long, short = 't', value_name = "TARGET")]
     pub target: Option<String>,
+    /// The use cases of a URM configuration directory, imported as
+    /// `lever daemon --urm DIR` runs it (its warnings: `target import-urm`).
+    #[arg(long, value_name = "DIR", conflicts_with = "target")]
+    pub urm: Option<std::path::PathBuf>,
     /// Also read the use cases of these files (`usecases:`, checked
     /// against the target).
     #[arg(long = "usecases", value_name = "FILE")]
@@ -69,7 +73,10 @@ pub struct UsecasesArgs {
 /// `lever usecases`: the target file's use cases, plus any given files'.
 pub fn usecases(global: &Global, args: UsecasesArgs) -> anyhow::Result<()> {
     let fs = KernelFs::new(&global.root);
-    let mut file = lever_targets::resolve_file(args.target.as_deref(), &fs)?;
+    let mut file = match &args.urm {
+        Some(dir) => lever_urm::import_dir(dir, "urm", &fs, None)?.target,
+        None => lever_targets::resolve_file(args.target.as_deref(), &fs)?,
+    };
     for path in &args.files {
         file.add_usecases_from(path)?;
     }
