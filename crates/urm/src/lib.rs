@@ -4,28 +4,36 @@
 //! URM (seed 001) describes a board in four YAML files, each possibly in
 //! three layers read in this order, a later layer replacing an earlier
 //! entry with the same key: `DIR/FILE` (a flat directory), then
-//! `DIR/common/FILE`, `DIR/target/FILE`, `DIR/custom/FILE`.
+//! `DIR/common/FILE`, `DIR/target/FILE`, `DIR/custom/FILE`
+//! (`common/PerApp.yaml` is not read, as URM does not read it). A file of
+//! comments only is empty.
 //!
 //! | URM file | key of an entry | becomes |
 //! |---|---|---|
-//! | `ResourcesConfig.yaml` (`ResourceConfigs:`) | ResType, ResID | a resource; opcode `make(0x30 + ResType, ResID)` |
-//! | `SignalsConfig.yaml` (`SignalConfigs:`) | Category, SigId, ExtraAttrs | a use case with id `Category << 16 \| SigId`; entries with `ExtraAttrs` are its variants |
+//! | `ResourcesConfig.yaml` (`ResourceConfigs:`) | ResType, ResID | a resource; opcode `make(0x30 + ResType, ResID)` for ResType ≤ 0xE, ResID ≤ 0xFF, else the next free minor of major 0x3F; `ApplyType: cgroup` a cgroup file instead |
+//! | `SignalsConfig.yaml` (`SignalConfigs:`) | Category, SigId, SigType, ExtraAttrs | a use case with id `SigType << 24 \| Category << 16 \| SigId`; entries with `ExtraAttrs` are its variants |
 //! | `PerApp.yaml` (`PerAppConfigs:`) | App | an `apps:` entry |
-//! | `InitConfig.yaml` (`InitConfigs:`) | section | cluster names (`ClusterMap`), cgroup names (`CgroupsInfo`) |
+//! | `InitConfig.yaml` (`InitConfigs:`) | section | cluster names and ids (`ClusterMap`), cgroup IDs → URM's cgroup paths (`CgroupsInfo`); `IRQConfigs`, `LogLevel`, `MPAMgroupsInfo`, `CacheInfo` read and warned |
 //!
 //! A URM resource code, as signals write it in `ResCode`, is
-//! `ResType << 16 | ResID` (or one of URM's macro names);
-//! `ResInfo` packs the logical cluster (bits 15..8) and the core within it
-//! (bits 7..0, 1-based, 0 = every core), and a cgroup resource's
-//! `Values[0]` is the cgroup ID, as URM decodes them.
+//! `ResType << 16 | ResID` or one of URM's macro names (`RES_SCALE_MAX_FREQ`);
+//! `ResInfo` (a number or a macro name such as `CLUSTER_BIG_ALL_CORES`)
+//! packs the logical cluster (bits 15..8) and the core within it
+//! (bits 7..0, 1-based, 0 = every core); a cgroup resource's `Values[0]` is
+//! the cgroup ID, looked up in `CgroupsInfo` (`cpuset.cpus` takes every
+//! further value as a CPU); a `"%d"` value (given at run time) leaves that
+//! resource out. Thresholds are optional (checked only when both are
+//! given), `Timeout` defaults to 1 ms, and a `Unit` factor (KB, KHz, …) is
+//! applied to values (`Hz` on a kHz node is noted).
 //! Every field is either mapped or named in a [`Warning`]; a key URM does
 //! not have is an [`UrmError::Field`] at its file:line:col; a bad value
-//! refuses the directory where URM refuses it (a resource, an init
+//! refuses the directory where URM refuses it (a resource, an app, an init
 //! section) and drops the signal entry where URM drops it. A declared
 //! `Policy` is honoured as declared (`lower_is_better` on a floor is
 //! warned about, not changed). A warning repeated over entries of one file
-//! is said once with a count. The full mapping table is in
-//! `docs/usecases.md`.
+//! is said once with a count and the other entries' lines. The full
+//! mapping table is in `docs/usecases.md`; `lever daemon --urm DIR` runs
+//! from a directory with [`import_dir`].
 //!
 //! ```
 //! let dir = tempfile::tempdir().unwrap();
