@@ -127,6 +127,90 @@ impl Tracefs {
     fn host(&self, kernel_path: &str) -> Result<PathBuf, CaptureError> {
         Ok(self.fs.resolve(kernel_path)?)
     }
+
+    /// Whether process `pid` runs (a zombie, killed but not yet reaped,
+    /// does not).
+    fn alive(&self, pid: u32) -> bool {
+        match self
+            .fs
+            .read_optional(&format!("{}/{pid}/stat", paths::PROC))
+        {
+            // "16289 (lever) Z 1 ...": the state follows the last ')'.
+            Ok(Some(stat)) => stat.rsplit_once(')').is_none_or(|(_, rest)| {
+                !matches!(rest.trim_start().as_bytes().first(), Some(b'Z' | b'X'))
+            }),
+            Ok(None) => false,
+            Err(_) => self.fs.exists(&format!("{}/{pid}", paths::PROC)),
+        }
+    }
+
+    /// Remove the `instances/lever-PID` instances whose recorder (process
+    /// PID) is gone — a `trace record` killed with SIGKILL leaves its
+    /// instance tracing into its buffer — after stopping them. This
+    /// process's own instance and those of live processes are left.
+    /// Returns what was found, each with whether it could be removed.
+    pub fn remove_stale_instances(&self) -> Vec<StaleInstance> {
+        let instances = format!("{}/instances", self.dir);
+        let Ok(names) = self.fs.list_dir(&instances) else {
+            return Vec::new();
+        };
+        let me = std::process::id();
+        let mut found = Vec::new();
+        for name in names {
+            let Some(pid) = name
+                .strip_prefix("lever-")
+                .and_then(|p| p.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            if pid == me || self.alive(pid) {
+                continue;
+            }
+            let dir = format!("{instances}/{name}");
+            let _ = self.fs.write_raw(&format!("{dir}/tracing_on"), "0");
+            let removed = self
+                .host(&dir)
+                .and_then(|host| {
+                    fs::remove_dir(&host).map_err(|source| CaptureError::Io {
+                        path: host,
+                        op: "remove instance",
+                        source,
+                    })
+                })
+                .map_err(|e| e.to_string());
+            found.push(StaleInstance { name, pid, removed });
+        }
+        found
+    }
+}
+
+/// A `lever-PID` tracefs instance whose recorder is gone
+/// ([`Tracefs::remove_stale_instances`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StaleInstance {
+    /// Its name under `instances/`.
+    pub name: String,
+    /// The recorder's pid, no longer running.
+    pub pid: u32,
+    /// Removed, or why not.
+    pub removed: Result<(), String>,
+}
+
+impl std::fmt::Display for StaleInstance {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.removed {
+            Ok(()) => write!(
+                f,
+                "removed the stale tracefs instance {} (its recorder, pid {}, is gone)",
+                self.name, self.pid
+            ),
+            Err(e) => write!(
+                f,
+                "the stale tracefs instance {} (recorder pid {} is gone) could not be removed: {e}",
+                self.name, self.pid
+            ),
+        }
+    }
 }
 
 /// The tracefs state a capture must leave unchanged (of the top level or

@@ -25,5 +25,7 @@
 pub mod capture;
 pub mod raw;
 
-pub use capture::{Capture, CaptureConfig, CaptureError, Target, Tracefs, TracefsState};
+pub use capture::{
+    Capture, CaptureConfig, CaptureError, StaleInstance, Target, Tracefs, TracefsState,
+};
 pub use lever_trace_input::dat::write::DatVersion;

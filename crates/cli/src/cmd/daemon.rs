@@ -188,6 +188,14 @@ pub fn run_restore(global: &Global, args: RestoreArgs) -> anyhow::Result<()> {
     };
     let recovery = lever_daemon::restore(&args.state_dir, &root)?;
     crate::render::daemon::restore(&recovery, &args.state_dir, global.json)?;
+    // A `trace record` killed with SIGKILL left its tracefs instance
+    // tracing: remove it too, and say so.
+    let fs = lever_kernel::KernelFs::new(&global.root);
+    if let Some(tfs) = lever_tracefs::Tracefs::locate(&fs) {
+        for stale in tfs.remove_stale_instances() {
+            eprintln!("lever: {stale}");
+        }
+    }
     let failed = recovery
         .restored
         .iter()

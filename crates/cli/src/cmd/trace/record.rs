@@ -87,6 +87,10 @@ const DEFAULT_EVENTS: &[&str] = &[
 pub fn run(global: &Global, a: RecordArgs) -> anyhow::Result<()> {
     let fs = KernelFs::new(&global.root);
     let tfs = Tracefs::locate_or_mount(&fs)?;
+    // A recorder killed with SIGKILL left its instance tracing: remove it.
+    for stale in tfs.remove_stale_instances() {
+        eprintln!("lever: {stale}");
+    }
     let events: Vec<String> = if a.events.is_empty() {
         DEFAULT_EVENTS
             .iter()
