@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 secs=${1:-300}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(protocol_decode journal_parse target_yaml trace_line trace_dat)
+[ ${#targets[@]} -gt 0 ] || targets=(protocol_decode journal_parse target_yaml trace_line trace_dat trace_dat_analyze)
 seeds() {
     case $1 in
         protocol_decode) echo fuzz/seeds/protocol_decode ;;
@@ -20,6 +20,8 @@ seeds() {
         target_yaml) echo crates/targets/targets ;;
         trace_line) echo crates/trace/tests/fixtures ;;
         trace_dat) echo fuzz/seeds/trace_dat ;;
+        # Edits of the embedded seed capture: an empty input is the capture.
+        trace_dat_analyze) echo fuzz/seeds/trace_dat_analyze ;;
         *) return 1 ;;
     esac
 }
@@ -46,10 +48,18 @@ max_len() {
         *) echo 4096 ;;
     esac
 }
+# trace_dat_analyze: an allocation over 512 MB (sized by a damaged
+# field) is a crash, and so is an input that takes over 10 s.
+extra() {
+    case $1 in
+        trace_dat_analyze) echo "-malloc_limit_mb=512 -timeout=10" ;;
+        *) echo "" ;;
+    esac
+}
 run() {
     mkdir -p "fuzz/corpus/$1"
     if ! cargo +nightly fuzz run "$1" "fuzz/corpus/$1" "$(seeds "$1")" -- \
-        -max_total_time="$secs" -max_len="$(max_len "$1")" -print_final_stats=1 >"fuzz/logs/$1.log" 2>&1; then
+        -max_total_time="$secs" -max_len="$(max_len "$1")" $(extra "$1") -print_final_stats=1 >"fuzz/logs/$1.log" 2>&1; then
         echo "$1: FAILED (crash or error; see fuzz/logs/$1.log and fuzz/artifacts/$1/)" >&2
         return 1
     fi

@@ -127,3 +127,134 @@ fn a_cut_real_dat_is_an_error_or_fewer_events_not_a_panic() {
         walk(real()[..keep].to_vec());
     }
 }
+
+/// The uncompressed v6 capture (its pages as the kernel wrote them, so a
+/// changed byte lands in an event, not in a zstd frame that fails).
+fn real_v6() -> &'static [u8] {
+    static DAT: OnceLock<Vec<u8>> = OnceLock::new();
+    DAT.get_or_init(|| {
+        let z = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/v6.dat.zst"
+        ))
+        .unwrap();
+        zstd::stream::decode_all(&z[..]).unwrap()
+    })
+}
+
+/// Where the ring-buffer pages of [`real_v6`] start (the formats and
+/// the other metadata come first).
+fn pages_start() -> usize {
+    let input = from_reader(std::io::Cursor::new(real_v6().to_vec()), "fuzz").unwrap();
+    let lever_trace_input::Input::Dat(reader) = input else {
+        panic!("a dat")
+    };
+    let start = reader.info().cpus.iter().map(|c| c.offset).min().unwrap();
+    start as usize
+}
+
+/// Every analysis over `bytes` on another thread; a failure when it has
+/// not ended within `limit` (a hang or a scan per event over a damaged
+/// CPU number). An abort (an allocation sized by a damaged field) ends
+/// the test process.
+fn every_analysis_within(
+    bytes: Vec<u8>,
+    limit: std::time::Duration,
+) -> Result<Option<lever_trace::Summary>, String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let opts = lever_trace_analysis::Options {
+            wakeups: true,
+            locks: true,
+            ramp: true,
+            critical_path: Some(lever_trace_analysis::critical::CriticalPathSpec {
+                tid: 1,
+                from_ns: None,
+                to_ns: None,
+            }),
+            ..lever_trace_analysis::Options::all()
+        };
+        let summary = from_reader(std::io::Cursor::new(bytes), "fuzz")
+            .ok()
+            .and_then(|input| lever_trace_analysis::analyze_source(input, &opts, |_| {}).ok())
+            .map(|r| r.summary);
+        let _ = tx.send(summary);
+    });
+    rx.recv_timeout(limit)
+        .map_err(|_| format!("no report after {limit:?}"))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    /// Damaged copies of the real capture — bytes and whole 4-byte words
+    /// changed in its ring-buffer pages (a CPU number, a pid, a length
+    /// becoming anything) — run every analysis to the end in bounded
+    /// time, as the fuzz target `trace_dat_analyze` checks for millions
+    /// of inputs.
+    #[test]
+    fn damaged_real_dat_runs_every_analysis_in_bounded_time(
+        bytes in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..8),
+        words in prop::collection::vec((any::<prop::sample::Index>(), any::<u32>()), 0..8),
+    ) {
+        let mut b = real_v6().to_vec();
+        let data = pages_start();
+        for (i, v) in bytes {
+            let i = data + i.index(b.len() - data);
+            b[i] = v;
+        }
+        for (i, v) in words {
+            let i = (data + i.index(b.len() - data - 4)) & !3;
+            b[i..i + 4].copy_from_slice(&v.to_le_bytes());
+        }
+        let ended = every_analysis_within(b, std::time::Duration::from_secs(10));
+        prop_assert!(ended.is_ok(), "{:?}", ended);
+    }
+}
+
+/// The damaged values written over every sched_waking's
+/// `target_cpu` in the real capture: each such event is malformed (a
+/// CPU the trace does not have), and every analysis ends in bounded
+/// time.
+#[test]
+fn damaged_cpu_numbers_in_the_real_dat_end_in_bounded_time() {
+    let input = from_reader(std::io::Cursor::new(real_v6().to_vec()), "fuzz").unwrap();
+    let lever_trace_input::Input::Dat(reader) = input else {
+        panic!("a dat")
+    };
+    let fmt = reader
+        .info()
+        .formats
+        .iter()
+        .find(|f| f.name == "sched_waking")
+        .unwrap();
+    let (id, at) = (fmt.id, fmt.field("target_cpu").unwrap().offset);
+    for bad in [655_384u32, u32::MAX, 100_000, 8191] {
+        let mut b = real_v6().to_vec();
+        let data = pages_start();
+        let mut hits = 0;
+        // An event's payload starts with its common_type after the
+        // 4-byte event header: patch each sched_waking found that way.
+        let mut i = data;
+        while i + at + 8 <= b.len() {
+            if u16::from_le_bytes([b[i], b[i + 1]]) == id && b[i + 4..i + 8] != [0; 4] {
+                b[i + at..i + at + 4].copy_from_slice(&bad.to_le_bytes());
+                hits += 1;
+            }
+            i += 4;
+        }
+        assert!(hits > 100, "{hits}");
+        let sum = every_analysis_within(b, std::time::Duration::from_secs(10))
+            .unwrap()
+            .unwrap();
+        // Each is a CPU the trace does not have: malformed, not a CPU.
+        assert!(sum.malformed >= 100, "target_cpu={bad}: {sum:?}");
+        assert!(
+            sum.malformed_samples
+                .iter()
+                .all(|m| m.reason.contains("CPU number")),
+            "target_cpu={bad}: {:?}",
+            sum.malformed_samples
+        );
+    }
+}
