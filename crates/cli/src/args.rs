@@ -172,7 +172,7 @@ pub struct ResourcesArgs {
     /// Built-in target name or path to a target YAML file. Default: the
     /// built-in target whose `compatible` matches the device tree under
     /// --root, else `generic` (discovered from what the kernel exposes).
-    #[arg(long, short = 't', value_name = "TARGET")]
+    #[arg(long, short = 't', value_name = "TARGET", value_parser = crate::cmd::util::target_name(), hide_possible_values = true)]
     pub target: Option<String>,
 }
 
@@ -184,6 +184,7 @@ pub enum TargetCommand {
     /// expand and bind every node; errors name file:line:column and field.
     Check {
         /// Built-in target name or path to a YAML file.
+        #[arg(value_parser = crate::cmd::util::target_name(), hide_possible_values = true)]
         target: String,
     },
     /// Convert a URM configuration directory (ResourcesConfig.yaml,

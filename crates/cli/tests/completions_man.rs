@@ -191,3 +191,134 @@ fn bash_completes_boards() {
         }
     }
 }
+
+/// What bash offers for each `(words, current word)` after `lever`.
+fn bash_offers(lines: &[(&str, &str)]) -> Vec<Vec<String>> {
+    let mut script = format!("source <('{}' completions bash)\n", common::LEVER);
+    for (words, cur) in lines {
+        let words: Vec<&str> = words.split_whitespace().collect();
+        let prev = words.last().copied().unwrap_or("lever");
+        script.push_str(&format!(
+            "COMP_WORDS=(lever {} '{cur}'); COMP_CWORD={}; _lever lever '{cur}' '{prev}'; echo \"${{COMPREPLY[@]}}\"\n",
+            words.join(" "),
+            words.len() + 1
+        ));
+    }
+    let out = Command::new("bash").arg("-c").arg(script).output().unwrap();
+    common::assert_success(&out);
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.split(' ').map(str::to_string).collect())
+        .collect()
+}
+
+/// Completion offers the built-in profiles (`profile show/diff/verify/
+/// apply/hold`), the built-in targets' use cases (`signal`), resources
+/// (`acquire` as `NAME=`, `explain`), apps (`run --app`) and the targets
+/// themselves (`--target`, `target check`); help and man pages do not list
+/// them, and other values (a file, an opcode) are still taken (issue 27
+/// item 7).
+#[test]
+fn bash_completes_profiles_usecases_resources_apps_and_targets() {
+    let script = common::ok(&["completions", "bash"]);
+    let profiles = lever_profiles::builtin_names();
+    let targets: Vec<lever_targets::TargetFile> = lever_targets::builtin_names()
+        .iter()
+        .map(|n| lever_targets::load_builtin(n).unwrap())
+        .collect();
+    let usecases: Vec<&str> = targets
+        .iter()
+        .flat_map(|t| t.usecases.iter().map(|u| u.name.as_str()))
+        .collect();
+    let qcs6490 = &targets[0];
+    assert_eq!(qcs6490.name, "qcs6490");
+    let resources: Vec<String> = qcs6490
+        .resource_names()
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    assert!(resources.len() > 50, "{resources:?}");
+    for name in profiles.iter().chain(&usecases) {
+        assert!(script.contains(name), "{name} not in the bash script");
+    }
+    for name in &resources {
+        assert!(
+            script.contains(&format!("{name}=")),
+            "{name}= not in the bash script"
+        );
+    }
+    if !have("bash") {
+        return;
+    }
+    let offers = bash_offers(&[
+        ("profile show", ""),
+        ("profile diff", ""),
+        ("profile verify", ""),
+        ("profile apply", ""),
+        ("profile hold", ""),
+        ("signal", ""),
+        ("acquire", ""),
+        ("explain", ""),
+        ("run --app", ""),
+        ("resources --target", ""),
+        ("target check", ""),
+        ("daemon -t", ""),
+        ("signal", "camera-p"),
+        ("acquire", "cpu_min_freq.s"),
+    ]);
+    // profile show, diff, verify, apply, hold
+    for offer in &offers[..5] {
+        for p in &profiles {
+            assert!(offer.iter().any(|w| w == p), "{p}: {offer:?}");
+        }
+    }
+    for u in &usecases {
+        assert!(offers[5].iter().any(|w| w == u), "{u}: {:?}", offers[5]);
+    }
+    for r in &resources {
+        let pair = format!("{r}=");
+        assert!(offers[6].contains(&pair), "{pair}: {:?}", offers[6]);
+        assert!(offers[7].contains(r), "{r}: {:?}", offers[7]);
+    }
+    assert!(
+        offers[8].iter().any(|w| w == "gst-camera"),
+        "{:?}",
+        offers[8]
+    );
+    // --target of resources and daemon, target check
+    for offer in &offers[9..12] {
+        for t in lever_targets::builtin_names() {
+            assert!(offer.iter().any(|w| w == t), "{t}: {offer:?}");
+        }
+    }
+    assert_eq!(offers[12], ["camera-preview"]);
+    assert_eq!(offers[13], ["cpu_min_freq.silver="]);
+    // Not listed in help or man pages; a value of one's own still parses.
+    for cmd in [
+        &["signal", "--help"][..],
+        &["acquire", "--help"],
+        &["profile", "show", "--help"],
+        &["run", "--help"],
+    ] {
+        let help = common::ok(cmd);
+        assert!(!help.contains("possible values"), "{cmd:?}: {help}");
+        assert!(!help.contains("camera-preview,"), "{cmd:?}: {help}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let board = dir.path().join("board");
+    common::ok(&["sim", "create", "qcs6490", board.to_str().unwrap()]);
+    let own = dir.path().join("mine.yaml");
+    std::fs::write(
+        &own,
+        "profile: mine\ndescription: one of my own\nresources:\n  cpu_min_freq: max\n",
+    )
+    .unwrap();
+    let shown = common::ok(&[
+        "--root",
+        board.to_str().unwrap(),
+        "profile",
+        "show",
+        own.to_str().unwrap(),
+    ]);
+    assert!(shown.contains("mine"), "{shown}");
+}

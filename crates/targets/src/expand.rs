@@ -109,3 +109,26 @@ pub(crate) fn union_cpus(clusters: &[Cluster]) -> Vec<u32> {
         .collect();
     set.into_iter().collect()
 }
+
+impl crate::model::TargetFile {
+    /// The resource names this file gives without a kernel, in file order,
+    /// each with its template: every template expanded over the declared
+    /// clusters and their CPUs. With `clusters: auto` the clusters are
+    /// known only when bound, so only the templates that are not per
+    /// cluster or CPU are named. For what needs no board (shell
+    /// completion).
+    pub fn resource_names(&self) -> Vec<(String, &Template)> {
+        let (clusters, cpus) = match &self.clusters {
+            crate::model::Clusters::List(list) => (list.clone(), union_cpus(list)),
+            _ => (Vec::new(), Vec::new()),
+        };
+        self.resources
+            .iter()
+            .flat_map(|t| {
+                instances(t, &clusters, &cpus)
+                    .into_iter()
+                    .map(move |i| (i.name, t))
+            })
+            .collect()
+    }
+}

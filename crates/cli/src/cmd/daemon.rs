@@ -15,7 +15,7 @@ pub struct DaemonArgs {
     /// Built-in target name or YAML file (default: detected from --root,
     /// or from the --sim board: with --sim, your own target file runs on
     /// the simulated board).
-    #[arg(long, short = 't', value_name = "TARGET")]
+    #[arg(long, short = 't', value_name = "TARGET", value_parser = crate::cmd::util::target_name(), hide_possible_values = true)]
     pub target: Option<String>,
     /// Run from a URM configuration directory (common, target, custom
     /// layered as `target import-urm` does), imported in memory at start

@@ -47,12 +47,13 @@ pub enum ProfileCommand {
 #[derive(Debug, Args)]
 pub struct ProfileArgs {
     /// Built-in profile name or path to a profile YAML file.
+    #[arg(value_parser = crate::cmd::util::profile_name(), hide_possible_values = true)]
     pub name: String,
     /// The RT CPUs for `{rt_cpus}` (housekeeping = the other online CPUs).
     #[arg(long, value_name = "LIST", value_parser = crate::cmd::util::cpu_list)]
     pub rt_cpus: Option<String>,
     /// Built-in target name or target YAML file (default: detected).
-    #[arg(long, short = 't', value_name = "TARGET")]
+    #[arg(long, short = 't', value_name = "TARGET", value_parser = crate::cmd::util::target_name(), hide_possible_values = true)]
     pub target: Option<String>,
 }
 
@@ -68,12 +69,13 @@ pub struct StateArg {
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
     /// Compare with this profile resolved now (default: the state file).
+    #[arg(value_parser = crate::cmd::util::profile_name(), hide_possible_values = true)]
     pub name: Option<String>,
     /// The RT CPUs for `{rt_cpus}`.
     #[arg(long, value_name = "LIST", value_parser = crate::cmd::util::cpu_list)]
     pub rt_cpus: Option<String>,
     /// Built-in target name or target YAML file (default: detected).
-    #[arg(long, short = 't', value_name = "TARGET")]
+    #[arg(long, short = 't', value_name = "TARGET", value_parser = crate::cmd::util::target_name(), hide_possible_values = true)]
     pub target: Option<String>,
     #[command(flatten)]
     pub state: StateArg,
@@ -109,6 +111,7 @@ pub struct OffArgs {
 #[derive(Debug, Args)]
 pub struct HoldArgs {
     /// Built-in profile name or path to a profile YAML file.
+    #[arg(value_parser = crate::cmd::util::profile_name(), hide_possible_values = true)]
     pub name: String,
     /// The RT CPUs for `{rt_cpus}`.
     #[arg(long, value_name = "LIST", value_parser = crate::cmd::util::cpu_list)]

@@ -13,7 +13,7 @@ use clap::Args;
 pub struct RunArgs {
     /// The `apps:` entry of the daemon's target whose configuration the
     /// command gets while it runs.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", value_parser = crate::cmd::util::app_name(), hide_possible_values = true)]
     pub app: String,
     #[command(flatten)]
     pub socket: SocketArg,

@@ -18,6 +18,7 @@ use std::time::Duration;
 pub struct SignalArgs {
     /// The use case: its name (`camera-preview`) or id (`0x00030002`), as
     /// `lever usecases` lists them.
+    #[arg(value_parser = crate::cmd::util::usecase_name(), hide_possible_values = true)]
     pub usecase: String,
     /// How long to hold: `10s`, `500ms`, a bare number of ms; 0 = until
     /// Ctrl-C. Default: the use case's own duration.

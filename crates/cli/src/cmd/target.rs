@@ -58,7 +58,7 @@ pub struct UsecasesArgs {
     /// Built-in target name or path to a target YAML file. Default: the
     /// built-in target whose `compatible` matches the device tree under
     /// --root, else `generic`.
-    #[arg(long, short = 't', value_name = "TARGET")]
+    #[arg(long, short = 't', value_name = "TARGET", value_parser = crate::cmd::util::target_name(), hide_possible_values = true)]
     pub target: Option<String>,
     /// The use cases of a URM configuration directory, imported as
     /// `lever daemon --urm DIR` runs it (its warnings: `target import-urm`).

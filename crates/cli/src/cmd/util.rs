@@ -2,6 +2,7 @@
 //! command is `lever_measure::sampling`; the progress line is output, in
 //! `render::Progress`, re-exported here for the commands that name it.)
 
+use clap::builder::{PossibleValue, StringValueParser, TypedValueParser};
 use lever_text::{parse_duration, TimeUnit, UnitError};
 use std::time::Duration;
 
@@ -47,6 +48,150 @@ pub fn kpi_spec(text: &str) -> Result<String, String> {
 /// name listing the boards, and completion offers them.
 pub fn sim_board() -> clap::builder::PossibleValuesParser {
     clap::builder::PossibleValuesParser::new(lever_sim::boards().into_iter().map(|b| b.name))
+}
+
+/// A value whose shell completion offers the built-in names (`lever
+/// completions`), parsed by `inner` as before: a name the built-ins do not
+/// have (a file, an id, a name of the daemon's own target) is still taken
+/// and checked where it is used. The arguments using it hide the names
+/// from `--help` and the man pages (`hide_possible_values`).
+#[derive(Clone)]
+pub struct Offered<P> {
+    inner: P,
+    names: fn() -> Vec<PossibleValue>,
+}
+
+impl<P: TypedValueParser> TypedValueParser for Offered<P> {
+    type Value = P::Value;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Self::Value, clap::Error> {
+        self.inner.parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new((self.names)().into_iter()))
+    }
+}
+
+/// Any text, offering `names` to completion.
+fn offer(names: fn() -> Vec<PossibleValue>) -> Offered<StringValueParser> {
+    Offered {
+        inner: StringValueParser::new(),
+        names,
+    }
+}
+
+/// Names with their help, each once (the first help wins), sorted.
+fn named<'a>(items: impl IntoIterator<Item = (String, &'a str)>) -> Vec<PossibleValue> {
+    let mut seen = std::collections::BTreeMap::new();
+    for (name, help) in items {
+        seen.entry(name).or_insert_with(|| help.to_string());
+    }
+    seen.into_iter()
+        .map(|(name, help)| {
+            let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+            PossibleValue::new(name).help(help)
+        })
+        .collect()
+}
+
+/// Every built-in target, parsed (they are embedded; none fails to parse,
+/// `crates/targets/tests/builtins.rs`).
+fn builtin_targets() -> Vec<lever_targets::TargetFile> {
+    lever_targets::builtin_names()
+        .iter()
+        .filter_map(|n| lever_targets::load_builtin(n).ok())
+        .collect()
+}
+
+/// A profile: completion offers the built-in ones; a file path is taken
+/// too.
+pub fn profile_name() -> Offered<StringValueParser> {
+    offer(|| {
+        let profiles: Vec<(String, String)> = lever_profiles::builtin_names()
+            .into_iter()
+            .map(|n| {
+                let help = lever_profiles::load_builtin(n)
+                    .map(|p| p.description)
+                    .unwrap_or_default();
+                (n.to_string(), help)
+            })
+            .collect();
+        named(profiles.iter().map(|(n, h)| (n.clone(), h.as_str())))
+    })
+}
+
+/// A use case: completion offers the built-in targets' ones; an id or
+/// a use case of the daemon's own target is taken too.
+pub fn usecase_name() -> Offered<StringValueParser> {
+    offer(|| {
+        let targets = builtin_targets();
+        named(
+            targets
+                .iter()
+                .flat_map(|t| &t.usecases)
+                .map(|u| (u.name.clone(), u.description.as_str())),
+        )
+    })
+}
+
+/// An app: completion offers the built-in targets' `apps:`.
+pub fn app_name() -> Offered<StringValueParser> {
+    offer(|| {
+        let targets = builtin_targets();
+        named(
+            targets
+                .iter()
+                .flat_map(|t| &t.apps)
+                .map(|a| (a.pattern.name.clone(), "")),
+        )
+    })
+}
+
+/// The built-in targets' resource names (expanded over their declared
+/// clusters) with their descriptions.
+fn resource_names(suffix: &str) -> Vec<PossibleValue> {
+    let targets = builtin_targets();
+    named(targets.iter().flat_map(|t| {
+        t.resource_names()
+            .into_iter()
+            .map(|(n, tpl)| (format!("{n}{suffix}"), tpl.description.as_str()))
+    }))
+}
+
+/// A resource: completion offers the built-in targets' resource names;
+/// an opcode or a resource of the daemon's own target is taken too.
+pub fn resource_name() -> Offered<StringValueParser> {
+    offer(|| resource_names(""))
+}
+
+/// `RES=VALUE`, checked by `check`: completion offers `NAME=` for the
+/// built-in targets' resources.
+pub fn resource_pair(
+    check: fn(&str) -> Result<String, String>,
+) -> Offered<impl TypedValueParser<Value = String>> {
+    Offered {
+        inner: StringValueParser::new().try_map(move |s: String| check(&s)),
+        names: || resource_names("="),
+    }
+}
+
+/// A target: completion offers the built-in ones; a YAML file is taken
+/// too.
+pub fn target_name() -> Offered<StringValueParser> {
+    offer(|| {
+        let targets = builtin_targets();
+        named(
+            targets
+                .iter()
+                .map(|t| (t.name.clone(), t.description.as_str())),
+        )
+    })
 }
 
 /// A CPU list flag (`--rt-cpus 1-3,5`): its form, checked by clap; the

@@ -67,7 +67,7 @@ pub struct AcquireArgs {
     pub detach: bool,
     /// RES=VALUE pairs; RES is an opcode (0x44008100) or a resource name
     /// (cpu_min_freq.silver); VALUE an integer or an enum value (performance).
-    #[arg(required = true, value_name = "RES=VALUE", value_parser = res_value)]
+    #[arg(required = true, value_name = "RES=VALUE", value_parser = crate::cmd::util::resource_pair(res_value), hide_possible_values = true)]
     pub pairs: Vec<String>,
     #[command(flatten)]
     pub socket: SocketArg,
@@ -101,6 +101,7 @@ pub struct StatusArgs {
 #[derive(Debug, Args)]
 pub struct ExplainArgs {
     /// Resource name or opcode.
+    #[arg(value_parser = crate::cmd::util::resource_name(), hide_possible_values = true)]
     pub resource: String,
     #[command(flatten)]
     pub socket: SocketArg,
