@@ -150,6 +150,10 @@ pub enum Command {
     /// inline SVG plots, Markdown, JSON; runs compared side by side.
     #[command(subcommand)]
     Report(crate::cmd::report::ReportCommand),
+    /// Device tree (live, .dtb or .dts): DVFS maps with the L3/LLCC/DDR
+    /// frequencies CPU frequencies imply, memory carveouts, nodes.
+    #[command(subcommand)]
+    Dt(crate::cmd::dt::DtCommand),
 }
 
 #[derive(Debug, Subcommand)]

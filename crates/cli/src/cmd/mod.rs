@@ -7,6 +7,7 @@ pub mod client;
 pub mod completions;
 pub mod cpu;
 pub mod daemon;
+pub mod dt;
 pub mod flamegraph;
 pub mod io;
 pub mod latency;
@@ -63,5 +64,6 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Completions(args) => completions::run(&cli.global, args),
         Command::Man(args) => man::run(&cli.global, args),
         Command::Report(cmd) => report::run(&cli.global, cmd),
+        Command::Dt(cmd) => dt::run(&cli.global, cmd),
     }
 }
