@@ -168,10 +168,31 @@ pub fn analyze_source<S: LineSource>(
         || causes.critical.is_some()
         || causes.locks.is_some()
         || causes.ramp.is_some();
-    let summary = input.for_each_line_threaded(
+    // The trace's CPU count (`#P:N` in the kernel's text header; a
+    // trace.dat's events are checked against its own as they decode):
+    // an event naming a CPU past it is damaged and counted as malformed.
+    let mut ncpus = lever_trace::MAX_CPUS;
+    let mut out_of_range: Vec<lever_trace::Malformed> = Vec::new();
+    let mut out_of_range_n = 0u64;
+    let mut summary = input.for_each_line_threaded(
         opts.threads,
         |no, line| {
             match line {
+                Line::Header(lever_trace::Header::Entries {
+                    cpus: Some(n @ 1..),
+                    ..
+                }) => ncpus = (*n).min(ncpus),
+                Line::Event(e) if !e.kind.cpus_below(ncpus) => {
+                    out_of_range_n += 1;
+                    if out_of_range.len() < lever_trace::reader::MALFORMED_KEPT {
+                        out_of_range.push(lever_trace::Malformed {
+                            line_no: no,
+                            reason: "CPU number out of the trace's CPUs",
+                            text: format!("{}: {:?}", e.name, e.kind),
+                        });
+                    }
+                    return;
+                }
                 Line::Event(e) => {
                     if let Some(t) = sched.as_mut() {
                         t.event(e);
@@ -202,6 +223,15 @@ pub fn analyze_source<S: LineSource>(
         },
         progress,
     )?;
+    if out_of_range_n > 0 {
+        summary.events = summary.events.saturating_sub(out_of_range_n);
+        summary.malformed += out_of_range_n;
+        summary.malformed_samples.extend(out_of_range);
+        summary.malformed_samples.sort_by_key(|m| m.line_no);
+        summary
+            .malformed_samples
+            .truncate(lever_trace::reader::MALFORMED_KEPT);
+    }
     let (latency, latency_reports) = lat.map(|l| l.finish()).unwrap_or((None, 0));
     Ok(Report {
         summary,

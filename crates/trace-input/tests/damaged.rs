@@ -219,3 +219,28 @@ fn overwritten_events_are_read_from_cpustat_and_text_headers() {
     assert_eq!((sum.overwritten_events, sum.events), (43_640, 1));
     assert_eq!(sum.cpus_with_loss, [0, 1]);
 }
+
+/// The kernel's text says its CPU count (`#P:2`): a `cpu_id` past it is
+/// malformed, as in a trace.dat; without the header the text's own cap
+/// (8192) is all there is to go by.
+#[test]
+fn a_cpu_number_past_the_text_s_cpu_count_is_malformed() {
+    let body = "  <idle>-0 [000] d..2. 1.000000: cpu_frequency: state=1000000 cpu_id=0\n\
+                \x20 <idle>-0 [001] d..2. 1.000100: cpu_frequency: state=1000000 cpu_id=1\n\
+                \x20 <idle>-0 [000] d..2. 1.000200: cpu_frequency: state=2000000 cpu_id=5\n";
+    let with_count =
+        format!("# tracer: nop\n#\n# entries-in-buffer/entries-written: 3/3   #P:2\n#\n{body}");
+    let r = within(
+        Text(std::io::Cursor::new(with_count.into_bytes())),
+        Duration::from_secs(10),
+    );
+    assert_eq!((r.summary.malformed, r.summary.events), (1, 2));
+    assert!(r.summary.malformed_samples[0].reason.contains("CPU number"));
+    let freq: Vec<u32> = r.freq.unwrap().iter().map(|c| c.cpu).collect();
+    assert_eq!(freq, [0, 1]);
+    let r = within(
+        Text(std::io::Cursor::new(body.as_bytes().to_vec())),
+        Duration::from_secs(10),
+    );
+    assert_eq!((r.summary.malformed, r.summary.events), (0, 3));
+}

@@ -382,6 +382,23 @@ fn field<'a>(body: &'a str, key: &str) -> Option<&'a str> {
 }
 
 impl<'a> EventKind<'a> {
+    /// Whether every CPU number this event's fields name (a frequency's
+    /// or idle state's `cpu_id`, a migration's CPUs, a wake-up's target)
+    /// is below `ncpus`, the trace's CPU count: a damaged number must be
+    /// counted as malformed, not become per-CPU state.
+    #[inline]
+    pub fn cpus_below(&self, ncpus: u32) -> bool {
+        match self {
+            EventKind::CpuFrequency { cpu, .. }
+            | EventKind::CpuIdle { cpu, .. }
+            | EventKind::PowerStart { cpu, .. }
+            | EventKind::PowerEnd { cpu } => *cpu < ncpus,
+            EventKind::SchedMigrateTask(m) => m.orig_cpu < ncpus && m.dest_cpu < ncpus,
+            EventKind::SchedWakeup(w) => w.target_cpu.is_none_or(|c| c < ncpus),
+            _ => true,
+        }
+    }
+
     /// An event Lever does not type: a function-tracer line
     /// (`<-parent`) or [`EventKind::Other`].
     fn untyped(body: &'a str) -> EventKind<'a> {

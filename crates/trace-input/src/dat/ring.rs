@@ -342,21 +342,6 @@ pub(crate) fn irq_flags(flags: u8, preempt: u8) -> [u8; 5] {
     ]
 }
 
-/// Whether the CPU numbers an event's fields name are CPUs of the trace
-/// (fewer than `ncpus`): a damaged number must not become per-CPU state.
-#[inline]
-fn cpus_in_range(kind: &EventKind<'_>, ncpus: u32) -> bool {
-    match kind {
-        EventKind::CpuFrequency { cpu, .. }
-        | EventKind::CpuIdle { cpu, .. }
-        | EventKind::PowerStart { cpu, .. }
-        | EventKind::PowerEnd { cpu } => *cpu < ncpus,
-        EventKind::SchedMigrateTask(m) => m.orig_cpu < ncpus && m.dest_cpu < ncpus,
-        EventKind::SchedWakeup(w) => w.target_cpu.is_none_or(|c| c < ncpus),
-        _ => true,
-    }
-}
-
 /// A multiplicative hash for pids: SipHash's DoS resistance buys nothing
 /// against a trace file, and one multiply is cheaper per event.
 #[derive(Default, Clone, Copy)]
@@ -632,7 +617,7 @@ impl DatReader {
                         }
                         Some(k) => (k, typed_body(dec, p, e)),
                     };
-                    if !cpus_in_range(&kind, ncpus) {
+                    if !kind.cpus_below(ncpus) {
                         malformed(&mut sum, no, "CPU number out of the trace's CPUs", cpu);
                     } else {
                         let fl = t
