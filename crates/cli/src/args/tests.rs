@@ -43,9 +43,11 @@ const FREE_FORM: &[(&str, &str, &str)] = &[
         "a built-in target or a YAML file",
     ),
     ("lever usecases", "files", "a YAML file"),
+    ("lever usecases", "urm", "a URM configuration directory (read when listed)"),
     ("lever daemon", "target", "a built-in target or a YAML file"),
     ("lever daemon", "socket", "a socket path"),
     ("lever daemon", "state_dir", "a directory"),
+    ("lever daemon", "urm", "a URM configuration directory (refused at start: exit 3/4)"),
     (
         "lever daemon",
         "system_group",
