@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 secs=${1:-300}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(protocol_decode journal_parse target_yaml trace_line trace_dat trace_dat_analyze)
+[ ${#targets[@]} -gt 0 ] || targets=(protocol_decode journal_parse target_yaml trace_line trace_dat trace_dat_analyze dt_parse)
 seeds() {
     case $1 in
         protocol_decode) echo fuzz/seeds/protocol_decode ;;
@@ -22,6 +22,7 @@ seeds() {
         trace_dat) echo fuzz/seeds/trace_dat ;;
         # Edits of the embedded seed capture: an empty input is the capture.
         trace_dat_analyze) echo fuzz/seeds/trace_dat_analyze ;;
+        dt_parse) echo fuzz/seeds/dt_parse ;;
         *) return 1 ;;
     esac
 }
@@ -45,6 +46,7 @@ done
 max_len() {
     case $1 in
         trace_dat) echo 131072 ;;
+        dt_parse) echo 16384 ;;
         *) echo 4096 ;;
     esac
 }
