@@ -302,6 +302,12 @@ pub fn classify(err: &anyhow::Error) -> Class {
                     io_error(source).unwrap_or(Class::Failed)
                 }
             })
+        } else if let Some(e) = cause.downcast_ref::<lever_dt::DtError>() {
+            Some(match e {
+                lever_dt::DtError::Io { source, .. } => io_error(source).unwrap_or(Class::Failed),
+                lever_dt::DtError::Tool { .. } => Class::Failed,
+                _ => Class::BadInput,
+            })
         } else if let Some(e) = cause.downcast_ref::<ClientError>() {
             Some(client(e))
         } else if let Some(e) = cause.downcast_ref::<lever_bench::BenchError>() {

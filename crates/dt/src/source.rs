@@ -41,8 +41,10 @@ pub fn read_dir_tree(base: &Path) -> Result<Tree> {
             .map_err(io(&dir))?
             .collect::<std::io::Result<_>>()
             .map_err(io(&dir))?;
-        // readdir order is arbitrary; sorted output is stable.
-        entries.sort_by_key(|e| e.file_name());
+        // readdir order is arbitrary: sort naturally (cpu@100 before
+        // cpu@1000, opp-300000000 before opp-1228800000), which gives the
+        // source's order for the usual ascending unit addresses and OPPs.
+        entries.sort_by_cached_key(|e| natural_key(&e.file_name().to_string_lossy()));
         let mut subdirs = Vec::new();
         for e in entries {
             let name = e.file_name().to_string_lossy().into_owned();
@@ -59,12 +61,53 @@ pub fn read_dir_tree(base: &Path) -> Result<Tree> {
                 b.add_property(node, &name, value);
             }
         }
-        for (path, name) in subdirs.into_iter().rev() {
-            let child = b.add_node(Some(node), &name);
-            todo.push((path, child));
-        }
+        let children: Vec<(PathBuf, NodeId)> = subdirs
+            .into_iter()
+            .map(|(path, name)| {
+                let child = b.add_node(Some(node), &name);
+                (path, child)
+            })
+            .collect();
+        // Depth first; the stack pops the first child first.
+        todo.extend(children.into_iter().rev());
     }
     Ok(b.build(Vec::new(), 0))
+}
+
+/// A name cut into text and numbers, numbers compared by value
+/// (hexadecimal after `@`, decimal elsewhere).
+fn natural_key(name: &str) -> Vec<(String, u128)> {
+    let mut key = Vec::new();
+    let (base, unit) = match name.split_once('@') {
+        Some((b, u)) => (b, Some(u)),
+        None => (name, None),
+    };
+    let mut text = String::new();
+    let mut digits = String::new();
+    for ch in base.chars() {
+        if ch.is_ascii_digit() {
+            digits.push(ch);
+        } else {
+            if !digits.is_empty() {
+                key.push((
+                    std::mem::take(&mut text),
+                    digits.parse().unwrap_or(u128::MAX),
+                ));
+                digits.clear();
+            }
+            text.push(ch);
+        }
+    }
+    key.push((text, digits.parse().unwrap_or(0)));
+    if let Some(u) = unit {
+        let first = u.split(',').next().unwrap_or(u);
+        key.push((
+            "@".into(),
+            u128::from_str_radix(first, 16).unwrap_or(u128::MAX),
+        ));
+        key.push((u.to_string(), 0));
+    }
+    key
 }
 
 fn node_base_name(path: &str) -> &str {
