@@ -80,6 +80,8 @@ fn no_subcommand_panics_on_a_closed_stdout() {
         .to_string_lossy()
         .into_owned();
     let perf = crate_fixture("flamegraph", "python-json.perf-script");
+    let seed_dts = crate_fixture("dt", "seed-6.5.dts");
+    let features_dts = crate_fixture("dt", "features.dts");
     let cyclictest = crate_fixture("latency", "cyclictest-2.40-t2-h30-q.txt");
     let export = dir.path().join("out.json");
     let svg = dir.path().join("out.svg");
@@ -123,6 +125,9 @@ fn no_subcommand_panics_on_a_closed_stdout() {
         vec!["run", "--app", "gst-camera", "--", "sleep", "0.2"],
         vec!["restore", "--state-dir", state_dir],
         vec!["--root", root, "cpu"],
+        vec!["dt", "carveouts", &seed_dts],
+        vec!["dt", "opp", &features_dts],
+        vec!["dt", "show", &seed_dts],
         vec!["cpu", "ipc", "--", "true"],
         vec!["boot", "--serial", &serial],
         vec!["--root", root, "mem", "map"],
