@@ -182,7 +182,8 @@ pub fn analyze_source<S: LineSource>(
                     cpus: Some(n @ 1..),
                     ..
                 }) => ncpus = (*n).min(ncpus),
-                Line::Event(e) if !e.kind.cpus_below(ncpus) => {
+                // (Without a count the parser's own cap holds: no check.)
+                Line::Event(e) if ncpus < lever_trace::MAX_CPUS && !e.kind.cpus_below(ncpus) => {
                     out_of_range_n += 1;
                     if out_of_range.len() < lever_trace::reader::MALFORMED_KEPT {
                         out_of_range.push(lever_trace::Malformed {

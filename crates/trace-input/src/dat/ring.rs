@@ -295,6 +295,50 @@ struct Typed<'i> {
     flags: Option<(usize, usize)>,
 }
 
+/// The irq-flags column of each (`common_flags`, `common_preempt_count`)
+/// pair, made once: a table lookup per event instead of building and
+/// checking five bytes.
+struct FlagTexts {
+    /// Per pair: its index in `texts`; 0 = not made yet (an array, so
+    /// a u16 index needs no bounds check).
+    slot: Box<[u32; 1 << 16]>,
+    texts: Vec<Box<str>>,
+}
+
+impl Default for FlagTexts {
+    fn default() -> Self {
+        FlagTexts {
+            slot: vec![0u32; 1 << 16]
+                .into_boxed_slice()
+                .try_into()
+                .unwrap_or_else(|_| unreachable!("1 << 16 entries")),
+            texts: vec!["".into()],
+        }
+    }
+}
+
+impl FlagTexts {
+    #[inline(always)]
+    fn get(&mut self, flags: u8, preempt: u8) -> &str {
+        let k = u16::from_be_bytes([flags, preempt]);
+        let mut i = self.slot[k as usize] as usize;
+        if i == 0 {
+            i = self.make(k as usize);
+        }
+        self.texts.get(i).map_or("", |t| t)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn make(&mut self, k: usize) -> usize {
+        let col = irq_flags((k >> 8) as u8, k as u8);
+        self.texts
+            .push(col.iter().map(|&b| b as char).collect::<String>().into());
+        self.slot[k] = (self.texts.len() - 1) as u32;
+        self.texts.len() - 1
+    }
+}
+
 /// The kernel's irq-flags column (`trace_print_lat_fmt`) from an event's
 /// `common_flags` and `common_preempt_count`: irqs off (`d`), need
 /// resched (`N`, `n`, `p`, `L`, `l`, `B`, `b`), hard/soft irq or NMI
@@ -368,6 +412,12 @@ impl std::hash::Hasher for PidHasher {
     fn write_i32(&mut self, v: i32) {
         self.0 = (v as u32 as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     }
+}
+
+#[cold]
+#[inline(never)]
+fn cpu_out_of_range(sum: &mut Summary, no: u64, cpu: u32) {
+    malformed(sum, no, "CPU number out of the trace's CPUs", cpu);
 }
 
 fn malformed(sum: &mut Summary, no: u64, why: &'static str, cpu: u32) {
@@ -547,6 +597,7 @@ impl DatReader {
             }
         }
         let mut body = String::new();
+        let mut flag_texts = FlagTexts::default();
         let mut no = 0u64;
         let mut next_progress = 4u64 << 20;
         let mut done_bytes = 0u64;
@@ -617,26 +668,27 @@ impl DatReader {
                         }
                         Some(k) => (k, typed_body(dec, p, e)),
                     };
-                    if !kind.cpus_below(ncpus) {
-                        malformed(&mut sum, no, "CPU number out of the trace's CPUs", cpu);
-                    } else {
-                        let fl = t
-                            .flags
-                            .and_then(|(f, pc)| Some(irq_flags(*p.get(f)?, *p.get(pc)?)));
-                        let line = Line::Event(Event {
-                            comm,
-                            pid,
-                            tgid: None,
-                            cpu,
-                            flags: fl.as_ref().and_then(|f| std::str::from_utf8(f).ok()),
-                            ts_ns: ts,
-                            time_base: TimeBase::Clock,
-                            name: t.name,
-                            body,
-                            kind,
-                        });
+                    let fl = t
+                        .flags
+                        .and_then(|(f, pc)| Some(flag_texts.get(*p.get(f)?, *p.get(pc)?)));
+                    let line = Line::Event(Event {
+                        comm,
+                        pid,
+                        tgid: None,
+                        cpu,
+                        flags: fl,
+                        ts_ns: ts,
+                        time_base: TimeBase::Clock,
+                        name: t.name,
+                        body,
+                        kind,
+                    });
+                    // Checked where it lies: the event is not moved again.
+                    if matches!(&line, Line::Event(ev) if ev.kind.cpus_below(ncpus)) {
                         sum.note(no, "", &line);
                         f(no, &line);
+                    } else {
+                        cpu_out_of_range(&mut sum, no, cpu);
                     }
                 }
             }
