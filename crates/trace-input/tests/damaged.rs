@@ -134,6 +134,26 @@ fn a_damaged_cpu_number_in_a_dat_is_malformed_not_a_cpu() {
     }
 }
 
+/// `lever trace bench` aborted on `cpu_id=4294967295` (a 927 GB
+/// allocation): its passes, with and without parsing threads, end too.
+#[test]
+fn bench_ends_on_a_damaged_cpu_number() {
+    for bad in [u32::MAX, 655_384] {
+        let bytes = dat(bad, 20_000);
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let open = || Ok(DatReader::new(Data::Mem(bytes.clone().into())).unwrap());
+            let _ = tx.send(lever_trace_analysis::bench::bench(open, 2).map(|b| b.events));
+        });
+        let events = rx
+            .recv_timeout(Duration::from_secs(20))
+            .unwrap_or_else(|_| panic!("cpu_id={bad}: no bench result after 20 s"));
+        // Two frequencies and 20,000 wake-ups on CPU 0, one on CPU 1; the
+        // damaged one is malformed.
+        assert_eq!(events.unwrap(), 20_003, "cpu_id={bad}");
+    }
+}
+
 #[test]
 fn a_softirq_waker_in_a_dat_is_the_softirq() {
     let r = within(
