@@ -149,41 +149,35 @@ trait Stream: Read + Write + Send + Sized + 'static {
 /// Shuts one connection down from the accept thread.
 type Closer = Box<dyn Fn() + Send>;
 
-impl Stream for std::net::TcpStream {
-    fn set_timeouts(&self, read: Option<Duration>, write: Option<Duration>) -> io::Result<()> {
-        if read.is_some() {
-            self.set_read_timeout(read)?;
+/// The two socket types have the same calls under the same names.
+macro_rules! stream_impl {
+    ($t:ty) => {
+        impl Stream for $t {
+            fn set_timeouts(
+                &self,
+                read: Option<Duration>,
+                write: Option<Duration>,
+            ) -> io::Result<()> {
+                if read.is_some() {
+                    self.set_read_timeout(read)?;
+                }
+                if write.is_some() {
+                    self.set_write_timeout(write)?;
+                }
+                Ok(())
+            }
+            fn closer(&self) -> io::Result<Closer> {
+                let twin = self.try_clone()?;
+                Ok(Box::new(move || {
+                    let _ = twin.shutdown(std::net::Shutdown::Both);
+                }))
+            }
         }
-        if write.is_some() {
-            self.set_write_timeout(write)?;
-        }
-        Ok(())
-    }
-    fn closer(&self) -> io::Result<Closer> {
-        let twin = self.try_clone()?;
-        Ok(Box::new(move || {
-            let _ = twin.shutdown(std::net::Shutdown::Both);
-        }))
-    }
+    };
 }
 
-impl Stream for std::os::unix::net::UnixStream {
-    fn set_timeouts(&self, read: Option<Duration>, write: Option<Duration>) -> io::Result<()> {
-        if read.is_some() {
-            self.set_read_timeout(read)?;
-        }
-        if write.is_some() {
-            self.set_write_timeout(write)?;
-        }
-        Ok(())
-    }
-    fn closer(&self) -> io::Result<Closer> {
-        let twin = self.try_clone()?;
-        Ok(Box::new(move || {
-            let _ = twin.shutdown(std::net::Shutdown::Both);
-        }))
-    }
-}
+stream_impl!(std::net::TcpStream);
+stream_impl!(std::os::unix::net::UnixStream);
 
 /// The connections being served: those still sending their request head
 /// (oldest first, each with a way to close it), those being answered, and
