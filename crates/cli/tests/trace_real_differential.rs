@@ -9,11 +9,9 @@
 mod common;
 
 use lever_kernel::KernelFs;
-use lever_trace::{Event, Line, LineSource, Summary};
-use lever_trace_analysis::critical::CriticalPathSpec;
+use lever_trace::{LineSource, RoundedToMicros};
 use lever_trace_analysis::{analyze_source, Options};
 use lever_tracefs::{Capture, CaptureConfig, Tracefs};
-use std::io;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -60,49 +58,10 @@ fn ping_pong(n: u32) {
     t.join().unwrap();
 }
 
-/// The dat's events with their times rounded to µs as the text prints.
-struct Micros<S>(S);
-
-impl<S: LineSource> LineSource for Micros<S> {
-    fn for_each_line<F, P>(self, mut f: F, progress: P) -> io::Result<Summary>
-    where
-        F: FnMut(u64, &Line<'_>),
-        P: FnMut(u64),
-    {
-        self.0.for_each_line(
-            |n, l| match l {
-                Line::Event(e) => f(
-                    n,
-                    &Line::Event(Event {
-                        ts_ns: (e.ts_ns + 500) / 1000 * 1000,
-                        ..e.clone()
-                    }),
-                ),
-                other => f(n, other),
-            },
-            progress,
-        )
-    }
-}
-
-fn everything(tid: i32) -> Options {
-    Options {
-        wakeups: true,
-        locks: true,
-        ramp: true,
-        critical_path: Some(CriticalPathSpec {
-            tid,
-            from_ns: None,
-            to_ns: None,
-        }),
-        ..Options::all()
-    }
-}
-
 /// Every analysis' report, with the reader's event and loss counts (not
 /// its byte and line counts, which differ between the formats).
 fn report(src: impl LineSource, tid: i32) -> serde_json::Value {
-    let r = analyze_source(src, &everything(tid), |_| {}).unwrap();
+    let r = analyze_source(src, &Options::every_analysis(tid), |_| {}).unwrap();
     assert_eq!(r.summary.malformed, 0, "{:?}", r.summary.malformed_samples);
     let mut v = serde_json::to_value(&r).unwrap();
     let s = v["summary"].take();
@@ -162,7 +121,7 @@ fn one_real_window_as_text_and_dat_gives_every_analysis_alike() {
         "{}",
         want["events"]
     );
-    let got = report(Micros(lever_trace_input::open(&dat).unwrap()), tid);
+    let got = report(RoundedToMicros(lever_trace_input::open(&dat).unwrap()), tid);
     for (k, w) in want.as_object().unwrap() {
         assert_eq!(&got[k], w, "{k}");
     }

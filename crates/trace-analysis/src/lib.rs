@@ -107,6 +107,23 @@ impl Options {
             ..Options::default()
         }
     }
+
+    /// Every analysis there is: [`Options::all`], wake-ups, locks, the
+    /// frequency ramp, and the critical path of thread `tid` over the
+    /// whole trace.
+    pub fn every_analysis(tid: i32) -> Self {
+        Options {
+            wakeups: true,
+            locks: true,
+            ramp: true,
+            critical_path: Some(critical::CriticalPathSpec {
+                tid,
+                from_ns: None,
+                to_ns: None,
+            }),
+            ..Options::all()
+        }
+    }
 }
 
 /// The results of one pass.

@@ -6,11 +6,9 @@
 //! The capture holds wake-ups from hard-irq context (`dNh2.`): the dat's
 //! `common_flags` must name the same wakers as the text's flags column.
 
-use lever_trace::{Event, Line, LineSource, Summary};
-use lever_trace_analysis::critical::CriticalPathSpec;
+use lever_trace::{Line, LineSource, RoundedToMicros};
 use lever_trace_analysis::{analyze_source, Options};
 use lever_trace_input::open;
-use std::io;
 use std::path::PathBuf;
 
 fn fixture(name: &str) -> PathBuf {
@@ -19,51 +17,10 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// A source with its events' times rounded to µs as the kernel's text
-/// prints them.
-struct Micros<S>(S);
-
-impl<S: LineSource> LineSource for Micros<S> {
-    fn for_each_line<F, P>(self, mut f: F, progress: P) -> io::Result<Summary>
-    where
-        F: FnMut(u64, &Line<'_>),
-        P: FnMut(u64),
-    {
-        self.0.for_each_line(
-            |n, l| match l {
-                Line::Event(e) => f(
-                    n,
-                    &Line::Event(Event {
-                        ts_ns: (e.ts_ns + 500) / 1000 * 1000,
-                        ..e.clone()
-                    }),
-                ),
-                other => f(n, other),
-            },
-            progress,
-        )
-    }
-}
-
-/// Every analysis, the critical path of `tid` among them.
-fn everything(tid: i32) -> Options {
-    Options {
-        wakeups: true,
-        locks: true,
-        ramp: true,
-        critical_path: Some(CriticalPathSpec {
-            tid,
-            from_ns: None,
-            to_ns: None,
-        }),
-        ..Options::all()
-    }
-}
-
 /// The report without the reader's own counts (bytes and lines differ
 /// between a text and a binary file by nature).
 fn report<S: LineSource>(src: S, tid: i32) -> serde_json::Value {
-    let r = analyze_source(src, &everything(tid), |_| {}).unwrap();
+    let r = analyze_source(src, &Options::every_analysis(tid), |_| {}).unwrap();
     assert_eq!(r.summary.malformed, 0, "{:?}", r.summary.malformed_samples);
     let mut v = serde_json::to_value(&r).unwrap();
     let s = v["summary"].take();
@@ -100,7 +57,7 @@ fn every_analysis_gives_the_same_report_from_text_and_dat() {
     let tid = by_irq["wakee_tid"].as_i64().unwrap() as i32;
     let want = report(text, tid);
     for name in ["v6.dat.zst", "v7.dat.zst", "v7z.dat"] {
-        let got = report(Micros(open(&fixture(name)).unwrap()), tid);
+        let got = report(RoundedToMicros(open(&fixture(name)).unwrap()), tid);
         for (k, w) in want.as_object().unwrap() {
             assert_eq!(&got[k], w, "{name}: {k}");
         }

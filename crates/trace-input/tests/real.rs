@@ -5,10 +5,9 @@
 //! and to uncompressed v7. The dat and the text must give the same events
 //! and the same `--sched` results.
 
-use lever_trace::{Event, EventKind, Line, LineSource, Summary};
+use lever_trace::{EventKind, Line, LineSource, RoundedToMicros};
 use lever_trace_analysis::{analyze_source, Options};
-use lever_trace_input::{open, Input, Kind};
-use std::io;
+use lever_trace_input::{open, Kind};
 use std::path::PathBuf;
 
 fn fixture(name: &str) -> PathBuf {
@@ -18,32 +17,6 @@ fn fixture(name: &str) -> PathBuf {
 }
 
 const DATS: [(&str, u32); 3] = [("v6.dat.zst", 6), ("v7.dat.zst", 7), ("v7z.dat", 7)];
-
-/// The dat's events with their times rounded to µs as the kernel's text
-/// prints them (`ns2usecs` rounds), so both sides hold the same numbers.
-struct Micros(Input);
-
-impl LineSource for Micros {
-    fn for_each_line<F, P>(self, mut f: F, progress: P) -> io::Result<Summary>
-    where
-        F: FnMut(u64, &Line<'_>),
-        P: FnMut(u64),
-    {
-        self.0.for_each_line(
-            |n, l| match l {
-                Line::Event(e) => f(
-                    n,
-                    &Line::Event(Event {
-                        ts_ns: (e.ts_ns + 500) / 1000 * 1000,
-                        ..e.clone()
-                    }),
-                ),
-                other => f(n, other),
-            },
-            progress,
-        )
-    }
-}
 
 /// (cpu, µs, pid, name, typed payload or None) of every event.
 fn events(src: impl LineSource) -> Vec<(u32, u64, i32, String, Option<String>)> {
@@ -72,7 +45,7 @@ fn every_dat_version_has_the_text_capture_s_events() {
     for (name, version) in DATS {
         let input = open(&fixture(name)).unwrap();
         assert_eq!(input.kind(), Kind::Dat { version }, "{name}");
-        let dat = events(Micros(input));
+        let dat = events(RoundedToMicros(input));
         assert_eq!(dat.len(), text.len(), "{name}");
         for (i, (d, t)) in dat.iter().zip(&text).enumerate() {
             assert_eq!(d, t, "{name}: event {i}");
@@ -91,7 +64,12 @@ fn sched_results_are_identical_between_dat_and_text() {
     let threads = text_sched["threads"].as_array().unwrap();
     assert!(threads.len() > 5, "hackbench threads seen");
     for (name, _) in DATS {
-        let dat = analyze_source(Micros(open(&fixture(name)).unwrap()), &opts, |_| {}).unwrap();
+        let dat = analyze_source(
+            RoundedToMicros(open(&fixture(name)).unwrap()),
+            &opts,
+            |_| {},
+        )
+        .unwrap();
         assert_eq!(dat.summary.events, text.summary.events, "{name}");
         assert_eq!(
             serde_json::to_value(dat.sched.unwrap()).unwrap(),

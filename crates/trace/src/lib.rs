@@ -42,4 +42,4 @@ pub use reader::{
     for_each_line, for_each_line_in, for_each_line_parallel, Malformed, NoEventsError, Summary,
     TraceReader,
 };
-pub use source::{LineSource, Text};
+pub use source::{LineSource, RoundedToMicros, Text};

@@ -49,3 +49,31 @@ impl<R: Read> LineSource for Text<R> {
         for_each_line_parallel(self.0, threads, f, progress)
     }
 }
+
+/// A source whose events' times are rounded to microseconds, as the
+/// kernel's text output prints them (`ns2usecs` rounds to nearest): a
+/// binary trace.dat seen this way holds the same numbers as its text
+/// twin, so the two can be compared analysis for analysis.
+pub struct RoundedToMicros<S>(pub S);
+
+impl<S: LineSource> LineSource for RoundedToMicros<S> {
+    fn for_each_line<F, P>(self, mut f: F, progress: P) -> io::Result<Summary>
+    where
+        F: FnMut(u64, &Line<'_>),
+        P: FnMut(u64),
+    {
+        self.0.for_each_line(
+            |n, l| match l {
+                Line::Event(e) => f(
+                    n,
+                    &Line::Event(crate::Event {
+                        ts_ns: (e.ts_ns + 500) / 1000 * 1000,
+                        ..e.clone()
+                    }),
+                ),
+                other => f(n, other),
+            },
+            progress,
+        )
+    }
+}
