@@ -79,6 +79,119 @@ fn mem_map_total_ram_fallback_and_saved_dmesg() {
     assert!(out.contains("Total RAM                 n/a"), "{out}");
     let bad = lever(&["--root", &root, "mem", "map", "--total-ram", "6144"]);
     assert!(!bad.status.success());
+    // With no device tree, non-Linux is total RAM − Linux RAM, and says why.
+    let json = ok(&["--root", &root, "mem", "map", "--total-ram", "6G", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let m = &v["after_boot"];
+    assert_eq!(m["non_linux_source"], "iomem");
+    assert_eq!(m["non_linux_kb"], m["non_linux_iomem_kb"]);
+    assert!(m["non_linux_difference_kb"].is_null());
+    let out = ok(&["--root", &root, "mem", "map", "--total-ram", "6G"]);
+    assert!(
+        out.contains(
+            "non-Linux        451696 kB (total RAM − Linux RAM); no device tree carveouts: \
+             no device tree (/sys/firmware/devicetree/base)"
+        ),
+        "{out}"
+    );
+}
+
+/// Big-endian 32-bit cells, as a live tree's property files hold them.
+fn be_cells(cells: &[u32]) -> Vec<u8> {
+    cells.iter().flat_map(|c| c.to_be_bytes()).collect()
+}
+
+#[test]
+fn mem_map_takes_non_linux_from_the_device_tree_carveouts() {
+    // The simulated QCS6490 (its /proc/iomem: 451696 kB of holes in 6 GiB),
+    // with a live tree of our own: /memory with 2/2 cells, and
+    // /reserved-memory with its own 1/1 cells.
+    let (dir, root) = board("qcs6490");
+    let base = dir.root().join("sys/firmware/devicetree/base");
+    std::fs::remove_dir_all(&base).unwrap();
+    let file = |path: &str, value: &[u8]| {
+        let p = base.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, value).unwrap();
+    };
+    file("#address-cells", &be_cells(&[2]));
+    file("#size-cells", &be_cells(&[2]));
+    file("memory@80000000/device_type", b"memory\0");
+    file(
+        "memory@80000000/reg",
+        &be_cells(&[0, 0x8000_0000, 0, 0x8000_0000, 1, 0, 1, 0]),
+    );
+    file("reserved-memory/#address-cells", &be_cells(&[1]));
+    file("reserved-memory/#size-cells", &be_cells(&[1]));
+    file("reserved-memory/ranges", b"");
+    // Counted: two no-map regions, 246 MiB + 40 MiB = 292864 kB.
+    file(
+        "reserved-memory/mpss@8b800000/reg",
+        &be_cells(&[0x8b80_0000, 0x0f60_0000]),
+    );
+    file("reserved-memory/mpss@8b800000/no-map", b"");
+    file(
+        "reserved-memory/adsp@86100000/reg",
+        &be_cells(&[0x8610_0000, 0x0280_0000]),
+    );
+    file("reserved-memory/adsp@86100000/no-map", b"");
+    // Not counted: a reusable (CMA) pool and a disabled no-map region.
+    file("reserved-memory/linux,cma/compatible", b"shared-dma-pool\0");
+    file("reserved-memory/linux,cma/reusable", b"");
+    file("reserved-memory/linux,cma/size", &be_cells(&[0x0200_0000]));
+    file(
+        "reserved-memory/wpss@84800000/reg",
+        &be_cells(&[0x8480_0000, 0x0190_0000]),
+    );
+    file("reserved-memory/wpss@84800000/no-map", b"");
+    file("reserved-memory/wpss@84800000/status", b"disabled\0");
+
+    let out = ok(&["--root", &root, "mem", "map"]);
+    let row = out.lines().find(|l| l.starts_with("Non-Linux")).unwrap();
+    assert_eq!(row.split_whitespace().last(), Some("286.0"), "{out}");
+    assert!(
+        out.contains(
+            "non-Linux        292864 kB = Σ 2 no-map /reserved-memory region(s) of the device \
+             tree (/sys/firmware/devicetree/base); from /proc/iomem: 451696 kB (total RAM − \
+             Linux RAM)\n"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("the two differ by -158832 kB (device tree − iomem)"),
+        "{out}"
+    );
+    let json = ok(&["--root", &root, "mem", "map", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let m = &v["after_boot"];
+    assert_eq!(m["non_linux_source"], "device_tree");
+    assert_eq!(m["non_linux_kb"]["value"], 292864);
+    assert_eq!(m["non_linux_iomem_kb"]["value"], 451696);
+    assert_eq!(m["non_linux_difference_kb"], -158832);
+    let c = &v["static"]["dt_carveouts"]["value"];
+    assert_eq!(c["no_map_kb"], 292864);
+    assert_eq!(c["no_map_regions"], 2);
+    assert_eq!(c["reusable_kb"], 32768);
+
+    // A tree without /reserved-memory: back to /proc/iomem, saying why.
+    std::fs::remove_dir_all(base.join("reserved-memory")).unwrap();
+    let out = ok(&["--root", &root, "mem", "map"]);
+    let row = out.lines().find(|l| l.starts_with("Non-Linux")).unwrap();
+    assert_eq!(row.split_whitespace().last(), Some("441.1"), "{out}");
+    assert!(out.contains("has no /reserved-memory node"), "{out}");
+}
+
+#[test]
+fn mem_map_on_the_simulated_qcs6490_uses_its_device_tree() {
+    // The simulator's live tree declares the same no-map carveouts that it
+    // cuts out of System RAM: both figures agree.
+    let (_d, root) = board("qcs6490");
+    let out = ok(&["--root", &root, "mem", "map"]);
+    assert!(
+        out.contains("451696 kB = Σ 16 no-map /reserved-memory region(s)")
+            && out.contains("451696 kB (total RAM − Linux RAM), the same\n"),
+        "{out}"
+    );
 }
 
 /// A fixture of `lever-measure` (real files of this VM; see its

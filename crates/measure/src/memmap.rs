@@ -7,7 +7,10 @@
 //!   total leaves out firmware carve-outs), else device tree memory nodes,
 //!   else the dmesg `Memory:` line's second figure;
 //! - Linux RAM = Σ over `/proc/iomem` "System RAM" ranges of `end − start + 1`;
-//! - non-Linux = total RAM − Linux RAM;
+//! - non-Linux = Σ the device tree's enabled `no-map` `/reserved-memory`
+//!   regions when the live tree has that node (firmware's own declaration
+//!   of the carveouts), else total RAM − Linux RAM; the second figure is
+//!   always computed too, and the map carries both;
 //! - kernel static = Linux RAM − MemTotal;
 //! - free = MemFree + (Cached − Shmem) + Buffers + ION cache, where
 //!   ION cache = `nr_kernel_misc_reclaimable` pages × page size;
@@ -278,6 +281,62 @@ impl MemSample {
     }
 }
 
+/// The device tree's carveouts (seed 000 §6.5): what firmware declares
+/// it keeps from Linux.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct DtCarveouts {
+    /// Σ enabled `no-map` regions of `/reserved-memory`, kB: §8.3's
+    /// non-Linux memory.
+    pub no_map_kb: u64,
+    /// How many enabled `no-map` regions there are.
+    pub no_map_regions: usize,
+    /// Σ enabled `reusable` (CMA) regions, kB: Linux RAM, not non-Linux.
+    pub reusable_kb: u64,
+}
+
+impl DtCarveouts {
+    /// Where the live tree is read, below the root.
+    pub const LIVE_TREE: &'static str = "/sys/firmware/devicetree/base";
+
+    /// Read the carveouts of the live tree below the root; `Unavailable`
+    /// (with the reason) when there is no tree, no `/reserved-memory` node,
+    /// or the tree cannot be read.
+    pub fn read(fs: &KernelFs) -> Avail<DtCarveouts> {
+        let base = Self::LIVE_TREE;
+        let dir = match fs.resolve(base) {
+            Ok(d) if d.is_dir() => d,
+            _ => return Avail::Unavailable(format!("no device tree ({base})")),
+        };
+        let tree = match lever_dt::source::read_dir_tree(&dir) {
+            Ok(t) => t,
+            Err(e) => return Avail::Unavailable(format!("the device tree ({base}): {e}")),
+        };
+        if tree.find("/reserved-memory").is_none() {
+            return Avail::Unavailable(format!(
+                "the device tree ({base}) has no /reserved-memory node"
+            ));
+        }
+        match lever_dt::carveouts(&tree) {
+            Ok(c) => Avail::Value(DtCarveouts {
+                no_map_kb: c.totals.no_map_bytes / 1024,
+                no_map_regions: c.regions.iter().filter(|r| r.enabled && r.no_map).count(),
+                reusable_kb: c.totals.reusable_bytes / 1024,
+            }),
+            Err(e) => Avail::Unavailable(format!("the device tree ({base}): {e}")),
+        }
+    }
+}
+
+/// Where the non-Linux figure came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NonLinuxSource {
+    /// Σ the device tree's `no-map` carveouts.
+    DeviceTree,
+    /// Total RAM − Σ `/proc/iomem` System RAM.
+    Iomem,
+}
+
 /// What does not change after boot: total RAM, System RAM, the dmesg line.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StaticMemory {
@@ -289,6 +348,8 @@ pub struct StaticMemory {
     pub system_ram: Avail<SystemRam>,
     /// The dmesg `Memory:` line.
     pub dmesg: Avail<DmesgMemory>,
+    /// The device tree's carveouts.
+    pub dt_carveouts: Avail<DtCarveouts>,
 }
 
 impl StaticMemory {
@@ -296,6 +357,7 @@ impl StaticMemory {
     /// the reason it could not be read); `user_total_kb` is `--total-ram`.
     pub fn new(
         dt_memory: Option<DtMemory>,
+        dt_carveouts: Avail<DtCarveouts>,
         iomem: Result<Iomem, String>,
         dmesg_log: Result<String, String>,
         user_total_kb: Option<u64>,
@@ -348,6 +410,7 @@ impl StaticMemory {
             dt_memory,
             system_ram,
             dmesg,
+            dt_carveouts,
         }
     }
 
@@ -374,7 +437,13 @@ impl StaticMemory {
                 other => other.to_string(),
             }),
         };
-        Ok(StaticMemory::new(dt, iomem, log, user_total_kb))
+        Ok(StaticMemory::new(
+            dt,
+            DtCarveouts::read(fs),
+            iomem,
+            log,
+            user_total_kb,
+        ))
     }
 }
 
@@ -455,8 +524,16 @@ pub struct MemoryMap {
     pub total_ram: Avail<TotalRam>,
     /// Linux RAM (Σ System RAM), kB.
     pub linux_ram_kb: Avail<u64>,
-    /// Total RAM − Linux RAM, kB.
+    /// Non-Linux memory, kB: the device tree's `no-map` carveout total
+    /// when there is one, else total RAM − Linux RAM.
     pub non_linux_kb: Avail<i64>,
+    /// Where `non_linux_kb` came from.
+    pub non_linux_source: NonLinuxSource,
+    /// Total RAM − Linux RAM (`/proc/iomem`), kB, whichever source the
+    /// row uses.
+    pub non_linux_iomem_kb: Avail<i64>,
+    /// Device tree figure − `/proc/iomem` figure, kB, when both exist.
+    pub non_linux_difference_kb: Option<i64>,
     /// Linux RAM − MemTotal, kB.
     pub kernel_static_kb: Avail<i64>,
     /// MemTotal, kB.
@@ -492,11 +569,22 @@ impl MemoryMap {
         })?;
         let free = FreeMemory::new(m, &sample.vmstat, page)?;
         let linux_ram_kb = fixed.system_ram.as_ref().map(|s| s.bytes / 1024);
-        let non_linux_kb = match (&fixed.total_ram, &linux_ram_kb) {
+        let non_linux_iomem_kb = match (&fixed.total_ram, &linux_ram_kb) {
             (Avail::Value(t), Avail::Value(l)) => Avail::Value(t.kb as i64 - *l as i64),
             (Avail::Unavailable(r), _) | (_, Avail::Unavailable(r)) => {
                 Avail::Unavailable(r.clone())
             }
+        };
+        let (non_linux_kb, non_linux_source, non_linux_difference_kb) = match &fixed.dt_carveouts {
+            Avail::Value(c) => {
+                let dt = c.no_map_kb as i64;
+                (
+                    Avail::Value(dt),
+                    NonLinuxSource::DeviceTree,
+                    non_linux_iomem_kb.value().map(|io| dt - io),
+                )
+            }
+            Avail::Unavailable(_) => (non_linux_iomem_kb.clone(), NonLinuxSource::Iomem, None),
         };
         let kernel_static_kb = linux_ram_kb.clone().map(|l| l as i64 - mem_total_kb as i64);
         let kernel_dynamic = dynamic_items(m, &sample.extras);
@@ -509,6 +597,9 @@ impl MemoryMap {
             total_ram: fixed.total_ram.clone(),
             linux_ram_kb,
             non_linux_kb,
+            non_linux_source,
+            non_linux_iomem_kb,
+            non_linux_difference_kb,
             kernel_static_kb,
             mem_total_kb,
             apps_framework_kb: mem_total_kb as i64 - free.free_kb as i64,

@@ -107,7 +107,15 @@ fn write_dt_memory(board: &Board, tree: &mut Tree) -> Result<(), SimError> {
     tree.text(&format!("{node}/device_type"), "memory\0")?;
     tree.text(&format!("{node}/name"), "memory\0")?;
     tree.bytes(&format!("{node}/reg"), &reg)?;
-    // The no-map carveouts, as the reserved-memory node lists them.
+    // The no-map carveouts, as the reserved-memory node lists them, with
+    // the node's own cell counts and an empty `ranges` (identity mapped),
+    // as every SoC's .dtsi gives them.
+    if !mem.carveouts.is_empty() {
+        let rm = format!("{base}/reserved-memory");
+        tree.bytes(&format!("{rm}/#address-cells"), &cells.to_be_bytes())?;
+        tree.bytes(&format!("{rm}/#size-cells"), &cells.to_be_bytes())?;
+        tree.bytes(&format!("{rm}/ranges"), &[])?;
+    }
     for c in mem.carveouts {
         let node = format!("{base}/reserved-memory/{}", c.name);
         tree.bytes(

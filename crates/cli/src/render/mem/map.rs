@@ -4,7 +4,9 @@
 
 use crate::render::num::{avail_or_na, mb_from_kb as mb};
 use crate::render::Table;
-use lever_measure::memmap::{MemoryMap, PageSizeSource, StaticMemory, TotalRamSource};
+use lever_measure::memmap::{
+    DtCarveouts, MemoryMap, NonLinuxSource, PageSizeSource, StaticMemory, TotalRamSource,
+};
 use lever_measure::Avail;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -152,7 +154,8 @@ fn sources(r: &MapReport, m: &MemoryMap, unavailable: &mut Unavailable) -> Strin
         "  apps + framework {} kB = MemTotal − free\n",
         m.apps_framework_kb
     );
-    if let Avail::Value(n) = m.non_linux_kb {
+    out += &non_linux(r, m);
+    if let Avail::Value(n) = m.non_linux_iomem_kb {
         if n < 0 {
             out += &format!(
                 "  non-Linux        {n} kB: the total RAM figure is below Σ System RAM, so it \
@@ -172,6 +175,55 @@ fn sources(r: &MapReport, m: &MemoryMap, unavailable: &mut Unavailable) -> Strin
         }
     }
     out
+}
+
+/// Where non-Linux came from: the device tree's no-map carveouts beside
+/// the /proc/iomem figure, with their difference; else the iomem figure.
+fn non_linux(r: &MapReport, m: &MemoryMap) -> String {
+    let iomem = match &m.non_linux_iomem_kb {
+        Avail::Value(v) => format!("{v} kB (total RAM − Linux RAM)"),
+        Avail::Unavailable(_) => "n/a".to_string(),
+    };
+    match (m.non_linux_source, &r.fixed.dt_carveouts) {
+        (NonLinuxSource::DeviceTree, Avail::Value(c)) => {
+            let mut out = format!(
+                "  non-Linux        {} kB = Σ {} no-map /reserved-memory region(s) of the device \
+                 tree ({}); from /proc/iomem: {iomem}\n",
+                c.no_map_kb,
+                c.no_map_regions,
+                DtCarveouts::LIVE_TREE,
+            );
+            if m.non_linux_difference_kb == Some(0) {
+                out.insert_str(out.len() - 1, ", the same");
+            }
+            if let Some(d) = m.non_linux_difference_kb.filter(|d| *d != 0) {
+                out += &format!(
+                    "  non-Linux        the two differ by {d:+} kB (device tree − iomem): {}; \
+                     `lever dt carveouts` lists the regions\n",
+                    if d < 0 {
+                        "the kernel keeps more out of System RAM than the device tree declares \
+                         no-map (firmware-reserved ranges, a total RAM figure above the banks)"
+                    } else {
+                        "some no-map regions are not holes in System RAM (outside /memory, \
+                         overlapping, or a total RAM figure below the banks)"
+                    }
+                );
+            }
+            out
+        }
+        (_, dt) => {
+            let why = match dt {
+                Avail::Unavailable(why) => why.as_str(),
+                Avail::Value(_) => "it was not used",
+            };
+            match &m.non_linux_iomem_kb {
+                Avail::Value(_) => {
+                    format!("  non-Linux        {iomem}; no device tree carveouts: {why}\n")
+                }
+                Avail::Unavailable(_) => String::new(),
+            }
+        }
+    }
 }
 
 /// What the kernel's own sources said when `--total-ram` overrode them.
