@@ -58,6 +58,8 @@ d usr/share/fish/vendor_completions.d
 $gen completions bash >"$destdir/usr/share/bash-completion/completions/lever"
 $gen completions zsh >"$destdir/usr/share/zsh/vendor-completions/_lever"
 $gen completions fish >"$destdir/usr/share/fish/vendor_completions.d/lever.fish"
+# `lever man -o` creates no missing parent (a typo must not make a tree).
+d usr/share/man/man1
 $gen man -o "$destdir/usr/share/man/man1" >/dev/null
 chmod 0644 "$destdir"/usr/share/bash-completion/completions/lever \
     "$destdir"/usr/share/zsh/vendor-completions/_lever \
