@@ -174,6 +174,11 @@ pub fn attach_socket_filter(
     program: &[BpfInstruction],
 ) -> io::Result<()> {
     use std::os::fd::AsRawFd;
+    // An empty program is refused here, as the kernel refuses it (EINVAL):
+    // qemu-user would hand the kernel a null pointer and answer EFAULT.
+    if program.is_empty() {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    }
     let len =
         u16::try_from(program.len()).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
     let mut filters: Vec<libc::sock_filter> = program
