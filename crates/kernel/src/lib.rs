@@ -192,6 +192,8 @@ pub mod paths {
     pub const KGSL: &str = "/sys/class/kgsl";
     /// devfreq class directory.
     pub const DEVFREQ: &str = "/sys/class/devfreq";
+    /// Thermal class directory (`thermal_zoneN`, `cooling_deviceN`).
+    pub const THERMAL: &str = "/sys/class/thermal";
     /// PM QoS CPU DMA latency device.
     pub const CPU_DMA_LATENCY: &str = "/dev/cpu_dma_latency";
 }

@@ -35,6 +35,7 @@
 #![warn(missing_docs)]
 
 pub mod avail;
+pub mod conditions;
 pub mod devicetree;
 pub mod diskstats;
 pub mod dmesg;
@@ -48,6 +49,7 @@ pub mod process;
 pub mod sampling;
 pub mod smaps;
 pub mod svg;
+pub mod thermal;
 pub mod thrash;
 pub mod vmstat;
 

@@ -532,6 +532,88 @@ const QCOM_VM: VmTunables = VmTunables {
     page_cluster: 0,
 };
 
+// ---------------------------------------------------------------------------
+// SC7280 (QCS6490 / QCS5430) thermal zones
+// ---------------------------------------------------------------------------
+
+/// Trip points of the CPU zones: passive at 90 and 95 °C (2 °C
+/// hysteresis), critical at 110 °C.
+const SC7280_CPU_TRIPS: &[TripPoint] = &[
+    TripPoint { kind: "passive", temp_mc: 90_000, hyst_mc: 2_000 },
+    TripPoint { kind: "passive", temp_mc: 95_000, hyst_mc: 2_000 },
+    TripPoint { kind: "critical", temp_mc: 110_000, hyst_mc: 0 },
+];
+/// Zones that only warn: hot at 90 °C, critical at 110 °C.
+const SC7280_HOT_TRIPS: &[TripPoint] = &[
+    TripPoint { kind: "hot", temp_mc: 90_000, hyst_mc: 2_000 },
+    TripPoint { kind: "critical", temp_mc: 110_000, hyst_mc: 0 },
+];
+const SC7280_GPU_TRIPS: &[TripPoint] = &[
+    TripPoint { kind: "passive", temp_mc: 95_000, hyst_mc: 2_000 },
+    TripPoint { kind: "critical", temp_mc: 110_000, hyst_mc: 0 },
+];
+const SC7280_PMIC_TRIPS: &[TripPoint] = &[
+    TripPoint { kind: "passive", temp_mc: 95_000, hyst_mc: 0 },
+    TripPoint { kind: "critical", temp_mc: 115_000, hyst_mc: 0 },
+];
+const SILVER_CPUS: &[Cooler] = &[Cooler::Cpu(0), Cooler::Cpu(1), Cooler::Cpu(2), Cooler::Cpu(3)];
+const BIG_CPUS: &[Cooler] = &[Cooler::Cpu(4), Cooler::Cpu(5), Cooler::Cpu(6), Cooler::Cpu(7)];
+const SILVER_MAPS: &[CoolingMap] = &[
+    CoolingMap { trip: 0, devices: SILVER_CPUS },
+    CoolingMap { trip: 1, devices: SILVER_CPUS },
+];
+const BIG_MAPS: &[CoolingMap] = &[
+    CoolingMap { trip: 0, devices: BIG_CPUS },
+    CoolingMap { trip: 1, devices: BIG_CPUS },
+];
+const GPU_MAPS: &[CoolingMap] = &[CoolingMap { trip: 0, devices: &[Cooler::Gpu] }];
+
+const fn cpu_zone(name: &'static str, temp_mc: i64, maps: &'static [CoolingMap]) -> ThermalZone {
+    ThermalZone { name, temp_mc, trips: SC7280_CPU_TRIPS, maps }
+}
+const fn hot_zone(name: &'static str, temp_mc: i64) -> ThermalZone {
+    ThermalZone { name, temp_mc, trips: SC7280_HOT_TRIPS, maps: &[] }
+}
+
+/// sc7280.dtsi's `/thermal-zones` (names, trips and cooling maps as in
+/// the upstream sc7280-idp DTB), in its node order: twelve tsens CPU
+/// sensors (four on the silver cluster, eight on gold and prime), the
+/// subsystem sensors, and the three PMICs' temperature alarms. The
+/// temperatures are simulated: an idle board after an hour at room
+/// temperature (plausible, not measured).
+const SC7280_THERMAL: &[ThermalZone] = &[
+    cpu_zone("cpu0-thermal", 41_200, SILVER_MAPS),
+    cpu_zone("cpu1-thermal", 41_600, SILVER_MAPS),
+    cpu_zone("cpu2-thermal", 40_900, SILVER_MAPS),
+    cpu_zone("cpu3-thermal", 41_300, SILVER_MAPS),
+    cpu_zone("cpu4-thermal", 43_100, BIG_MAPS),
+    cpu_zone("cpu5-thermal", 43_800, BIG_MAPS),
+    cpu_zone("cpu6-thermal", 42_700, BIG_MAPS),
+    cpu_zone("cpu7-thermal", 43_400, BIG_MAPS),
+    cpu_zone("cpu8-thermal", 44_000, BIG_MAPS),
+    cpu_zone("cpu9-thermal", 43_600, BIG_MAPS),
+    cpu_zone("cpu10-thermal", 44_500, BIG_MAPS),
+    cpu_zone("cpu11-thermal", 43_900, BIG_MAPS),
+    hot_zone("aoss0-thermal", 39_800),
+    hot_zone("aoss1-thermal", 39_600),
+    hot_zone("cpuss0-thermal", 42_200),
+    hot_zone("cpuss1-thermal", 42_500),
+    ThermalZone { name: "gpuss0-thermal", temp_mc: 39_900, trips: SC7280_GPU_TRIPS, maps: GPU_MAPS },
+    ThermalZone { name: "gpuss1-thermal", temp_mc: 40_100, trips: SC7280_GPU_TRIPS, maps: GPU_MAPS },
+    hot_zone("nspss0-thermal", 39_100),
+    hot_zone("nspss1-thermal", 39_300),
+    hot_zone("video-thermal", 38_800),
+    hot_zone("ddr-thermal", 40_400),
+    hot_zone("mdmss0-thermal", 38_200),
+    hot_zone("mdmss1-thermal", 38_500),
+    hot_zone("mdmss2-thermal", 38_100),
+    hot_zone("mdmss3-thermal", 38_300),
+    hot_zone("camera0-thermal", 37_900),
+    ThermalZone { name: "pm7325-thermal", temp_mc: 37_000, trips: SC7280_PMIC_TRIPS, maps: &[] },
+    ThermalZone { name: "pm8350c-thermal", temp_mc: 37_000, trips: SC7280_PMIC_TRIPS, maps: &[] },
+    ThermalZone { name: "pmr735a-thermal", temp_mc: 37_000, trips: SC7280_PMIC_TRIPS, maps: &[] },
+];
+
 /// Qualcomm QCS6490 on an RB3gen2 kit.
 pub(crate) static QCS6490: Board = Board {
     name: "qcs6490",
@@ -593,6 +675,7 @@ pub(crate) static QCS6490: Board = Board {
     mmio: SC7280_MMIO,
     irqs: SC7280_IRQS,
     workqueues: QCOM_WORKQUEUES,
+    thermal_zones: SC7280_THERMAL,
     config: QCOM_CONFIG,
     vm: QCOM_VM,
     uptime_s: 3600,
@@ -657,6 +740,7 @@ pub(crate) static QCS5430_FP1: Board = Board {
     mmio: SC7280_MMIO,
     irqs: SC7280_IRQS,
     workqueues: QCOM_WORKQUEUES,
+    thermal_zones: SC7280_THERMAL,
     config: QCOM_CONFIG,
     vm: QCOM_VM,
     uptime_s: 3600,
@@ -795,6 +879,9 @@ pub(crate) static AM437X: Board = Board {
         Irq { number: 41, chip: "GIC-0", hwirq: 73, level: true, name: "4a100000.switch" },
     ],
     workqueues: &["writeback"],
+    // upstream am4372.dtsi has no /thermal-zones node (no sensor driver
+    // for the AM43xx bandgap): no zones, as on that kernel
+    thermal_zones: &[],
     config: KernelConfig { uclamp: false, psi: false, shadow_call_stack: false, version: (6, 1) },
     vm: VmTunables { swappiness: 60, page_cluster: 3 },
     uptime_s: 1800,

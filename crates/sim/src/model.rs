@@ -46,6 +46,9 @@ pub(crate) struct Board {
     /// Unbound workqueues that export their own `cpumask`
     /// (`/sys/devices/virtual/workqueue/NAME`, `WQ_SYSFS`).
     pub workqueues: &'static [&'static str],
+    /// Thermal zones (`/sys/class/thermal/thermal_zoneN`), in
+    /// registration order; empty for a board whose kernel has none.
+    pub thermal_zones: &'static [ThermalZone],
     /// Kernel configuration switches that decide which nodes exist.
     pub config: KernelConfig,
     /// VM sysctls that differ between boards.
@@ -319,4 +322,49 @@ pub(crate) struct KernelConfig {
 pub(crate) struct VmTunables {
     pub swappiness: u32,
     pub page_cluster: u32,
+}
+
+/// A thermal zone as the device tree's `/thermal-zones` node describes
+/// it; the kernel names the zone after the node (`type`).
+#[derive(Debug)]
+pub(crate) struct ThermalZone {
+    /// The node name, which the kernel shows as the zone's `type`.
+    pub name: &'static str,
+    /// The simulated reading, m°C (fixed, plausible for an idle board).
+    pub temp_mc: i64,
+    /// Trip points, in the node's order.
+    pub trips: &'static [TripPoint],
+    /// `cooling-maps`: a trip point (index into `trips`) and the devices
+    /// it engages.
+    pub maps: &'static [CoolingMap],
+}
+
+/// One trip point of a zone.
+#[derive(Debug)]
+pub(crate) struct TripPoint {
+    /// `passive`, `hot`, `critical`, `active`.
+    pub kind: &'static str,
+    /// `temperature`, m°C.
+    pub temp_mc: i64,
+    /// `hysteresis`, m°C.
+    pub hyst_mc: i64,
+}
+
+/// One `cooling-maps` entry.
+#[derive(Debug)]
+pub(crate) struct CoolingMap {
+    /// Index of the trip point in the zone's `trips`.
+    pub trip: usize,
+    /// The `cooling-device` phandles' targets.
+    pub devices: &'static [Cooler],
+}
+
+/// What a `cooling-device` phandle points at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Cooler {
+    /// A CPU node: a cooling device exists only for the first CPU of a
+    /// cpufreq policy (`cpufreq-cpuN`), so the kernel binds only those.
+    Cpu(u32),
+    /// The GPU node: its devfreq cooling device (`devfreq-<dev>`).
+    Gpu,
 }

@@ -12,6 +12,7 @@ mod gpu;
 mod irq;
 mod mem;
 mod procfs;
+mod thermal;
 
 use crate::model::Board;
 use crate::tree::Tree;
@@ -25,6 +26,7 @@ pub(crate) fn write_board(board: &Board, tree: &mut Tree) -> Result<(), SimError
     gpu::write(board, tree)?;
     cgroup::write(board, tree)?;
     irq::write(board, tree)?;
+    thermal::write(board, tree)?;
     Ok(())
 }
 

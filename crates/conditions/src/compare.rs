@@ -1,0 +1,230 @@
+//! Two runs' conditions side by side: what differs (shown at the top of
+//! `lever bench compare` and `lever report render A B`), and whether a
+//! change between them may be called significant at all.
+
+use crate::{Avail, Conditions, Policy, ThrottleKind, TEMP_DIFFERENCE_MC};
+use serde::{Deserialize, Serialize};
+
+/// One condition that differs between the runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Difference {
+    /// What (`kernel release`, `policy4 governor`, `load`).
+    pub what: String,
+    /// In the base run.
+    pub base: String,
+    /// In the new run.
+    pub new: String,
+}
+
+/// The conditions of two runs, compared.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// Conditions that differ, most important first.
+    pub differences: Vec<Difference>,
+    /// Why either run's figures cannot be trusted (`base run: …`, `new
+    /// run: …`); empty when both were quiet and unthrottled.
+    pub disturbed: Vec<String>,
+    /// `--force` was given: changes are judged even though a run was
+    /// disturbed.
+    pub forced: bool,
+    /// Changes may be called significant: nothing disturbed either run,
+    /// or `--force`.
+    pub judged: bool,
+}
+
+impl Comparison {
+    /// One line for a result that was not judged, naming the first reason.
+    pub fn withheld_reason(&self) -> Option<String> {
+        (!self.judged).then(|| {
+            format!(
+                "not judged: {}{}; rerun on a quiet machine, or pass --force to judge anyway",
+                self.disturbed.first().map(String::as_str).unwrap_or("?"),
+                match self.disturbed.len() {
+                    0 | 1 => String::new(),
+                    n => format!(" (and {} more)", n - 1),
+                }
+            )
+        })
+    }
+}
+
+/// Compare the conditions of `base` and `new`. A run without a record
+/// (written by an older Lever) is shown as such and does not stop the
+/// judgement; a disturbed run does, unless `force`.
+pub fn compare(base: Option<&Conditions>, new: Option<&Conditions>, force: bool) -> Comparison {
+    let mut differences = Vec::new();
+    let mut disturbed = Vec::new();
+    match (base, new) {
+        (Some(b), Some(n)) => differences = differ(b, n),
+        (b, n) => {
+            let say = |c: Option<&Conditions>| match c {
+                Some(_) => "recorded".to_string(),
+                None => "not recorded (written by an older Lever)".to_string(),
+            };
+            if b.is_some() || n.is_some() {
+                differences.push(Difference {
+                    what: "conditions".into(),
+                    base: say(b),
+                    new: say(n),
+                });
+            }
+        }
+    }
+    for (side, c) in [("base run", base), ("new run", new)] {
+        for d in c.map(Conditions::disturbances).unwrap_or_default() {
+            disturbed.push(format!("{side}: {}", d.text));
+        }
+    }
+    Comparison {
+        judged: disturbed.is_empty() || force,
+        forced: force,
+        differences,
+        disturbed,
+    }
+}
+
+fn text<T: ToString>(a: &Avail<T>) -> String {
+    match a {
+        Avail::Value(v) => v.to_string(),
+        Avail::Unavailable(why) => format!("not available ({why})"),
+    }
+}
+
+fn differ(b: &Conditions, n: &Conditions) -> Vec<Difference> {
+    let mut out = Vec::new();
+    let mut push = |what: &str, base: String, new: String| {
+        if base != new {
+            out.push(Difference {
+                what: what.into(),
+                base,
+                new,
+            });
+        }
+    };
+    let state = |c: &Conditions| {
+        let d = c.disturbances();
+        let load: Vec<_> = d
+            .iter()
+            .filter(|d| d.kind == "load")
+            .map(|d| d.text.clone())
+            .collect();
+        let throttle: Vec<_> = d
+            .iter()
+            .filter(|d| d.kind == "throttling")
+            .map(|d| d.text.clone())
+            .collect();
+        let or = |v: Vec<String>, quiet: &str| {
+            if v.is_empty() {
+                quiet.to_string()
+            } else {
+                v.join("; ")
+            }
+        };
+        (or(load, "quiet"), or(throttle, "none"))
+    };
+    let (bl, bt) = state(b);
+    let (nl, nt) = state(n);
+    push("load", bl, nl);
+    push("throttling", bt, nt);
+    let model = |c: &Conditions| match &c.machine {
+        Avail::Value(m) => {
+            let mut parts: Vec<String> = [&m.model, &m.hostname, &m.arch]
+                .into_iter()
+                .flatten()
+                .cloned()
+                .collect();
+            parts.push(format!("{} CPUs online", m.cpus_online));
+            parts.join(", ")
+        }
+        Avail::Unavailable(why) => format!("not available ({why})"),
+    };
+    push("machine", model(b), model(n));
+    push(
+        "simulated",
+        b.simulated.clone().unwrap_or_else(|| "no".into()),
+        n.simulated.clone().unwrap_or_else(|| "no".into()),
+    );
+    push(
+        "kernel release",
+        text(&b.kernel_release),
+        text(&n.kernel_release),
+    );
+    push("kernel command line", text(&b.cmdline), text(&n.cmdline));
+    let iso = |c: &Conditions| match &c.isolated_cpus {
+        Avail::Value(v) if v.is_empty() => "none".to_string(),
+        other => text(other),
+    };
+    push("isolated CPUs", iso(b), iso(n));
+    push(
+        "Lever version",
+        b.lever_version.clone(),
+        n.lever_version.clone(),
+    );
+    let policies = |c: &Conditions| c.cpufreq_before.value().cloned().unwrap_or_default();
+    let (bp, np) = (policies(b), policies(n));
+    for p in &bp {
+        let q = np.iter().find(|q| q.name == p.name);
+        policy_diff(p, q, &mut push);
+    }
+    for q in np.iter().filter(|q| !bp.iter().any(|p| p.name == q.name)) {
+        push(
+            &format!("{} (CPUs {})", q.name, q.cpus),
+            "absent".into(),
+            "present".into(),
+        );
+    }
+    let caps = |c: &Conditions| {
+        let v: Vec<String> = c
+            .throttling
+            .value()
+            .into_iter()
+            .flatten()
+            .filter(|t| t.kind == ThrottleKind::Capped)
+            .map(|t| format!("{}: {}", t.what, t.detail))
+            .collect();
+        if v.is_empty() {
+            "none".to_string()
+        } else {
+            v.join("; ")
+        }
+    };
+    push("standing clock caps", caps(b), caps(n));
+    let hottest = |c: &Conditions| {
+        c.thermal_before
+            .value()
+            .and_then(|t| t.hottest().cloned())
+            .and_then(|z| Some((z.temp_mc?, z.kind)))
+    };
+    if let (Some((tb, kb)), Some((tn, kn))) = (hottest(b), hottest(n)) {
+        if (tb - tn).abs() >= TEMP_DIFFERENCE_MC {
+            push(
+                "hottest zone before the run",
+                format!("{:.1} °C ({kb})", tb as f64 / 1000.0),
+                format!("{:.1} °C ({kn})", tn as f64 / 1000.0),
+            );
+        }
+    }
+    out
+}
+
+fn policy_diff(p: &Policy, q: Option<&Policy>, push: &mut impl FnMut(&str, String, String)) {
+    let what = |field: &str| format!("{} {field}", p.name);
+    let Some(q) = q else {
+        push(
+            &format!("{} (CPUs {})", p.name, p.cpus),
+            "present".into(),
+            "absent".into(),
+        );
+        return;
+    };
+    let s = |v: &Option<String>| v.clone().unwrap_or_else(|| "unknown".into());
+    let k = |v: Option<u64>| v.map_or_else(|| "unknown".into(), |k| format!("{k} kHz"));
+    push(&what("governor"), s(&p.governor), s(&q.governor));
+    push(&what("scaling_min_freq"), k(p.min_khz), k(q.min_khz));
+    push(&what("scaling_max_freq"), k(p.max_khz), k(q.max_khz));
+    push(
+        &what("cpuinfo_max_freq"),
+        k(p.cpuinfo_max_khz),
+        k(q.cpuinfo_max_khz),
+    );
+}
