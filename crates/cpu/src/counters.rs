@@ -56,6 +56,7 @@ use perf_event::events::{Dynamic, Hardware, Software};
 use perf_event::{Builder, Counter};
 
 use crate::ipc::{self, ChainEvent, EventCount, IpcReport, CACHE_CHAIN};
+use crate::pmu::{ArchEvent, CpuPmu, Source, CYCLES, INSTRUCTIONS};
 
 /// Where PMUs are listed.
 pub const EVENT_SOURCES: &str = "/sys/bus/event_source/devices";
@@ -94,6 +95,8 @@ pub struct CounterError {
 struct Open {
     name: String,
     counters: Vec<Counter>,
+    /// Where each counter was opened; empty for perf's generic events.
+    sources: Vec<Source>,
 }
 
 impl Open {
@@ -138,7 +141,17 @@ impl Open {
         } else {
             Some(scaled)
         };
+        if !self.sources.is_empty() {
+            let labels: Vec<String> = self.sources.iter().map(Source::label).collect();
+            count.via = Some(labels.join(" + "));
+        }
         Ok(count)
+    }
+
+    /// True when every counter is a raw Arm event its PMU does not list
+    /// (see [`crate::pmu`]): a 0 from it means "not implemented".
+    fn only_unlisted_raw(&self) -> bool {
+        !self.sources.is_empty() && self.sources.iter().all(|s| matches!(s, Source::Raw { .. }))
     }
 }
 
@@ -154,11 +167,14 @@ pub const SOFTWARE_EVENTS: [(&str, Software); 4] = [
 pub struct Session {
     cycles: Option<Open>,
     instructions: Option<Open>,
-    hardware_note: Option<String>,
+    /// Why `cycles`/`instructions` did not open, per event.
+    hardware_missing: Vec<(&'static str, String)>,
     chain: Vec<(ChainEvent, Open)>,
-    chain_note: Option<String>,
+    chain_notes: Vec<String>,
     software: Vec<Open>,
     user_space_only: bool,
+    /// The CPU PMUs, for the verdict on raw events that counted 0.
+    pmus: Vec<CpuPmu>,
 }
 
 impl std::fmt::Debug for Session {
@@ -168,7 +184,7 @@ impl std::fmt::Debug for Session {
                 "chain",
                 &self.chain.iter().map(|(e, _)| e.name).collect::<Vec<_>>(),
             )
-            .field("hardware", &self.hardware_note.is_none())
+            .field("hardware", &self.hardware_missing.is_empty())
             .field("user_space_only", &self.user_space_only)
             .finish()
     }
@@ -241,20 +257,84 @@ pub fn pmus_with_event(fs: &KernelFs, event: &str) -> Vec<String> {
         .collect()
 }
 
-fn dynamic(fs: &KernelFs, pmu_dir: &str, event: &str) -> io::Result<Builder<'static>> {
+/// The event of `source` on its PMU: its `type`, and `config*` from its
+/// `format/` fields set as the `events/` file (or the raw number) says.
+/// Format fields the event does not name are 0, as perf leaves them (the
+/// Arm PMUv3's `long`, `config1:0`); a parameter the user must give
+/// (`field=?`) is refused.
+pub fn pmu_event(fs: &KernelFs, source: &Source) -> io::Result<Dynamic> {
+    let dir = match source {
+        Source::Named { dir, .. } | Source::Raw { dir, .. } => dir,
+    };
     let host = fs
-        .resolve(pmu_dir)
+        .resolve(dir)
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
     let mut db = Dynamic::builder(host)?;
-    db.event(event)?;
-    let ev = db
-        .build()
-        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
-    Ok(Builder::new(ev))
+    match source {
+        Source::Named { event, .. } => {
+            let file = format!("{dir}/events/{event}");
+            let text = fs
+                .read(&file)
+                .map_err(|e| io::Error::new(io::ErrorKind::NotFound, e.to_string()))?;
+            if text.contains("=?") {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("{file} ({text}) needs a parameter Lever does not give"),
+                ));
+            }
+            db.event(event.as_str())?;
+        }
+        Source::Raw { number, .. } => {
+            db.field("event", u64::from(*number))
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+        }
+    }
+    let unset: Vec<String> = db.params().map(str::to_string).collect();
+    for field in unset {
+        db.field(&field, 0)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+    }
+    db.build()
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))
+}
+
+/// Open `sources`, one counter each; the ones that failed are described.
+fn open_sources(
+    fs: &KernelFs,
+    name: &str,
+    sources: Vec<Source>,
+    user_only: &mut bool,
+    failed: &mut Vec<String>,
+) -> Option<Open> {
+    let mut counters = Vec::new();
+    let mut opened = Vec::new();
+    for s in sources {
+        match open_one(|| pmu_event(fs, &s).map(Builder::new), user_only) {
+            Ok(c) => {
+                counters.push(c);
+                opened.push(s);
+            }
+            Err(e) => failed.push(format!("{} ({name}): {e}", s.label())),
+        }
+    }
+    (!counters.is_empty()).then(|| Open {
+        name: name.to_string(),
+        counters,
+        sources: opened,
+    })
+}
+
+/// ENOENT, EOPNOTSUPP, ENODEV: the PMU has no such event (not a refusal).
+fn no_such_event(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(2 | 95 | 19))
 }
 
 impl Session {
     /// Open `cycles`, `instructions` and whatever chain events the PMU has.
+    ///
+    /// Where perf's generic `cycles`/`instructions` do not open but the
+    /// kernel lists a CPU PMU, the PMU's own events are tried, by sysfs
+    /// name, then by Arm event number ([`crate::pmu`]).
     pub fn open(fs: &KernelFs) -> Result<Session, NotCountable> {
         if !fs.is_system() {
             return Err(NotCountable::NotTheRunningKernel {
@@ -263,30 +343,54 @@ impl Session {
         }
         let mut user_only = false;
         type Make<'a> = &'a dyn Fn() -> io::Result<Builder<'static>>;
-        let mut open = |event: &'static str, make: Make<'_>| {
-            open_one(make, &mut user_only)
-                .map(|c| Open {
-                    name: event.to_string(),
-                    counters: vec![c],
-                })
-                .map_err(|e| (event, e))
+        let generic = |event: &'static str, make: Make<'_>, user_only: &mut bool| {
+            open_one(make, user_only).map(|c| Open {
+                name: event.to_string(),
+                counters: vec![c],
+                sources: Vec::new(),
+            })
         };
-        let mut hw_failed = Vec::new();
-        let mut hw = |event, which: Hardware| match open(event, &|| Ok(Builder::new(which))) {
-            Ok(o) => Some(o),
-            Err(f) => {
-                hw_failed.push(f);
-                None
+        let cpu_pmus = crate::pmu::cpu_pmus(fs);
+        let mut hw_errors = Vec::new();
+        let mut hardware_missing = Vec::new();
+        let mut hardware = |arch: &ArchEvent, which: Hardware, user_only: &mut bool| {
+            let err = match generic(arch.perf_name, &|| Ok(Builder::new(which)), user_only) {
+                Ok(o) => return Some(o),
+                Err(e) => e,
+            };
+            if cpu_pmus.is_empty() || !no_such_event(&err) {
+                hw_errors.push((arch.perf_name, err));
+                return None;
             }
+            // A PMU is there; perf's generic event is not mapped on it.
+            let sources = crate::pmu::sources(&cpu_pmus, arch.sysfs_names, Some(arch.arm_number));
+            if sources.is_empty() {
+                hardware_missing.push((arch.perf_name, crate::pmu::no_source(&cpu_pmus, arch)));
+                return None;
+            }
+            let mut failed = Vec::new();
+            let open = open_sources(fs, arch.perf_name, sources, user_only, &mut failed);
+            if open.is_none() {
+                hardware_missing.push((
+                    arch.perf_name,
+                    format!(
+                        "the kernel maps no `{}` to this CPU's PMU (perf_event_open: {err}) \
+                         and its own events did not open: {}",
+                        arch.perf_name,
+                        failed.join("; ")
+                    ),
+                ));
+            }
+            open
         };
-        let instructions = hw("instructions", Hardware::INSTRUCTIONS);
-        let cycles = hw("cycles", Hardware::CPU_CYCLES);
+        let instructions = hardware(&INSTRUCTIONS, Hardware::INSTRUCTIONS, &mut user_only);
+        let cycles = hardware(&CYCLES, Hardware::CPU_CYCLES, &mut user_only);
         let mut software = Vec::new();
         let mut sw_failed = Vec::new();
         for (event, which) in SOFTWARE_EVENTS {
-            match open(event, &|| Ok(Builder::new(which))) {
+            match generic(event, &|| Ok(Builder::new(which)), &mut user_only) {
                 Ok(o) => software.push(o),
-                Err(f) => sw_failed.push(f),
+                Err(e) => sw_failed.push((event, e)),
             }
         }
         if software.is_empty() && instructions.is_none() && cycles.is_none() {
@@ -296,54 +400,65 @@ impl Session {
                 reason: explain(&e, fs),
             });
         }
-        let hardware_note = missing_note(&hw_failed, fs);
+        for (event, e) in &hw_errors {
+            hardware_missing.push((event, explain(e, fs)));
+        }
         let mut chain = Vec::new();
         let mut missing = Vec::new();
         let mut failed = Vec::new();
         for event in CACHE_CHAIN {
-            let dirs = pmus_with_event(fs, event.name);
-            if dirs.is_empty() {
+            let sources = crate::pmu::sources(&cpu_pmus, &[event.name], Some(event.arm_number));
+            // A PMU outside the CPU list (a vendor PMU without `cpus`)
+            // that names the event is used too.
+            let mut sources = sources;
+            for dir in pmus_with_event(fs, event.name) {
+                if !sources
+                    .iter()
+                    .any(|s| format!("{EVENT_SOURCES}/{}", s.pmu()) == dir)
+                {
+                    let pmu = dir.rsplit('/').next().unwrap_or_default().to_string();
+                    sources.push(Source::Named {
+                        pmu,
+                        dir,
+                        event: event.name.to_string(),
+                    });
+                }
+            }
+            if sources.is_empty() {
                 missing.push(event.name);
                 continue;
             }
-            let mut counters = Vec::new();
-            for dir in &dirs {
-                match open_one(|| dynamic(fs, dir, event.name), &mut user_only) {
-                    Ok(c) => counters.push(c),
-                    Err(e) => failed.push(format!("{} on {dir}: {e}", event.name)),
-                }
-            }
-            if !counters.is_empty() {
-                chain.push((
-                    *event,
-                    Open {
-                        name: event.name.to_string(),
-                        counters,
-                    },
-                ));
+            if let Some(open) = open_sources(fs, event.name, sources, &mut user_only, &mut failed) {
+                chain.push((*event, open));
             }
         }
-        let mut notes = Vec::new();
+        let mut chain_notes = Vec::new();
         if !missing.is_empty() {
-            notes.push(format!(
+            chain_notes.push(format!(
                 "no PMU under {EVENT_SOURCES} defines {} (the seed's Arm cache events)",
                 missing.join(", ")
             ));
         }
         if !failed.is_empty() {
-            notes.push(format!("could not open {}", failed.join("; ")));
+            chain_notes.push(format!("could not open {}", failed.join("; ")));
         }
-        if let Some(sw) = missing_note(&sw_failed, fs) {
-            notes.push(format!("software counters: {sw}"));
+        if let Some(sw) = missing_note(
+            &sw_failed
+                .iter()
+                .map(|(event, e)| (*event, explain(e, fs)))
+                .collect::<Vec<_>>(),
+        ) {
+            chain_notes.push(format!("software counters: {sw}"));
         }
         Ok(Session {
             cycles,
             instructions,
-            hardware_note,
+            hardware_missing,
             chain,
-            chain_note: (!notes.is_empty()).then(|| notes.join("; ")),
+            chain_notes,
             software,
             user_space_only: user_only,
+            pmus: cpu_pmus,
         })
     }
 
@@ -355,9 +470,11 @@ impl Session {
             .chain(self.software.iter_mut())
     }
 
-    /// Which hardware counters are missing and why (`None` with a PMU).
-    pub fn hardware_note(&self) -> Option<&str> {
-        self.hardware_note.as_deref()
+    /// Which hardware counters are missing and why (`None` when both
+    /// opened). Raw events found missing only when counted are added by
+    /// [`Session::finish`].
+    pub fn hardware_note(&self) -> Option<String> {
+        missing_note(&self.hardware_missing)
     }
 
     /// Enable every counter; call right before spawning the command.
@@ -375,25 +492,119 @@ impl Session {
         for o in self.all() {
             o.each("disable", Counter::disable)?;
         }
-        let cycles = self.cycles.as_mut().map(Open::read).transpose()?;
-        let instructions = self.instructions.as_mut().map(Open::read).transpose()?;
-        let mut chain = Vec::new();
-        for (event, open) in &mut self.chain {
-            chain.push((*event, open.read()?));
-        }
         let software = self
             .software
             .iter_mut()
             .map(Open::read)
             .collect::<Result<Vec<_>, _>>()?;
+        let mut cycles = self.cycles.as_mut().map(Open::read).transpose()?;
+        let mut instructions = self.instructions.as_mut().map(Open::read).transpose()?;
+        // What the command did while counted, for the verdict on a raw
+        // event that counted 0.
+        let mut ran = Vec::new();
+        if let Some(ns) = software
+            .iter()
+            .find(|c| c.name == "task-clock")
+            .and_then(|c| c.count)
+        {
+            ran.push(format!(
+                "the command ran {:.3} ms on a CPU",
+                ns as f64 / 1e6
+            ));
+        }
+        let ran_with = |other: &Option<EventCount>| {
+            let mut r = ran.clone();
+            if let Some(n) = other.as_ref().and_then(|c| c.count).filter(|n| *n > 0) {
+                let name = other.as_ref().map_or("", |c| c.name.as_str());
+                r.push(format!("{name} counted {n}"));
+            }
+            if r.is_empty() {
+                "the command ran".to_string()
+            } else {
+                r.join(" and ")
+            }
+        };
+        let lacking = |open: &Option<Open>, count: &Option<EventCount>| {
+            open.as_ref().is_some_and(Open::only_unlisted_raw)
+                && count.as_ref().and_then(|c| c.count) == Some(0)
+        };
+        let pmus_of = |open: &Open| -> Vec<&CpuPmu> {
+            self.pmus
+                .iter()
+                .filter(|p| open.sources.iter().any(|s| s.pmu() == p.name))
+                .collect()
+        };
+        let mut missing = self.hardware_missing.clone();
+        if let Some(open) = self
+            .instructions
+            .as_ref()
+            .filter(|_| lacking(&self.instructions, &instructions))
+        {
+            let text = crate::pmu::not_implemented(
+                &pmus_of(open),
+                INSTRUCTIONS.perf_name,
+                INSTRUCTIONS.arm_name,
+                INSTRUCTIONS.arm_number,
+                &ran_with(&cycles),
+            );
+            missing.push((INSTRUCTIONS.perf_name, text));
+        }
+        if let Some(open) = self
+            .cycles
+            .as_ref()
+            .filter(|_| lacking(&self.cycles, &cycles))
+        {
+            let text = crate::pmu::not_implemented(
+                &pmus_of(open),
+                CYCLES.perf_name,
+                CYCLES.arm_name,
+                CYCLES.arm_number,
+                &ran_with(&instructions),
+            );
+            missing.push((CYCLES.perf_name, text));
+        }
+        if missing.iter().any(|(e, _)| *e == INSTRUCTIONS.perf_name) {
+            instructions = None;
+        }
+        if missing.iter().any(|(e, _)| *e == CYCLES.perf_name) {
+            cycles = None;
+        }
+        let mut chain = Vec::new();
+        let mut not_counted = Vec::new();
+        let chain_ran = ran_with(&cycles);
+        for (event, open) in &mut self.chain {
+            let count = open.read()?;
+            if open.only_unlisted_raw() && count.count == Some(0) {
+                not_counted.push(format!(
+                    "{} ({} {:#06x})",
+                    event.name, event.arm_name, event.arm_number
+                ));
+                continue;
+            }
+            chain.push((*event, count));
+        }
+        let mut chain_notes = std::mem::take(&mut self.chain_notes);
+        if !not_counted.is_empty() {
+            let names: Vec<&str> = self
+                .pmus
+                .iter()
+                .filter(|p| p.arm_pmuv3)
+                .map(|p| p.name.as_str())
+                .collect();
+            chain_notes.push(format!(
+                "this CPU model does not implement {}: {} does not list them (events/ follows the CPU's PMCEID registers) and their raw events counted 0 while {chain_ran}",
+                not_counted.join(", "),
+                names.join(", "),
+            ));
+        }
         let mut report = ipc::report(
             cycles,
             instructions,
             self.user_space_only,
             chain,
-            self.chain_note,
+            (!chain_notes.is_empty()).then(|| chain_notes.join("; ")),
         );
-        report.hardware_note = self.hardware_note;
+        report.hardware_note = missing_note(&missing);
         report.software = software;
         Ok(report)
     }
@@ -401,10 +612,9 @@ impl Session {
 
 /// "`cycles`, `instructions`: <why>" for the counters that did not open,
 /// grouped by explanation; `None` when all opened.
-fn missing_note(failed: &[(&'static str, io::Error)], fs: &KernelFs) -> Option<String> {
-    let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
-    for (event, e) in failed {
-        let why = explain(e, fs);
+fn missing_note(missing: &[(&'static str, String)]) -> Option<String> {
+    let mut groups: Vec<(&str, Vec<&str>)> = Vec::new();
+    for (event, why) in missing {
         match groups.iter_mut().find(|(w, _)| *w == why) {
             Some((_, events)) => events.push(event),
             None => groups.push((why, vec![event])),
@@ -464,5 +674,73 @@ mod tests {
             ]
         );
         assert!(pmus_with_event(fs, "ll_cache_miss_rd").is_empty());
+    }
+
+    /// The Arm PMUv3's `format/` as Linux 6.1 has it: `long` (config1:0)
+    /// is not in any event file and must be 0, not a missing parameter.
+    fn arm_pmu(tree: &lever_testkit::FakeTree) -> String {
+        let d = format!("{EVENT_SOURCES}/armv8_pmuv3");
+        tree.node(&format!("{d}/type"), "8\n");
+        tree.node(&format!("{d}/cpus"), "0-1\n");
+        tree.node(&format!("{d}/format/event"), "config:0-15\n");
+        tree.node(&format!("{d}/format/long"), "config1:0\n");
+        tree.node(&format!("{d}/events/cpu_cycles"), "event=0x0011\n");
+        tree.node(&format!("{d}/events/odd"), "event=0x0011,long=?\n");
+        d
+    }
+
+    #[test]
+    fn pmu_events_by_name_and_raw_number() {
+        let tree = lever_testkit::FakeTree::new();
+        let dir = arm_pmu(&tree);
+        let fs = tree.fs();
+        let named = Source::Named {
+            pmu: "armv8_pmuv3".into(),
+            dir: dir.clone(),
+            event: "cpu_cycles".into(),
+        };
+        let ev = format!("{:?}", pmu_event(fs, &named).unwrap());
+        assert!(
+            ev.contains("ty: 8") && ev.contains("config: 17") && ev.contains("config1: 0"),
+            "{ev}"
+        );
+        let raw = Source::Raw {
+            pmu: "armv8_pmuv3".into(),
+            dir: dir.clone(),
+            number: 0x4009,
+        };
+        let ev = format!("{:?}", pmu_event(fs, &raw).unwrap());
+        assert!(
+            ev.contains("config: 16393") && ev.contains("config1: 0"),
+            "{ev}"
+        );
+        let param = Source::Named {
+            pmu: "armv8_pmuv3".into(),
+            dir,
+            event: "odd".into(),
+        };
+        let err = pmu_event(fs, &param).unwrap_err().to_string();
+        assert!(
+            err.contains("events/odd") && err.contains("needs a parameter"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn notes_group_events_by_reason() {
+        let note = missing_note(&[
+            (
+                "instructions",
+                "this CPU model does not implement INST_RETIRED".into(),
+            ),
+            ("cycles", "x".into()),
+        ])
+        .unwrap();
+        assert_eq!(
+            note,
+            "instructions cannot be counted here because this CPU model does not implement \
+             INST_RETIRED; cycles cannot be counted here because x"
+        );
+        assert_eq!(missing_note(&[]), None);
     }
 }

@@ -26,6 +26,11 @@ pub struct ChainEvent {
     pub name: &'static str,
     /// What a count means along the path.
     pub meaning: &'static str,
+    /// The Arm architectural event number, counted raw where a PMU does
+    /// not list the name (`crate::pmu`).
+    pub arm_number: u16,
+    /// The Arm architecture's name of the event.
+    pub arm_name: &'static str,
 }
 
 /// The cache-miss chain of seed 000 §7.2, in the seed's order.
@@ -33,22 +38,32 @@ pub const CACHE_CHAIN: &[ChainEvent] = &[
     ChainEvent {
         name: "l1d_cache_lmiss_rd",
         meaning: "L1 data read misses (served by L2 or beyond)",
+        arm_number: 0x0039,
+        arm_name: "L1D_CACHE_LMISS_RD",
     },
     ChainEvent {
         name: "l1i_cache_lmiss",
         meaning: "L1 instruction misses (served by L2 or beyond)",
+        arm_number: 0x4006,
+        arm_name: "L1I_CACHE_LMISS",
     },
     ChainEvent {
         name: "l2d_cache_lmiss_rd",
         meaning: "L2 read misses (served by L3 or beyond)",
+        arm_number: 0x4009,
+        arm_name: "L2D_CACHE_LMISS_RD",
     },
     ChainEvent {
         name: "l3d_cache_lmiss_rd",
         meaning: "L3 read misses (served by LLCC or DDR)",
+        arm_number: 0x400B,
+        arm_name: "L3D_CACHE_LMISS_RD",
     },
     ChainEvent {
         name: "ll_cache_miss_rd",
         meaning: "last-level cache read misses (served by DDR)",
+        arm_number: 0x0037,
+        arm_name: "LL_CACHE_MISS_RD",
     },
 ];
 
@@ -106,6 +121,11 @@ pub struct EventCount {
     pub time_enabled_ns: u64,
     /// ns the counter was on the PMU.
     pub time_running_ns: u64,
+    /// Where it was counted when not through perf's generic event: the
+    /// PMU's own event (`armv8_pmuv3/inst_retired/`) or a raw Arm event
+    /// number (`armv8_pmuv3/event=0x0008/`), `+`-joined across PMUs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
 }
 
 impl EventCount {
@@ -117,6 +137,7 @@ impl EventCount {
             raw_count,
             time_enabled_ns,
             time_running_ns,
+            via: None,
         }
     }
 

@@ -57,6 +57,7 @@ pub mod ipc;
     target_arch = "riscv64"
 )))]
 mod no_perf;
+pub mod pmu;
 pub mod topology;
 
 use lever_kernel::KernelError;

@@ -49,6 +49,12 @@ pub mod events {
         pub fn event(&mut self, _name: &str) -> io::Result<&mut Dynamic> {
             Err(unsupported())
         }
+        pub fn field(&mut self, _name: &str, _value: u64) -> io::Result<&mut Dynamic> {
+            Err(unsupported())
+        }
+        pub fn params(&self) -> std::iter::Empty<&str> {
+            std::iter::empty()
+        }
         pub fn build(&self) -> io::Result<Dynamic> {
             Err(unsupported())
         }
