@@ -122,6 +122,9 @@ pub enum Command {
     Mem(crate::cmd::mem::MemCommand),
     /// I/O-bound check: /proc/diskstats and vmstat deltas around a command.
     Io(crate::cmd::io::IoArgs),
+    /// CPU per process, thread and core, and the total (0–N×100 %), from
+    /// /proc for `-d TIME` or while `-- CMD` runs; table, JSON, SVG.
+    Top(crate::cmd::top::TopArgs),
     /// Ftrace: record through tracefs, analyze, export to Perfetto, mark.
     #[command(subcommand)]
     Trace(crate::cmd::trace::TraceCommand),

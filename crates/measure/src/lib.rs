@@ -51,6 +51,7 @@ pub mod smaps;
 pub mod svg;
 pub mod thermal;
 pub mod thrash;
+pub mod top;
 pub mod vmstat;
 
 pub use avail::Avail;

@@ -83,6 +83,12 @@ pub struct Status {
     pub vm_swap_kb: Option<u64>,
     /// `Uid`: real, effective, saved and filesystem uid.
     pub uid: Option<[u32; 4]>,
+    /// `voluntary_ctxt_switches`: times the task gave up the CPU (it
+    /// blocked or slept), since it started.
+    pub voluntary_ctxt_switches: Option<u64>,
+    /// `nonvoluntary_ctxt_switches`: times the scheduler took the CPU away
+    /// (preempted), since it started.
+    pub nonvoluntary_ctxt_switches: Option<u64>,
 }
 
 /// Read `/proc/<pid>/status`.
@@ -92,6 +98,9 @@ pub fn status(fs: &KernelFs, pid: Pid) -> Result<Status, MeasureError> {
     parse_status(&path, &text)
 }
 
+/// What a context-switch line of `status` looks like.
+const SWITCHES: &str = "`voluntary_ctxt_switches:\t150`";
+
 /// Parse a `status` text.
 pub fn parse_status(path: &str, text: &str) -> Result<Status, MeasureError> {
     let mut s = Status::default();
@@ -100,6 +109,17 @@ pub fn parse_status(path: &str, text: &str) -> Result<Status, MeasureError> {
         let Some((name, rest)) = line.split_once(':') else {
             continue;
         };
+        // voluntary_ctxt_switches:	150
+        let switches = match name {
+            "voluntary_ctxt_switches" => Some(&mut s.voluntary_ctxt_switches),
+            "nonvoluntary_ctxt_switches" => Some(&mut s.nonvoluntary_ctxt_switches),
+            _ => None,
+        };
+        if let Some(slot) = switches {
+            let n = rest.trim().parse();
+            *slot = Some(n.map_err(|_| parse_err(path, i + 1, line, SWITCHES))?);
+            continue;
+        }
         let slot = match name {
             "Name" => {
                 s.name = rest.trim().to_string();
@@ -243,11 +263,27 @@ impl CpuTicks {
     }
 }
 
-/// The fields Lever reads from `/proc/<pid>/stat`, in clock ticks.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+/// The fields Lever reads from `/proc/<pid>/stat` (times in clock ticks);
+/// `None` where a kernel prints fewer fields.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Stat {
+    /// `comm` (field 2): the command name, at most 15 bytes, without the
+    /// parentheses.
+    pub comm: String,
+    /// `state` (field 3): `R` running, `S` sleeping, `D` disk sleep, `Z`
+    /// zombie, ...
+    pub state: char,
+    /// `ppid` (field 4): the parent process.
+    pub ppid: Option<u32>,
     /// `utime` and `stime` (fields 14, 15).
     pub cpu: CpuTicks,
+    /// `num_threads` (field 20).
+    pub num_threads: Option<u64>,
+    /// `starttime` (field 22): when the task started, in clock ticks after
+    /// boot. Tells a new process from an old one that had the same pid.
+    pub start_ticks: Option<u64>,
+    /// `processor` (field 39): the CPU the task last ran on.
+    pub processor: Option<u32>,
     /// `delayacct_blkio_ticks` (field 42): time the task waited for block
     /// I/O. 0 unless delay accounting is on (`kernel.task_delayacct=1` or
     /// the `delayacct` boot parameter); the task only, not its children.
@@ -275,14 +311,25 @@ pub fn parse_stat(path: &str, text: &str) -> Result<Stat, MeasureError> {
     const EXPECTED: &str = "`PID (COMM) STATE ... UTIME STIME ...`";
     let line = text.lines().next().unwrap_or("");
     let bad = || parse_err(path, 1, line, EXPECTED);
-    let rest = line.rfind(')').map(|i| &line[i + 1..]).ok_or_else(bad)?;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let open = line.find('(').ok_or_else(bad)?;
+    let close = line.rfind(')').filter(|&c| c > open).ok_or_else(bad)?;
+    let fields: Vec<&str> = line[close + 1..].split_whitespace().collect();
     let field = |n: usize| fields.get(n - 3).and_then(|f| f.parse::<u64>().ok());
+    let small = |n: usize| field(n).and_then(|v| u32::try_from(v).ok());
     Ok(Stat {
+        comm: line[open + 1..close].to_string(),
+        state: fields
+            .first()
+            .and_then(|s| s.chars().next())
+            .ok_or_else(bad)?,
+        ppid: small(4),
         cpu: CpuTicks {
             user: field(14).ok_or_else(bad)?,
             system: field(15).ok_or_else(bad)?,
         },
+        num_threads: field(20),
+        start_ticks: field(22),
+        processor: small(39),
         blkio_ticks: field(42),
     })
 }
@@ -298,11 +345,11 @@ mod tests {
     use lever_testkit::FakeTree;
 
     /// `/proc/<pid>/status` of a small daemon, in the layout Linux 6.x
-    /// prints (x86_64), trimmed after `VmSwap`.
+    /// prints (x86_64), trimmed between `VmSwap` and the context switches.
     const STATUS: &str = "Name:\tlever\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t4242\n\
 Pid:\t4242\nPPid:\t1\nUid:\t0\t0\t0\t0\nGroups:\t0 \nVmPeak:\t   10312 kB\nVmSize:\t   10180 kB\n\
 VmLck:\t       0 kB\nVmHWM:\t    3412 kB\nVmRSS:\t    2996 kB\nRssAnon:\t     388 kB\n\
-RssFile:\t    2608 kB\nRssShmem:\t       0 kB\nVmData:\t     544 kB\nVmSwap:\t       0 kB\n";
+RssFile:\t    2608 kB\nRssShmem:\t       0 kB\nVmData:\t     544 kB\nVmSwap:\t       0 kB\nvoluntary_ctxt_switches:\t150\nnonvoluntary_ctxt_switches:\t545\n";
 
     /// `/proc/<pid>/smaps` of the same daemon in the kernel's layout: its
     /// executable, libc, the heap and an unnamed anonymous mapping (most
@@ -344,6 +391,12 @@ Rss:                  12 kB
             (Some(388), Some(2608), Some(0), Some(0))
         );
         assert_eq!(s.uid, Some([0, 0, 0, 0]));
+        assert_eq!(
+            (s.voluntary_ctxt_switches, s.nonvoluntary_ctxt_switches),
+            (Some(150), Some(545))
+        );
+        let err = parse_status("/proc/9/status", "voluntary_ctxt_switches:\tx\n").unwrap_err();
+        assert!(err.to_string().starts_with("/proc/9/status:1:"), "{err}");
         let uid = parse_status("/proc/9/status", "Uid:\t1000\t1000\t0\t1000\n").unwrap();
         assert_eq!(uid.uid, Some([1000, 1000, 0, 1000]));
         assert!(parse_status("/proc/9/status", "Uid:\t1000\t1000\n").is_err());
@@ -446,6 +499,10 @@ Private_Clean:       612 kB\nPrivate_Dirty:       388 kB\nSwap:                 
                 .replacen(" 17 1 0 0 0 ", " 17 1 0 0 31 ", 1);
         let stat = parse_stat("s", &edited).unwrap();
         assert_eq!(stat.blkio_ticks, Some(31));
+        assert_eq!((stat.comm.as_str(), stat.state), ("a (b) c", 'R'));
+        assert_eq!((stat.ppid, stat.num_threads), (Some(20340), Some(1)));
+        // starttime (22) and processor (39): 295008 ticks after boot, CPU 1.
+        assert_eq!((stat.start_ticks, stat.processor), (Some(295008), Some(1)));
         assert_eq!(stat.cpu, CpuTicks { user: 0, system: 0 });
         assert!(parse_stat("s", "12 (x) S 1 2").is_err());
         assert!(parse_stat("s", "no paren").is_err());

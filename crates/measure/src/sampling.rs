@@ -6,7 +6,9 @@
 //! the one loop, [`sample_while`] (or [`sample_for`] without a command):
 //! a sample at the start, then one every `interval` on a drift-free
 //! schedule (`start + k × interval`), and one right after the command
-//! exits, which the closure sees as [`Tick::exited`].
+//! exits, which the closure sees as [`Tick::exited`]. That last sample is
+//! taken before the command is reaped, so `/proc/PID` of the command (a
+//! zombie then) still holds its final CPU times (`lever top -- CMD`).
 
 use std::io;
 use std::process::{Child, Command, ExitStatus};
@@ -73,13 +75,14 @@ fn wait_with_blkio(child: &mut Child) -> Result<(ExitStatus, Option<Duration>), 
 /// Spawn `argv` (inheriting stdio) and return the child.
 pub fn spawn(argv: &[String]) -> Result<Child, CommandError> {
     let (prog, args) = argv.split_first().ok_or(CommandError::NoCommand)?;
-    Command::new(prog)
-        .args(args)
-        .spawn()
-        .map_err(|source| CommandError::Spawn {
-            program: prog.clone(),
-            source,
-        })
+    let spawn_error = |source| CommandError::Spawn {
+        program: prog.clone(),
+        source,
+    };
+    // Looked up as a shell would first: under qemu-user a failed exec is
+    // not reported to `spawn` (lever_syscalls::find_program).
+    lever_syscalls::find_program(prog.as_ref()).map_err(spawn_error)?;
+    Command::new(prog).args(args).spawn().map_err(spawn_error)
 }
 
 /// Wait for a child to exit.
@@ -107,7 +110,8 @@ pub struct Tick {
     pub index: u64,
     /// Time since the start (exactly zero for index 0).
     pub elapsed: Duration,
-    /// True for the sample taken right after the command exited (the last).
+    /// True for the sample taken right after the command exited (the
+    /// last), before it is reaped: its `/proc/PID` is still there.
     pub exited: bool,
 }
 
@@ -154,35 +158,47 @@ fn sample<E: From<io::Error>>(
             Some(e) if e < next => e,
             _ => next,
         };
-        let mut status = None;
+        let mut exited = false;
         match child.as_deref_mut() {
-            Some(c) => status = wait_until(c, target)?,
+            Some(c) => exited = exited_by(c, target)?,
             None => std::thread::sleep(target.saturating_duration_since(Instant::now())),
         }
-        f(Tick {
+        let sampled = f(Tick {
             index,
             elapsed: start.elapsed(),
-            exited: status.is_some(),
-        })?;
+            exited,
+        });
         index += 1;
-        if status.is_some() {
+        if exited {
+            // Reap it now that the last sample has read its /proc/PID.
+            let status = child.map(|c| c.wait()).transpose()?;
+            sampled?;
             return Ok(status);
         }
+        sampled?;
         if end.is_some_and(|e| Instant::now() >= e) {
             return Ok(None);
         }
     }
 }
 
-/// Wait for the child until `deadline`; `Some(status)` when it exited.
-fn wait_until(child: &mut Child, deadline: Instant) -> io::Result<Option<ExitStatus>> {
+/// Wait for the child until `deadline`; true when it exited. The child is
+/// left unreaped (`WNOWAIT`), so the sample after its exit still finds its
+/// `/proc/PID`; [`sample`] reaps it after that sample.
+fn exited_by(child: &Child, deadline: Instant) -> io::Result<bool> {
+    use rustix::process::{waitid, Pid, WaitId, WaitIdOptions};
+    let pid = Pid::from_child(child);
+    let options = WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT;
     loop {
-        if let Some(st) = child.try_wait()? {
-            return Ok(Some(st));
+        match waitid(WaitId::Pid(pid), options) {
+            Ok(Some(_)) => return Ok(true),
+            Ok(None) => {}
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => return Err(e.into()),
         }
         let now = Instant::now();
         if now >= deadline {
-            return Ok(None);
+            return Ok(false);
         }
         // Poll: a child's exit has no portable wake-up short of SIGCHLD,
         // and 20 ms keeps the last sample close to the exit.
@@ -216,6 +232,33 @@ mod tests {
         assert!(last.exited && last.elapsed >= Duration::from_millis(190));
         assert_eq!(ticks.iter().filter(|t| t.exited).count(), 1);
         assert!(ticks.windows(2).all(|w| w[0].elapsed <= w[1].elapsed));
+    }
+
+    #[test]
+    fn the_last_sample_still_finds_the_exited_command() {
+        // `sh` burns a little CPU and exits; its /proc/PID is still there
+        // (a zombie) in the sample after the exit, with its final times.
+        let mut child = spawn(&[
+            "sh".to_string(),
+            "-c".to_string(),
+            "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done".to_string(),
+        ])
+        .unwrap();
+        let pid = child.id();
+        let fs = lever_kernel::KernelFs::system();
+        let mut last = None;
+        let status = sample_while(&mut child, Duration::from_millis(50), |t| {
+            if t.exited {
+                last = Some(crate::process::stat(&fs, pid.into()).map_err(io::Error::other)?);
+            }
+            Ok::<_, io::Error>(())
+        })
+        .unwrap();
+        assert!(status.success());
+        let last = last.expect("a sample after the exit");
+        assert_eq!(last.state, 'Z', "{last:?}");
+        // Reaped afterwards.
+        assert!(!fs.exists(&format!("/proc/{pid}")));
     }
 
     #[test]

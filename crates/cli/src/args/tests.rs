@@ -49,6 +49,8 @@ const FREE_FORM: &[(&str, &str, &str)] = &[
         "a .dtb or .dts file (read: a bad one exits 3)",
     ),
     ("lever dt opp", "include", "an include directory for cpp"),
+    ("lever top", "svg", "a file to write"),
+    ("lever top", "command", "the command to run"),
     (
         "lever dt carveouts",
         "file",

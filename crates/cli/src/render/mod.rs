@@ -23,6 +23,7 @@ pub mod signal;
 pub mod sim;
 mod table;
 pub mod target;
+pub mod top;
 pub mod trace;
 
 pub use progress::Progress;
