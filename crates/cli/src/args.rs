@@ -122,6 +122,9 @@ pub enum Command {
     Mem(crate::cmd::mem::MemCommand),
     /// I/O-bound check: /proc/diskstats and vmstat deltas around a command.
     Io(crate::cmd::io::IoArgs),
+    /// Thermal zones, trip points, cooling devices and their states;
+    /// `--watch` (or `-- CMD`) for temperatures over time and each peak.
+    Thermal(crate::cmd::thermal::ThermalArgs),
     /// CPU per process, thread and core, and the total (0–N×100 %), from
     /// /proc for `-d TIME` or while `-- CMD` runs; table, JSON, SVG.
     Top(crate::cmd::top::TopArgs),

@@ -143,6 +143,8 @@ fn no_subcommand_panics_on_a_closed_stdout() {
             "100ms",
         ],
         vec!["io", "--", "true"],
+        vec!["--root", root, "thermal"],
+        vec!["--root", root, "thermal", "--interval", "50ms", "--", "true"],
         vec!["top", "-d", "300ms", "-i", "100ms"],
         vec!["--root", root, "top", "-d", "200ms", "-i", "100ms"],
         vec!["trace", "analyze", &trace],

@@ -138,6 +138,7 @@ const FREE_FORM: &[(&str, &str, &str)] = &[
     ("lever mem thrash", "out", "a directory"),
     ("lever mem thrash", "command", "the command to run"),
     ("lever io", "command", "the command to run"),
+    ("lever thermal", "command", "the command to run"),
     (
         "lever trace record",
         "events",

@@ -22,6 +22,7 @@ pub mod run;
 pub mod signal;
 mod sim;
 pub mod target;
+pub mod thermal;
 pub mod top;
 pub mod trace;
 pub mod util;
@@ -56,6 +57,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Boot(args) => boot::run(&cli.global, args),
         Command::Mem(cmd) => mem::run(&cli.global, cmd),
         Command::Io(args) => io::run(&cli.global, args),
+        Command::Thermal(args) => thermal::run(&cli.global, args),
         Command::Top(args) => top::run(&cli.global, args),
         Command::Trace(cmd) => trace::run(&cli.global, cmd),
         Command::Flamegraph(args) => flamegraph::run(&cli.global, args),

@@ -23,6 +23,7 @@ pub mod signal;
 pub mod sim;
 mod table;
 pub mod target;
+pub mod thermal;
 pub mod top;
 pub mod trace;
 
