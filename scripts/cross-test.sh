@@ -44,9 +44,6 @@ skips=(
     # qemu-user does not implement perf_event_open (ENOSYS).
     "ipc_of_true_counts_or_says_why|qemu-user has no perf_event_open (ENOSYS)"
     "ipc_runs_the_command_and_passes_its_exit_status|qemu-user has no perf_event_open (ENOSYS)"
-    # qemu-user reports a failed execve in the child, not to the parent.
-    "command_errors_name_the_program|qemu-user reports exec failures late: spawning a missing program succeeds"
-    "a_command_that_fails_at_once_is_an_error|qemu-user reports exec failures late: a missing program exits 127 instead of failing to start"
     # Measurements of the CPU or memory system, which emulation changes.
     "every_touch_of_lat_pagefault_is_one_fault|the page faults counted are qemu's, not the emulated touches (59 for 64)"
     "cpu_benchmarks_agree_with_the_c_references|Rust emulated against C references built and run natively: the ratio is qemu's (whetstone 0.08)"

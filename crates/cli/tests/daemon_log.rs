@@ -75,8 +75,10 @@ fn apps_and_clients_are_named_by_app_pid_and_handle_not_internal_ids() {
     let dir = state_dir();
     let d = Daemon::start(dir.path(), &["--no-apps"]);
     // An app with its own task plan (move_to, a thread rule) and a use
-    // case: lever run registers it, it exits at once.
-    lever_at(&d, &["run", "--app", "gst-camera", "--", "true"]);
+    // case: lever run registers it, it exits soon after. (Not `true`: a
+    // command gone before its pid reaches the daemon has nothing to
+    // configure, and under qemu-user the client is slow enough for that.)
+    lever_at(&d, &["run", "--app", "gst-camera", "--", "sleep", "0.3"]);
     assert!(
         wait_until(Duration::from_secs(5), || d
             .log()

@@ -3,6 +3,7 @@
 //! processes start (no process connector: a container, no CAP_NET_ADMIN).
 
 use crate::{Client, ClientError};
+use lever_protocol::ErrorCode;
 use std::process::{Command, ExitStatus};
 
 /// Why [`run_app`] could not run the command as the app.
@@ -63,12 +64,26 @@ pub fn run_app(
     command: &mut Command,
 ) -> Result<ExitStatus, RunError> {
     let program = command.get_program().to_string_lossy().into_owned();
-    let mut child = command.spawn().map_err(|source| RunError::Spawn {
+    // Looked up first, as a shell would: under qemu-user a failed exec
+    // is not reported to `spawn` (lever_syscalls::find_program).
+    let spawn_error = |source| RunError::Spawn {
         program: program.clone(),
         source,
-    })?;
+    };
+    lever_syscalls::find_program(command.get_program()).map_err(spawn_error)?;
+    let mut child = command.spawn().map_err(spawn_error)?;
     let pid = child.id();
     if let Err(source) = client.register(pid, app) {
+        // A command that already ran to its end (the daemon found no
+        // process to configure) needed no configuration: its status is
+        // the answer. Any other refusal stands.
+        let gone =
+            matches!(&source, ClientError::Refused { code, .. } if *code == ErrorCode::Invalid);
+        if gone {
+            if let Ok(Some(status)) = child.try_wait() {
+                return Ok(status);
+            }
+        }
         let _ = child.kill();
         let _ = child.wait();
         return Err(RunError::Register {

@@ -347,6 +347,13 @@ impl Load {
             }
             LoadSpec::Command { argv } => {
                 use std::os::unix::process::CommandExt;
+                let cannot_start = |e| LatencyError::Load {
+                    load: spec.describe(),
+                    why: format!("cannot start {}: {e}", argv[0]),
+                };
+                // Looked up first: under qemu-user a failed exec is not
+                // reported to `spawn` (lever_syscalls::find_program).
+                lever_syscalls::find_program(argv[0].as_ref()).map_err(cannot_start)?;
                 let child = Command::new(&argv[0])
                     .args(&argv[1..])
                     .stdin(std::process::Stdio::null())
@@ -354,10 +361,7 @@ impl Load {
                     .stderr(std::process::Stdio::null())
                     .process_group(0)
                     .spawn()
-                    .map_err(|e| LatencyError::Load {
-                        load: spec.describe(),
-                        why: format!("cannot start {}: {e}", argv[0]),
-                    })?;
+                    .map_err(cannot_start)?;
                 self.children.push(child);
             }
         }

@@ -15,10 +15,12 @@
 use std::io;
 
 mod bench;
+mod exec;
 pub use bench::{
     caught_signals, fork_exit_wait, install_counting_handler, minor_faults, raise_signal,
     select_readable, MemoryMap, ProtectedPage, SysvSemaphore,
 };
+pub use exec::find_program;
 
 /// One mapping of `/proc/self/maps`:
 /// `55ac9cf8e000-55ac9d23e000 r-xp 000ba000 fe:00 5326124   /usr/bin/lever`

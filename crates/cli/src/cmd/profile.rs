@@ -177,6 +177,14 @@ fn daemon_apply(global: &Global, a: ApplyArgs) -> anyhow::Result<()> {
 
 /// Hold the profile while CMD runs; its exit status becomes ours.
 fn hold(global: &Global, a: HoldArgs) -> anyhow::Result<()> {
+    // Looked up before anything is held, as a shell would: under qemu-user
+    // a failed exec is not reported to `spawn` (lever_syscalls::find_program).
+    let program = a.command[0].clone();
+    let cannot_run = |source| crate::exit::CannotRun {
+        program: program.clone(),
+        source,
+    };
+    lever_syscalls::find_program(program.as_ref()).map_err(cannot_run)?;
     let mut client = daemon(global, &a.socket, "profile hold")?;
     let handle = client.profile(Profile {
         name: a.name.clone(),
@@ -188,10 +196,7 @@ fn hold(global: &Global, a: HoldArgs) -> anyhow::Result<()> {
     let status = std::process::Command::new(&a.command[0])
         .args(&a.command[1..])
         .status()
-        .map_err(|source| crate::exit::CannotRun {
-            program: a.command[0].clone(),
-            source,
-        })?;
+        .map_err(cannot_run)?;
     if let Some(h) = handle {
         client.release(h)?;
     }
