@@ -110,14 +110,20 @@ impl Decoder<'_> {
     }
 
     #[inline(always)]
-    fn need(&self, bits: u64, what: &str) -> Result<(), DecodeError> {
+    fn need(&self, bits: u64, what: &'static str) -> Result<(), DecodeError> {
         if bits > self.end_bits.saturating_sub(self.pos) {
-            return Err(self.err(format!(
-                "{what} of {bits} bits runs past the packet content ({} bits left)",
-                self.end_bits.saturating_sub(self.pos)
-            )));
+            return Err(self.past_end(bits, what));
         }
         Ok(())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn past_end(&self, bits: u64, what: &str) -> DecodeError {
+        self.err(format!(
+            "{what} of {bits} bits runs past the packet content ({} bits left)",
+            self.end_bits.saturating_sub(self.pos)
+        ))
     }
 
     /// Read `size` bits at the current position (already aligned).
@@ -240,6 +246,9 @@ impl Decoder<'_> {
             slots: 0,
         });
         for _ in 0..n {
+            if out.len() >= MAX_VALUES {
+                return Err(self.err(format!("more than {MAX_VALUES} values in one scope")));
+            }
             self.value(elem, out)?;
         }
         let slots = (out.len() - at - 1) as u32;
@@ -252,9 +261,6 @@ impl Decoder<'_> {
 
     /// Decode one value of type `t`, appending to `out`.
     pub fn value(&mut self, t: &Type, out: &mut Vec<Value>) -> Result<(), DecodeError> {
-        if out.len() >= MAX_VALUES {
-            return Err(self.err(format!("more than {MAX_VALUES} values in one scope")));
-        }
         match &t.kind {
             TypeKind::Int(i) => self.int(i, t.align_bits, out),
             TypeKind::Enum(e) => self.int(&e.int, t.align_bits, out),
@@ -291,7 +297,12 @@ impl Decoder<'_> {
                 let at = out.len();
                 out.push(Value::Struct { slots: 0 });
                 for f in fields {
-                    self.value(&f.ty, out)?;
+                    // Integers, the most common member, without a call.
+                    match &f.ty.kind {
+                        TypeKind::Int(i) => self.int(i, f.ty.align_bits, out)?,
+                        TypeKind::Enum(e) => self.int(&e.int, f.ty.align_bits, out)?,
+                        _ => self.value(&f.ty, out)?,
+                    }
                 }
                 out[at] = Value::Struct {
                     slots: (out.len() - at - 1) as u32,

@@ -242,6 +242,11 @@ pub struct Trace {
     classes: Vec<HashMap<u64, usize>>,
     /// Clock of each stream class (index in `meta.clocks`).
     clock_of: Vec<Option<usize>>,
+    /// Cycles → ns of each stream class's clock, offsets folded once.
+    conv: Vec<ClockConv>,
+    /// Per stream class: event id → class index + 1 for ids below
+    /// [`DENSE_IDS`] (0: none), the map above for the rest.
+    dense: Vec<Vec<u32>>,
     uuid: Option<[u8; 16]>,
 }
 
@@ -376,7 +381,7 @@ impl Trace {
                 });
             }
         }
-        let clock_of = meta
+        let clock_of: Vec<Option<usize>> = meta
             .streams
             .iter()
             .map(|s| {
@@ -387,7 +392,31 @@ impl Trace {
             })
             .collect();
         let uuid = meta.uuid.as_deref().and_then(parse_uuid);
+        let conv = clock_of
+            .iter()
+            .map(|k: &Option<usize>| match k {
+                Some(k) => ClockConv::new(&meta.clocks[*k]),
+                None => ClockConv {
+                    base_ns: 0,
+                    freq: 1_000_000_000,
+                },
+            })
+            .collect();
+        let dense = classes
+            .iter()
+            .map(|m: &HashMap<u64, usize>| {
+                let mut v = vec![0u32; DENSE_IDS];
+                for (&id, &i) in m {
+                    if id < DENSE_IDS as u64 {
+                        v[id as usize] = i as u32 + 1;
+                    }
+                }
+                v
+            })
+            .collect();
         Ok(Trace {
+            conv,
+            dense,
             dir: dir.to_path_buf(),
             meta,
             files,
@@ -434,6 +463,37 @@ impl Trace {
             discarded: Vec::new(),
             lost_packets: 0,
         }
+    }
+}
+
+/// Event ids looked up in a table rather than a map.
+const DENSE_IDS: usize = 1024;
+
+/// A clock's cycles → ns from its origin, as
+/// [`metadata::Clock::ns_from_origin`] with the offsets folded once.
+#[derive(Debug, Clone, Copy)]
+struct ClockConv {
+    base_ns: i64,
+    freq: u64,
+}
+
+impl ClockConv {
+    fn new(c: &metadata::Clock) -> ClockConv {
+        ClockConv {
+            base_ns: c
+                .ns_from_origin(0)
+                .clamp(i64::MIN as i128, i64::MAX as i128) as i64,
+            freq: c.freq_hz.max(1),
+        }
+    }
+
+    #[inline(always)]
+    fn ns(&self, cycles: u64) -> i64 {
+        if self.freq == 1_000_000_000 {
+            return self.base_ns.saturating_add_unsigned(cycles);
+        }
+        let v = (cycles as u128 * 1_000_000_000 / self.freq as u128).min(u64::MAX as u128) as u64;
+        self.base_ns.saturating_add_unsigned(v)
     }
 }
 
@@ -493,6 +553,7 @@ struct Cursor {
     /// The current event.
     class: usize,
     ts: u64,
+    ts_ns: i64,
     cpu: Option<u64>,
     last_discarded: Option<u64>,
     last_seq: Option<u64>,
@@ -520,6 +581,7 @@ impl Cursor {
             fields: Vec::new(),
             class: 0,
             ts: 0,
+            ts_ns: 0,
             cpu: None,
             last_discarded: None,
             last_seq: None,
@@ -534,7 +596,7 @@ pub struct Events<'t> {
     trace: &'t Trace,
     cursors: Vec<Cursor>,
     /// (-time in ns, -stream): the earliest next event on top.
-    heap: BinaryHeap<(std::cmp::Reverse<i128>, std::cmp::Reverse<usize>)>,
+    heap: BinaryHeap<(std::cmp::Reverse<i64>, std::cmp::Reverse<usize>)>,
     started: bool,
     current: Option<usize>,
     discarded: Vec<Discarded>,
@@ -556,24 +618,33 @@ impl<'t> Events<'t> {
             }
         } else if let Some(i) = self.current.take() {
             if self.advance(i)? {
-                let ns = self.ns(i);
-                self.heap
-                    .push((std::cmp::Reverse(ns), std::cmp::Reverse(i)));
+                let key = (std::cmp::Reverse(self.ns(i)), std::cmp::Reverse(i));
+                // Still the earliest (a run of one stream's events): no
+                // heap traffic.
+                if self.heap.peek().is_none_or(|top| key >= *top) {
+                    self.current = Some(i);
+                    return Ok(Some(self.event(i)));
+                }
+                self.heap.push(key);
             }
         }
         let Some((_, std::cmp::Reverse(i))) = self.heap.pop() else {
             return Ok(None);
         };
         self.current = Some(i);
+        Ok(Some(self.event(i)))
+    }
+
+    fn event(&self, i: usize) -> Event<'_> {
         let c = &self.cursors[i];
         let t = self.trace;
-        Ok(Some(Event {
+        Event {
             trace: t,
             class: &t.meta.events[c.class],
             cursor: c,
             packet: &t.files[c.file].data.as_slice()
                 [c.pkt_start as usize..(c.pkt_start + c.pkt_len) as usize],
-        }))
+        }
     }
 
     /// Discarded events the packets read so far reported.
@@ -586,12 +657,8 @@ impl<'t> Events<'t> {
         self.lost_packets
     }
 
-    fn ns(&self, i: usize) -> i128 {
-        let c = &self.cursors[i];
-        match self.trace.clock_of.get(c.stream_class).copied().flatten() {
-            Some(k) => self.trace.meta.clocks[k].ns_from_origin(c.ts),
-            None => c.ts as i128,
-        }
+    fn ns(&self, i: usize) -> i64 {
+        self.cursors[i].ts_ns
     }
 
     /// Decode the next event of stream `i`, opening packets as needed.
@@ -756,10 +823,7 @@ impl<'t> Events<'t> {
         if let Some(n) = member_u64(pc_ty, pc, "events_discarded") {
             let prev = c.last_discarded.unwrap_or(0);
             if n > prev {
-                let at_ns = match t.clock_of.get(sc).copied().flatten() {
-                    Some(k) => t.meta.clocks[k].ns_from_origin(c.clock) as i64,
-                    None => c.clock as i64,
-                };
+                let at_ns = t.conv[sc].ns(c.clock);
                 self.discarded.push(Discarded {
                     stream: file.path.clone(),
                     cpu: c.cpu,
@@ -796,6 +860,9 @@ fn decode_event(t: &Trace, c: &mut Cursor, pkt: &[u8]) -> Result<(), decode::Dec
     let event_id = *d.event_id;
     let classes = &t.classes[c.stream_class];
     let class = match event_id {
+        Some(id) if id < DENSE_IDS as u64 && t.dense[c.stream_class][id as usize] != 0 => {
+            t.dense[c.stream_class][id as usize] as usize - 1
+        }
         Some(id) => *classes.get(&id).ok_or_else(|| decode::DecodeError {
             bit: start,
             msg: format!("event id {id} is not declared in stream class {}", sc.id),
@@ -824,6 +891,7 @@ fn decode_event(t: &Trace, c: &mut Cursor, pkt: &[u8]) -> Result<(), decode::Dec
     c.pos = d.pos;
     c.class = class;
     c.ts = c.clock;
+    c.ts_ns = t.conv[c.stream_class].ns(c.clock);
     Ok(())
 }
 
@@ -854,16 +922,18 @@ impl<'a> Event<'a> {
 
     /// Nanoseconds from the clock's origin (the Unix epoch for LTTng).
     pub fn timestamp_ns(&self) -> i64 {
-        match self
+        self.cursor.ts_ns
+    }
+
+    /// The clock its time is on, when the metadata names one.
+    pub fn clock(&self) -> Option<&'a metadata::Clock> {
+        let k = self
             .trace
             .clock_of
             .get(self.cursor.stream_class)
             .copied()
-            .flatten()
-        {
-            Some(k) => self.trace.meta.clocks[k].ns_from_origin(self.cursor.ts) as i64,
-            None => self.cursor.ts as i64,
-        }
+            .flatten()?;
+        self.trace.meta.clocks.get(k)
     }
 
     /// The stream file it came from.
@@ -945,6 +1015,11 @@ impl<'a> FieldValue<'a> {
     /// Its type.
     pub fn ty(&self) -> &'a Type {
         self.ty
+    }
+
+    /// Every decoded slot of this value (itself, then its members).
+    pub fn raw_values(&self) -> &'a [Value] {
+        self.vals
     }
 
     /// The raw value slot.
