@@ -31,7 +31,8 @@ use std::path::{Path, PathBuf};
 pub use lever_protocol::ErrorCode as Code;
 pub use lever_protocol::{
     Acquire, Acquired, Applied, Bound, Cause, Explain, Handle, Holder, Lease, NotApplied, PairRule,
-    Priority, Profile, Register, Signal, SignalLease, SnapDirection, Status, VoteInfo,
+    Priority, Profile, Register, Signal, SignalLease, SnapDirection, Status, UrmCluster, UrmCode,
+    UrmPer, UrmView, VoteInfo,
 };
 
 mod run;
@@ -329,6 +330,17 @@ impl Client {
         })?;
         serde_json::from_str(&text).map_err(|source| ClientError::Document {
             what: "explain",
+            source,
+        })
+    }
+
+    /// The URM view of a daemon started with `--urm DIR`: URM resource
+    /// codes → opcodes, the clusters, and URM's properties (refused with
+    /// [`Code::Invalid`] by a daemon started otherwise).
+    pub fn urm(&mut self) -> Result<UrmView, ClientError> {
+        let text = self.json(Request::Urm)?;
+        serde_json::from_str(&text).map_err(|source| ClientError::Document {
+            what: "urm",
             source,
         })
     }

@@ -225,7 +225,13 @@ pub struct Core {
     /// A BIND is being granted: the request it makes is owned by a
     /// process (set only around that call).
     binding: bool,
+    /// What URM's client API asks for (URM request), when the target was
+    /// imported from a URM directory; replaced on reload.
+    urm: UrmShared,
 }
+
+/// The URM view the daemon serves, shared with the reload path.
+pub type UrmShared = Arc<std::sync::Mutex<Option<lever_protocol::UrmView>>>;
 
 /// Unguessable handles from the kernel's random pool, fetched 256 at a time
 /// so an acquire does not cost a `getrandom` call.
@@ -328,6 +334,7 @@ impl Core {
             third_party_live: 0,
             holds_count: Tally::default(),
             binding: false,
+            urm: UrmShared::default(),
             written: HashMap::new(),
             limits,
             log,
@@ -423,6 +430,13 @@ impl Core {
             Wire::Signal(s) => self.signal(client, s, now),
             Wire::Profile(p) => self.profile(client, p, now),
             Wire::ProfileOff => self.profile_off(client, now),
+            Wire::Urm => match self.urm.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+                Some(view) => json_reply(view),
+                None => refuse(
+                    ErrorCode::Invalid,
+                    "this daemon was not started from a URM directory (lever daemon --urm DIR); URM's client API needs one",
+                ),
+            },
             // The event loop answers REGISTER (the app's pidfd joins its
             // epoll set); a core on its own cannot.
             Wire::Register(_) | Wire::Bind(_) | Wire::Behalf(_) => refuse(
@@ -430,6 +444,12 @@ impl Core {
                 "REGISTER, BIND and BEHALF are not served here (only by a running daemon)",
             ),
         }
+    }
+
+    /// The URM view served to URM's client API (set at start and on
+    /// reload by whoever loads the target).
+    pub fn urm_view(&self) -> UrmShared {
+        self.urm.clone()
     }
 
     /// Does connection `conn` hold a request or a profile hold?

@@ -92,6 +92,9 @@ pub struct Loaded {
     pub file: lever_targets::TargetFile,
     /// Warnings, each one log line.
     pub warnings: Vec<String>,
+    /// What URM's client API is served (URM request), for a target
+    /// imported from a URM directory.
+    pub urm: Option<lever_protocol::UrmView>,
 }
 
 /// Why a [`TargetLoader`] made no target (kept as the cause, so a caller
@@ -315,17 +318,18 @@ pub fn run_locked(config: Config, lock: journal::StateLock) -> Result<(), Daemon
     let root = &config.root;
     let fs = KernelFs::new(root);
     // A loader's warnings are said once; a reload says only new ones.
-    let (target, said) = match &config.loader {
+    let (target, said, urm) = match &config.loader {
         Some(loader) => {
             let loaded = (loader.0)(&fs).map_err(DaemonError::Load)?;
             for w in &loaded.warnings {
                 log.warn(w);
             }
-            (loaded.file.bind(&fs)?, loaded.warnings)
+            (loaded.file.bind(&fs)?, loaded.warnings, loaded.urm)
         }
         None => (
             lever_targets::resolve(config.target.as_deref(), &fs)?,
             Vec::new(),
+            None,
         ),
     };
     let jpath = journal::Journal::path_in(&config.state_dir);
@@ -396,6 +400,8 @@ pub fn run_locked(config: Config, lock: journal::StateLock) -> Result<(), Daemon
         log.clone(),
     )?;
     core.set_task_journal(task_journal);
+    let urm_view = core.urm_view();
+    *urm_view.lock().unwrap_or_else(|p| p.into_inner()) = urm;
     if core.has_task_rules() {
         if let Some(why) = core.task_rules_unavailable() {
             log.warn(&why);
@@ -448,7 +454,10 @@ pub fn run_locked(config: Config, lock: journal::StateLock) -> Result<(), Daemon
                 reload_log.warn(w);
             }
             said = loaded.warnings;
-            loaded.file.bind(&reload_fs).map_err(|e| e.to_string())
+            let target = loaded.file.bind(&reload_fs).map_err(|e| e.to_string())?;
+            // A reload that fails keeps the running target and its view.
+            *urm_view.lock().unwrap_or_else(|p| p.into_inner()) = loaded.urm;
+            Ok(target)
         }
         None => {
             lever_targets::resolve(target_arg.as_deref(), &reload_fs).map_err(|e| e.to_string())

@@ -28,6 +28,7 @@
 //! | 0x07 | REGISTER | pid u32 (> 0), then the name of an `apps:` entry of the daemon's target in UTF-8, 1..=255 bytes; answered with DONE |
 //! | 0x08 | PROFILE | flags u8 (bit 0 = hold), reserved u8 (0), rt_cpus length u16, then rt_cpus (a CPU list such as `2-3`, UTF-8, may be empty), then the profile's name (a built-in or a profile the daemon can load) in UTF-8, 1..=255 bytes |
 //! | 0x09 | PROFILE_OFF | empty |
+//! | 0x0C | URM | empty; answered with JSON ([`UrmView`]: URM resource codes → opcodes, clusters, `PropertiesConfig` values) by a daemon started with `--urm`, else ERROR 7 |
 //!
 //! Replies (daemon → client):
 //!
@@ -62,6 +63,11 @@
 //! `HoldProfile`), answered with HANDLE and ended by RELEASE. PROFILE_OFF
 //! removes the base profile (holds stay) and is answered with DONE.
 //!
+//! A URM request serves URM's client API (`libUrmClient.so`, crate
+//! `lever-urm-capi`): the table that turns a URM `ResCode`/`ResInfo`
+//! into an opcode of the daemon's target, and URM's properties for
+//! `getProp`.
+//!
 //! The body length must match the kind exactly (ACQUIRE: 12 + 12·count).
 //! Anything else — bad magic, unknown version or kind, a length over the
 //! limit, a truncated or overlong body, invalid UTF-8 — is a
@@ -94,6 +100,7 @@ use std::num::NonZeroU32;
 
 pub mod fields;
 pub mod reply;
+pub mod urm;
 
 pub use fields::{Handle, Lease, LeaseError, Priority, PriorityError};
 pub use reply::{
@@ -101,6 +108,7 @@ pub use reply::{
     PairRule, ProfileHold, ProfileStatus, RequestInfo, ResourceState, SnapDirection, Snapped,
     SpecInfo, Status, Vote, VoteInfo,
 };
+pub use urm::{UrmCluster, UrmCode, UrmPer, UrmView};
 
 /// First byte of every frame.
 pub const MAGIC: u8 = 0x4C;
@@ -137,6 +145,8 @@ pub mod kind {
     pub const BEHALF: u8 = 0x0A;
     /// Trigger a use case for as long as a process runs.
     pub const BIND: u8 = 0x0B;
+    /// The URM view of a daemon started from a URM directory.
+    pub const URM: u8 = 0x0C;
     /// Reply: the request's handle.
     pub const HANDLE: u8 = 0x81;
     /// Reply: done, nothing to return.
@@ -331,6 +341,8 @@ pub enum Request {
     Behalf(Behalf),
     /// Trigger a use case while a process runs.
     Bind(Bind),
+    /// Ask for the URM view ([`UrmView`]).
+    Urm,
 }
 
 /// Error codes carried by ERROR replies.
@@ -507,6 +519,7 @@ impl Request {
                 frame(kind::PROFILE, &b)
             }
             Request::ProfileOff => frame(kind::PROFILE_OFF, &[]),
+            Request::Urm => frame(kind::URM, &[]),
             Request::Behalf(b) => {
                 let mut body = b.uid.to_le_bytes().to_vec();
                 body.extend_from_slice(&b.pid.get().to_le_bytes());
@@ -801,6 +814,7 @@ pub fn decode_request(buf: &[u8]) -> Result<Option<(Request, usize)>, ProtocolEr
             | kind::PROFILE_OFF
             | kind::BEHALF
             | kind::BIND
+            | kind::URM
     ) {
         return Err(ProtocolError::UnknownKind(k));
     }
@@ -863,6 +877,10 @@ pub fn decode_request(buf: &[u8]) -> Result<Option<(Request, usize)>, ProtocolEr
         }
         kind::BEHALF => Request::Behalf(decode_behalf(body)?),
         kind::BIND => Request::Bind(decode_bind(body)?),
+        kind::URM => {
+            exact("URM", body, 0)?;
+            Request::Urm
+        }
         _ => {
             exact("PING", body, 0)?;
             Request::Ping

@@ -276,6 +276,7 @@ fn any_request() -> impl Strategy<Value = Request> {
             }),
         any::<u32>().prop_map(|handle| Request::Release { handle }),
         Just(Request::Status),
+        Just(Request::Urm),
         ".{0,64}".prop_map(|resource| Request::Explain { resource }),
         Just(Request::Ping),
         any_signal(),
@@ -370,6 +371,15 @@ fn profile_bytes_and_refusals() {
     );
     assert_eq!(err(&[0, 1, 0, 0, b'r']), "PROFILE reserved byte must be 0");
     assert_eq!(err(&[0, 0, 0, 0, 0xff]), "PROFILE name is not valid UTF-8");
+    let urm_body = [MAGIC, VERSION, kind::URM, 0, 1, 0, 0, 0, 0];
+    assert_eq!(
+        decode_request(&urm_body).unwrap_err().to_string(),
+        "URM body has 1 bytes, expected 0"
+    );
+    assert_eq!(
+        Request::Urm.encode(),
+        [MAGIC, VERSION, kind::URM, 0, 0, 0, 0, 0]
+    );
     let off_body = [MAGIC, VERSION, kind::PROFILE_OFF, 0, 1, 0, 0, 0, 0];
     assert_eq!(
         decode_request(&off_body).unwrap_err().to_string(),

@@ -13,6 +13,7 @@
 //! | `ResourcesConfig.yaml` (`ResourceConfigs:`) | ResType, ResID | a resource; opcode `make(0x30 + ResType, ResID)` for ResType ≤ 0xE, ResID ≤ 0xFF, else the next free minor of major 0x3F; `ApplyType: cgroup` a cgroup file instead |
 //! | `SignalsConfig.yaml` (`SignalConfigs:`) | Category, SigId, SigType, ExtraAttrs | a use case with id `SigType << 24 \| Category << 16 \| SigId`; entries with `ExtraAttrs` are its variants |
 //! | `PerApp.yaml` (`PerAppConfigs:`) | App | an `apps:` entry |
+//! | `PropertiesConfig.yaml` (`PropertyConfigs:`) | Name | a property: [`Import::properties`], served to `getProp` by `lever daemon --urm` |
 //! | `InitConfig.yaml` (`InitConfigs:`) | section | cluster names and ids (`ClusterMap`), cgroup IDs → URM's cgroup paths (`CgroupsInfo`); `IRQConfigs`, `LogLevel`, `MPAMgroupsInfo`, `CacheInfo` read and warned |
 //!
 //! A URM resource code, as signals write it in `ResCode`, is
@@ -87,6 +88,33 @@ pub struct Import {
     pub warnings: Vec<Warning>,
     /// The URM files read, in order.
     pub files: Vec<String>,
+    /// Every URM resource code imported as a resource, with its opcode
+    /// (what URM's client API needs to send a `tuneResources`).
+    pub codes: Vec<lever_protocol::UrmCode>,
+    /// `PropertiesConfig.yaml`'s `Name: Value` pairs, layered (a later
+    /// layer's value replaces an earlier one's), sorted by name.
+    pub properties: std::collections::BTreeMap<String, String>,
+}
+
+impl Import {
+    /// What a daemon serves to URM's client API: the codes, the target's
+    /// clusters, the properties.
+    pub fn view(&self) -> lever_protocol::UrmView {
+        lever_protocol::UrmView {
+            codes: self.codes.clone(),
+            clusters: match &self.target.clusters {
+                lever_targets::Clusters::List(list) => list.as_slice(),
+                _ => &[],
+            }
+            .iter()
+            .map(|c| lever_protocol::UrmCluster {
+                id: c.id,
+                cpus: c.cpus.clone(),
+            })
+            .collect(),
+            properties: self.properties.clone(),
+        }
+    }
 }
 
 /// A field that was not mapped as written, and why.
@@ -221,6 +249,7 @@ pub(crate) struct Config {
     pub signals: Vec<read::UrmSignal>,
     pub apps: Vec<read::UrmApp>,
     pub init: read::UrmInit,
+    pub properties: std::collections::BTreeMap<String, String>,
 }
 
 fn load(path: &Path) -> Result<Option<(String, lever_yaml::Node)>, UrmError> {
@@ -339,6 +368,12 @@ pub fn import(dir: &Path, name: &str, clusters: &[Cluster]) -> Result<Import, Ur
                 files.push(file);
             }
         }
+        if let Some((file, doc)) = load(&base.join("PropertiesConfig.yaml"))? {
+            let f = read::File { name: &file };
+            // Properties are not part of the target file: the file is not
+            // listed in its header (`files`), only its values kept.
+            cfg.properties.extend(read::properties(&f, &doc)?);
+        }
         if let Some((file, doc)) = load(&base.join("InitConfig.yaml"))? {
             let f = read::File { name: &file };
             read::init(&f, &doc, &mut cfg.init, &mut warnings)?;
@@ -350,7 +385,8 @@ pub fn import(dir: &Path, name: &str, clusters: &[Cluster]) -> Result<Import, Ur
             dir: dir.display().to_string(),
         });
     }
-    let yaml = write::target(&cfg, name, &files, clusters, &mut warnings);
+    let mut codes = Vec::new();
+    let yaml = write::target(&cfg, name, &files, clusters, &mut warnings, &mut codes);
     let warnings = fold(warnings);
     let target = lever_targets::parse(&format!("{name}.yaml"), &yaml)?;
     Ok(Import {
@@ -358,5 +394,7 @@ pub fn import(dir: &Path, name: &str, clusters: &[Cluster]) -> Result<Import, Ur
         target,
         warnings,
         files,
+        codes,
+        properties: cfg.properties,
     })
 }

@@ -227,6 +227,7 @@ const SIGNAL_IGNORED: &[&str] = &["TargetsEnabled", "TargetsDisabled", "Derivati
 const SIGNAL_RES_KEYS: &[&str] = &["ResCode", "ResInfo", "Values"];
 const ATTR_KEYS: &[&str] = &["Fps", "Width", "Height", "MmSrc"];
 const APP_KEYS: &[&str] = &["App", "Threads", "Configurations"];
+const PROPERTY_KEYS: &[&str] = &["Name", "Value"];
 const INIT_SECTIONS: &[&str] = &[
     "ClusterMap",
     "CgroupsInfo",
@@ -720,6 +721,20 @@ pub(crate) fn apps(f: &File, doc: &Node) -> Result<Vec<UrmApp>, UrmError> {
             threads,
             signals,
         });
+    }
+    Ok(out)
+}
+
+/// `PropertyConfigs:` entries, `Name: Value` each (both required, as URM
+/// reads them; a value is kept as its text).
+pub(crate) fn properties(f: &File, doc: &Node) -> Result<Vec<(String, String)>, UrmError> {
+    let mut out = Vec::new();
+    for (i, item) in f.top(doc, "PropertyConfigs")?.iter().enumerate() {
+        let p = format!("PropertyConfigs[{i}]");
+        let m = f.map(item, &p, PROPERTY_KEYS)?;
+        let name = f.text(f.req(&m, "Name", &p)?, &join(&p, "Name"))?;
+        let value = f.text(f.req(&m, "Value", &p)?, &join(&p, "Value"))?;
+        out.push((name.to_string(), value.to_string()));
     }
     Ok(out)
 }

@@ -92,6 +92,7 @@ pub(crate) fn target(
     files: &[String],
     discovered: &[Cluster],
     warnings: &mut Vec<Warning>,
+    codes: &mut Vec<lever_protocol::UrmCode>,
 ) -> String {
     let mut y = String::new();
     let _ = writeln!(
@@ -353,6 +354,16 @@ pub(crate) fn target(
                 r.name, r.res_type, r.res_id, r.at.file, r.at.line
             ))
         );
+        codes.push(lever_protocol::UrmCode {
+            code,
+            opcode,
+            per: match per {
+                "cluster" => lever_protocol::UrmPer::Cluster,
+                "cpu" => lever_protocol::UrmPer::Cpu,
+                _ => lever_protocol::UrmPer::None,
+            },
+            factor,
+        });
         placed.insert(
             code,
             Placed::Node {

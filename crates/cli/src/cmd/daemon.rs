@@ -114,6 +114,7 @@ fn sim_root(board: &str, state_dir: &Path, quiet: bool) -> anyhow::Result<PathBu
 fn urm_loader(dir: PathBuf) -> lever_daemon::TargetLoader {
     lever_daemon::TargetLoader(std::sync::Arc::new(move |fs| {
         let import = lever_urm::import_dir(&dir, "urm", fs, None)?;
+        let urm = Some(import.view());
         let mut file = import.target;
         file.source = format!("urm:{}", dir.display());
         Ok(lever_daemon::Loaded {
@@ -123,6 +124,7 @@ fn urm_loader(dir: PathBuf) -> lever_daemon::TargetLoader {
                 .iter()
                 .map(|w| format!("URM import: {w}"))
                 .collect(),
+            urm,
         })
     }))
 }
