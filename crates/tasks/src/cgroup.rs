@@ -300,8 +300,13 @@ impl Cgroups {
 
     /// Create `cgroup` and its parents, enabling `controllers` in each
     /// parent's `cgroup.subtree_control` so the child gets their files.
+    ///
+    /// The hierarchy's root is a parent too: on a board whose init does not
+    /// enable controllers there (busybox init, unlike systemd), the first
+    /// level would otherwise get no `cpu.*` or `cpuset.*` files.
     pub fn ensure(&self, cgroup: &str, controllers: &[&str]) -> Result<(), TaskError> {
         let parts: Vec<&str> = cgroup.trim_matches('/').split('/').collect();
+        self.enable_controllers("", controllers)?;
         for n in 1..parts.len() {
             let parent = parts[..n].join("/");
             self.create(&parent)?;
@@ -386,6 +391,27 @@ impl Cgroups {
             Ok(()) => Ok(()),
             Err(KernelError::Io { source, .. }) if source.raw_os_error() == Some(libc::ESRCH) => {
                 Err(TaskError::Gone { tid: pid })
+            }
+            // cgroup v2 refuses a lone thread outside a threaded subtree
+            // (EOPNOTSUPP from cgroup.threads of a domain cgroup).
+            Err(KernelError::Io { source, .. })
+                if thread && source.raw_os_error() == Some(libc::EOPNOTSUPP) =>
+            {
+                let kind = self
+                    .fs
+                    .read_optional(&self.path(cgroup, "cgroup.type"))
+                    .ok()
+                    .flatten()
+                    .unwrap_or_else(|| "unknown".into());
+                Err(TaskError::NotAvailable {
+                    what: format!("moving thread {pid} alone into {cgroup}"),
+                    why: format!(
+                        "cgroup v2 moves a single thread only inside a threaded subtree and \
+                         {cgroup} is of cgroup.type `{}` ({source}); move the whole process \
+                         instead (an app's `move_to`)",
+                        kind.trim()
+                    ),
+                })
             }
             Err(e) => Err(e.into()),
         }

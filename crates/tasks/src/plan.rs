@@ -141,6 +141,12 @@ fn ensure<E>(
     journal: &mut impl FnMut(&Original) -> Result<(), E>,
 ) -> Result<Result<(), TaskError>, E> {
     let parts: Vec<&str> = cgroup.trim_matches('/').split('/').collect();
+    // The root too: busybox-init boards enable no controller there.
+    if !controllers.is_empty() {
+        if let Err(e) = cg.enable_controllers("", controllers) {
+            return Ok(Err(e));
+        }
+    }
     for n in 1..=parts.len() {
         let path = parts[..n].join("/");
         if !cg.exists(&path) {

@@ -232,3 +232,18 @@ fn on_a_simulated_board() {
     cg.remove("lever/video").unwrap();
     assert!(!cg.exists("lever/video"));
 }
+
+/// A board booted by busybox init (the arm64 kernel stage's guest, issue
+/// 32): cgroup2 mounted, no controller enabled at the root. Lever's
+/// cgroups still get their `cpu.*` and `cpuset.*` files.
+#[test]
+fn ensure_enables_the_controllers_at_the_root_too() {
+    let (_d, fs) = fake();
+    let cg = Cgroups::discover(fs.clone());
+    cg.ensure("lever/arm64", &["cpu", "cpuset"]).unwrap();
+    let root = fs.read("/sys/fs/cgroup/cgroup.subtree_control").unwrap();
+    let words: Vec<&str> = root.split_whitespace().collect();
+    assert!(words.contains(&"cpu") && words.contains(&"cpuset"), "{root}");
+    assert!(fs.exists("/sys/fs/cgroup/lever/arm64/cpu.weight"));
+    assert!(fs.exists("/sys/fs/cgroup/lever/arm64/cpuset.cpus"));
+}
