@@ -243,7 +243,10 @@ fn ensure_enables_the_controllers_at_the_root_too() {
     cg.ensure("lever/arm64", &["cpu", "cpuset"]).unwrap();
     let root = fs.read("/sys/fs/cgroup/cgroup.subtree_control").unwrap();
     let words: Vec<&str> = root.split_whitespace().collect();
-    assert!(words.contains(&"cpu") && words.contains(&"cpuset"), "{root}");
+    assert!(
+        words.contains(&"cpu") && words.contains(&"cpuset"),
+        "{root}"
+    );
     assert!(fs.exists("/sys/fs/cgroup/lever/arm64/cpu.weight"));
     assert!(fs.exists("/sys/fs/cgroup/lever/arm64/cpuset.cpus"));
 }
