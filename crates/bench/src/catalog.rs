@@ -99,9 +99,19 @@ pub struct TestDef {
     pub metric: Metric,
     /// Build the benchmark body.
     pub make: Make,
+    /// The body talks to peer threads or processes it starts (a pipe's
+    /// other end, `lat_ctx`'s ring): the runner pins the test, and with it
+    /// the peers, to one CPU unless `--cpu` did ([`crate::TestResult::pinned_cpu`]).
+    pub peers: bool,
 }
 
 impl TestDef {
+    /// The same test, marked as one with peers ([`TestDef::peers`]).
+    pub fn with_peers(mut self) -> TestDef {
+        self.peers = true;
+        self
+    }
+
     /// A latency in µs, `ops` operations per iteration.
     pub fn us(
         name: impl Into<String>,
@@ -136,6 +146,7 @@ impl TestDef {
             better: Better::Lower,
             metric,
             make,
+            peers: false,
         }
     }
 
@@ -166,6 +177,7 @@ impl TestDef {
             better: Better::Higher,
             metric: Metric::Rate { amount, divisor },
             make: Box::new(make),
+            peers: false,
         }
     }
 }

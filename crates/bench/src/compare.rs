@@ -30,6 +30,10 @@ pub enum Verdict {
     Unchanged,
     /// Missing or skipped on one side.
     NotCompared,
+    /// The test found a significant change, but it is not called one:
+    /// either run was taken under load or throttling
+    /// ([`Comparison::conditions`]), and `--force` was not given.
+    NotJudged,
 }
 
 /// One test in both runs.
@@ -64,6 +68,13 @@ pub struct Comparison {
     pub rows: Vec<Row>,
     /// Tests that regressed past the threshold.
     pub regressions: Vec<String>,
+    /// The two runs' conditions: what differs, and whether either was
+    /// disturbed (then changes are [`Verdict::NotJudged`] unless forced).
+    #[serde(default)]
+    pub conditions: Option<lever_conditions::Comparison>,
+    /// Significant changes left unjudged because a run was disturbed.
+    #[serde(default)]
+    pub withheld: usize,
 }
 
 /// Read a `--json` report.
@@ -106,7 +117,42 @@ pub fn compare(base: &BenchReport, new: &BenchReport, threshold_pct: f64) -> Com
         threshold_pct,
         rows,
         regressions,
+        conditions: None,
+        withheld: 0,
     }
+}
+
+/// [`compare`], then the runs' conditions: when either run was taken
+/// under load or throttling (`lever_conditions::compare`), every change
+/// the test calls significant becomes [`Verdict::NotJudged`] and no
+/// regression is reported, unless `force`. Identical quiet conditions
+/// leave the comparison as [`compare`] made it.
+pub fn compare_runs(
+    base: &BenchReport,
+    new: &BenchReport,
+    threshold_pct: f64,
+    force: bool,
+) -> Comparison {
+    let mut c = compare(base, new, threshold_pct);
+    let conditions = lever_conditions::compare(
+        base.conditions.run.as_ref(),
+        new.conditions.run.as_ref(),
+        force,
+    );
+    if !conditions.judged {
+        for r in &mut c.rows {
+            if matches!(
+                r.verdict,
+                Verdict::Improved | Verdict::Regressed | Verdict::WorseWithinThreshold
+            ) {
+                r.verdict = Verdict::NotJudged;
+                c.withheld += 1;
+            }
+        }
+        c.regressions.clear();
+    }
+    c.conditions = Some(conditions);
+    c
 }
 
 fn row(base: Option<&TestResult>, new: Option<&TestResult>, threshold_pct: f64) -> Row {
@@ -214,6 +260,7 @@ mod tests {
             iterations: 1,
             elapsed_s: 0.0,
             skipped: None,
+            pinned_cpu: None,
         }
     }
 

@@ -57,6 +57,12 @@ pub struct Conditions {
     pub clocks_after: Vec<ClusterClock>,
     /// Why the results may be noisy; empty when nothing was noticed.
     pub warnings: Vec<String>,
+    /// The run's conditions as every Lever run records them (load before
+    /// and during, every policy's clocks, thermal state, throttling,
+    /// kernel, machine): what `lever bench compare` compares and judges
+    /// by. Absent in reports of older Levers.
+    #[serde(default)]
+    pub run: Option<lever_conditions::Conditions>,
 }
 
 /// Clocks of every cluster now.
@@ -95,12 +101,15 @@ impl Conditions {
             clocks_before,
             clocks_after: Vec::new(),
             warnings: Vec::new(),
+            run: None,
         }
     }
 
-    /// Record the clocks after the run and derive the warnings.
-    pub fn finish(&mut self, fs: &KernelFs) {
+    /// Record the clocks after the run and the run's conditions, and
+    /// derive the warnings.
+    pub fn finish(&mut self, fs: &KernelFs, run: Option<lever_conditions::Conditions>) {
         self.clocks_after = clocks(fs);
+        self.run = run;
         self.warnings = self.noise();
     }
 
@@ -134,6 +143,13 @@ impl Conditions {
                     "{}: governor {g} may change the clock under the benchmark; `performance` pins it",
                     b.name
                 ));
+            }
+        }
+        // What the run's record adds: load during the run and throttling
+        // (its load before the run is the rule above).
+        for d in self.run.iter().flat_map(|r| r.disturbances()) {
+            if !(d.kind == "load" && d.phase == lever_conditions::Phase::Before) {
+                w.push(d.text);
             }
         }
         w
@@ -227,7 +243,7 @@ mod tests {
             "/sys/devices/system/cpu/cpufreq/policy0/scaling_cur_freq",
             "2000000\n",
         );
-        c.finish(t.fs());
+        c.finish(t.fs(), None);
         let all = c.warnings.join("\n");
         assert!(all.contains("load average 4.43"), "{all}");
         assert!(all.contains("1000000 → 2000000"), "{all}");
@@ -239,7 +255,7 @@ mod tests {
         let t = FakeTree::with(&[("/proc/loadavg", "0.01 0.02 0.00 1/90 1\n")]);
         let mut c = Conditions::read(t.fs());
         c.nice = Some(0);
-        c.finish(t.fs());
+        c.finish(t.fs(), None);
         assert!(c.warnings.is_empty(), "{:?}", c.warnings);
         assert_eq!((c.cpu_model, c.kernel, c.boost), (None, None, None));
         assert_eq!(c.clock, None, "no cpufreq, no cpuinfo: not available");

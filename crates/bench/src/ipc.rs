@@ -3,7 +3,10 @@
 //! `lat_ctx-N-SIZEk`, `bw_pipe`, `bw_unix`, `bw_tcp`.
 //!
 //! The echo peer is a thread (LMBench forks a process); with `--cpu N`
-//! both run on that CPU, as `taskset` would put LMBench's two processes.
+//! both run on that CPU, as `taskset` would put LMBench's two processes,
+//! and without it the runner pins the test with its peers to the CPU it
+//! started on ([`crate::catalog::TestDef::peers`]), so that every sample
+//! and every rerun has both ends on one CPU.
 //! `lat_ctx` needs separate address spaces to mean anything, so its ring
 //! members are processes: the `lever` binary's helper mode.
 
@@ -227,7 +230,14 @@ pub fn tests(quick: bool) -> Vec<TestDef> {
             move |env| boxed(Ring::new(env, procs, kb)?),
         ));
     }
-    v
+    // Every test here but connect and select talks to a peer thread or
+    // process: pinned with it to one CPU by the runner.
+    v.into_iter()
+        .map(|t| match t.name.as_str() {
+            "lat_connect" | "lat_select-200tcp" => t,
+            _ => t.with_peers(),
+        })
+        .collect()
 }
 
 /// Bytes per iteration of the `bw_*` stream tests, and per write.

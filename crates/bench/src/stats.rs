@@ -27,6 +27,64 @@ pub struct Summary {
     pub ci_low: Option<f64>,
     /// Upper end of the 95% confidence interval of the median.
     pub ci_high: Option<f64>,
+    /// Two clusters of samples far apart ([`Modes`]): then the median
+    /// describes neither and has no interval (`ci_low`/`ci_high` are
+    /// `None`); both modes are the result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub modes: Option<Modes>,
+}
+
+/// Samples in two clusters: sorted, some neighbours are more than
+/// [`MODE_GAP`] times apart and each side holds at least a fifth of the
+/// samples (and 3). A pipe round trip whose two ends share a CPU or not
+/// (1.8 µs or 75 µs on a VM), a test sharing its CPU with a load it
+/// alternates with: a tight interval around one of them would promise a
+/// rerun the same value, and it gives the other.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Modes {
+    /// Median of the lower cluster.
+    pub low: f64,
+    /// Samples in it.
+    pub low_n: usize,
+    /// Median of the upper cluster.
+    pub high: f64,
+    /// Samples in it.
+    pub high_n: usize,
+}
+
+/// The ratio between neighbouring sorted samples that splits them into
+/// two [`Modes`].
+pub const MODE_GAP: f64 = 1.5;
+
+impl Modes {
+    /// Find two modes in sorted samples, at the widest gap between
+    /// neighbours; `None` for fewer than 6 samples, or no gap of
+    /// [`MODE_GAP`] with enough samples on each side.
+    pub fn of_sorted(s: &[f64]) -> Option<Modes> {
+        let n = s.len();
+        let side = (n / 5).max(3);
+        if n < 2 * side {
+            return None;
+        }
+        let (ratio, at) = (side..=n - side)
+            .filter(|&i| s[i - 1] > 0.0)
+            .map(|i| (s[i] / s[i - 1], i))
+            .max_by(|a, b| a.0.total_cmp(&b.0))?;
+        (ratio >= MODE_GAP).then(|| Modes {
+            low: median_sorted(&s[..at]),
+            low_n: at,
+            high: median_sorted(&s[at..]),
+            high_n: n - at,
+        })
+    }
+
+    /// `1.80 ×12 | 75.20 ×8`: each mode's median and its sample count.
+    pub fn describe(&self) -> String {
+        format!(
+            "{:.2} ×{} | {:.2} ×{}",
+            self.low, self.low_n, self.high, self.high_n
+        )
+    }
 }
 
 impl Summary {
@@ -45,7 +103,10 @@ impl Summary {
         } else {
             0.0
         };
-        let ci = median_ci_ranks(n).map(|(lo, hi)| (s[lo - 1], s[hi - 1]));
+        let modes = Modes::of_sorted(&s);
+        let ci = median_ci_ranks(n)
+            .filter(|_| modes.is_none())
+            .map(|(lo, hi)| (s[lo - 1], s[hi - 1]));
         Some(Summary {
             n,
             median: median_sorted(&s),
@@ -55,6 +116,7 @@ impl Summary {
             stddev: var.sqrt(),
             ci_low: ci.map(|c| c.0),
             ci_high: ci.map(|c| c.1),
+            modes,
         })
     }
 
@@ -276,6 +338,31 @@ mod tests {
         assert_eq!(s.ci_low, None, "5 samples cannot give a 95% interval");
         assert_eq!(Summary::new(&[1.0, 2.0, 3.0, 4.0]).unwrap().median, 2.5);
         assert!(Summary::new(&[]).is_none());
+    }
+
+    #[test]
+    fn two_clusters_are_two_modes_without_an_interval() {
+        // Pipe round trips, both ends on one CPU or not (µs).
+        let mut v = vec![
+            1.8, 1.9, 1.8, 75.0, 1.7, 76.0, 74.0, 1.8, 1.9, 75.5, 1.8, 73.9,
+        ];
+        let s = Summary::new(&v).unwrap();
+        let m = s.modes.clone().expect("two modes");
+        assert_eq!((m.low_n, m.high_n), (7, 5));
+        assert!(
+            (m.low - 1.8).abs() < 1e-9 && (m.high - 75.0).abs() < 1e-9,
+            "{m:?}"
+        );
+        assert_eq!((s.ci_low, s.ci_high), (None, None));
+        assert_eq!(s.ci_half_width_pct(), None, "never converges");
+        assert_eq!(m.describe(), "1.80 ×7 | 75.00 ×5");
+        // Two outliers are not a mode: the interval stays.
+        v = vec![10.0, 10.1, 9.9, 10.0, 10.2, 9.8, 10.0, 10.1, 30.0, 31.0];
+        let s = Summary::new(&v).unwrap();
+        assert!(s.modes.is_none() && s.ci_low.is_some(), "{s:?}");
+        // Ordinary noise is one mode.
+        let v: Vec<f64> = (0..40).map(|i| 100.0 + (i % 7) as f64).collect();
+        assert!(Summary::new(&v).unwrap().modes.is_none());
     }
 
     #[test]

@@ -145,10 +145,39 @@ fn list_unknown_only_and_helper() {
     assert!(lever(&["bench", "__helper", "null"]).status.success());
 }
 
+/// `/proc/loadavg` as a run's conditions keep it.
+fn load(load_1m: f64, runnable: u32) -> serde_json::Value {
+    serde_json::json!({"value": {
+        "load_1m": load_1m, "load_5m": load_1m, "load_15m": load_1m,
+        "runnable": runnable, "tasks": 190
+    }})
+}
+
+/// The run's real conditions (this machine's kernel, clocks, thermal
+/// state), with the load set: quiet, or `busy` as the run was
+/// (load average 6.80, 7 runnable). Runs made on this shared machine
+/// would otherwise compare by whatever else was running.
+fn set_load(r: &mut serde_json::Value, busy: bool) {
+    let run = &mut r["conditions"]["run"];
+    assert!(run.is_object(), "every report records its conditions: {r}");
+    let (l, n) = if busy { (6.8, 7) } else { (0.05, 1) };
+    run["load_before"] = load(l, n);
+    run["load_after"] = load(l, n);
+    run["load_during"] = serde_json::json!({"value": {
+        "samples": 3, "max_load_1m": l, "mean_runnable": if busy { 8.0 } else { 2.0 },
+        "max_runnable": if busy { 9 } else { 2 }
+    }});
+}
+
 fn report_file(dir: &Path, name: &str, samples: &[f64]) -> String {
+    report_file_under(dir, name, samples, false)
+}
+
+fn report_file_under(dir: &Path, name: &str, samples: &[f64], busy: bool) -> String {
     // A minimal report: what `compare` needs, as `-o FILE` writes it.
     let out = null_syscall(&["--json"]);
     let mut r = json(&out);
+    set_load(&mut r, busy);
     let s = serde_json::json!({
         "n": samples.len(), "median": median(samples), "mean": 0.0, "min": 0.0, "max": 0.0,
         "stddev": 0.0, "ci_low": null, "ci_high": null
@@ -194,6 +223,67 @@ fn compare_fails_on_a_significant_regression_only() {
         .success());
     let broken = lever(&["bench", "compare", &b, "/nonexistent.json"]);
     assert_ne!(broken.status.code(), Some(0));
+}
+
+#[test]
+fn a_loaded_run_is_warned_about_not_judged() {
+    let dir = tempfile::tempdir().unwrap();
+    let base: Vec<f64> = (0..12).map(|i| 1.0 + f64::from(i % 4) * 0.01).collect();
+    let slow: Vec<f64> = base.iter().map(|v| v * 1.5).collect();
+    let quiet = report_file(dir.path(), "quiet.json", &base);
+    let quiet2 = report_file(dir.path(), "quiet2.json", &base);
+    let busy_slow = report_file_under(dir.path(), "busy-slow.json", &slow, true);
+
+    // Identical quiet conditions: clean.
+    let clean = lever(&["bench", "compare", &quiet, &quiet2]);
+    let text = String::from_utf8_lossy(&clean.stdout);
+    assert!(clean.status.success(), "{text}");
+    assert!(
+        text.starts_with("conditions: the same in both runs\n"),
+        "{text}"
+    );
+    assert!(!text.contains("WARNING"), "{text}");
+
+    // The base slower under load, the new run quiet: a warning at the top
+    // and no improvement reported; the check fails (exit 1).
+    let out = lever(&["bench", "compare", &busy_slow, &quiet]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{text}{err}");
+    assert!(text.starts_with("conditions that differ:\n"), "{text}");
+    assert!(
+        text.contains("WARNING: base run: loaded before the run: load average 6.80 on"),
+        "{text}"
+    );
+    assert!(text.contains("not judged (conditions)"), "{text}");
+    assert!(
+        !text.contains("improved") && !text.contains("REGRESSED"),
+        "{text}"
+    );
+    assert!(
+        err.contains("not judged: base run: loaded before the run"),
+        "{err}"
+    );
+    let j: serde_json::Value =
+        serde_json::from_slice(&lever(&["--json", "bench", "compare", &busy_slow, &quiet]).stdout)
+            .unwrap();
+    assert_eq!(j["rows"][0]["verdict"], "not_judged");
+    assert_eq!(j["withheld"], 1);
+    assert_eq!(j["conditions"]["judged"], false);
+    assert_eq!(j["conditions"]["differences"][0]["what"], "load");
+
+    // A regression under load is not reported either (it may be the load).
+    let out = lever(&["bench", "compare", &quiet, &busy_slow]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("REGRESSED"));
+
+    // --force judges anyway, and still shows the warning.
+    let forced = lever(&["bench", "compare", &busy_slow, &quiet, "--force"]);
+    let text = String::from_utf8_lossy(&forced.stdout);
+    assert!(forced.status.success(), "{text}");
+    assert!(text.contains("WARNING: base run"), "{text}");
+    assert!(text.contains("judged anyway (--force)"), "{text}");
+    assert!(text.contains("improved"), "{text}");
 }
 
 #[test]

@@ -317,6 +317,8 @@ pub struct Conditions {
 pub struct Disturbance {
     /// `load` or `throttling`.
     pub kind: String,
+    /// When it was seen (throttling: first seen).
+    pub phase: Phase,
     /// What was seen, for people.
     pub text: String,
 }
@@ -381,6 +383,7 @@ impl Conditions {
         if let Some(l) = self.load_before.value().filter(|l| l.load_1m > busy) {
             out.push(Disturbance {
                 kind: "load".into(),
+                phase: Phase::Before,
                 text: format!(
                     "loaded before the run: load average {:.2} on {cpus} CPUs",
                     l.load_1m
@@ -394,6 +397,7 @@ impl Conditions {
         {
             out.push(Disturbance {
                 kind: "load".into(),
+                phase: Phase::During,
                 text: format!(
                     "loaded during the run: {:.1} runnable tasks on average on {cpus} CPUs \
                      ({OWN_RUNNABLE:.0} are the run's own), load average up to {:.2}",
@@ -410,6 +414,7 @@ impl Conditions {
         {
             out.push(Disturbance {
                 kind: "throttling".into(),
+                phase: t.first_seen,
                 text: format!(
                     "throttled ({}): {}: {}",
                     phase_word(t.first_seen),

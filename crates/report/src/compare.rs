@@ -96,6 +96,39 @@ fn judge_metric(base: &Metric, new: &Metric, threshold_pct: f64) -> Judgement {
     }
 }
 
+/// Each later run's conditions against the base's
+/// (`lever_conditions::compare`), one per run after the first.
+pub fn conditions(runs: &[Run], force: bool) -> Vec<lever_conditions::Comparison> {
+    let base = runs.first().and_then(|r| r.conditions.as_ref());
+    runs.iter()
+        .skip(1)
+        .map(|r| lever_conditions::compare(base, r.conditions.as_ref(), force))
+        .collect()
+}
+
+/// [`compare`], then the conditions: against a run whose conditions (or
+/// the base's) were disturbed — load, throttling — no change is called
+/// significant ([`Verdict::NotJudged`]) unless `force`.
+pub fn compare_judged(
+    runs: &[Run],
+    threshold_pct: f64,
+    force: bool,
+) -> (Vec<Row>, Vec<lever_conditions::Comparison>) {
+    let mut rows = compare(runs, threshold_pct);
+    let conditions = conditions(runs, force);
+    for row in &mut rows {
+        for (j, c) in row.vs_base.iter_mut().zip(&conditions) {
+            if let Some(j) = j
+                .as_mut()
+                .filter(|j| !c.judged && is_significant(j.verdict))
+            {
+                j.verdict = Verdict::NotJudged;
+            }
+        }
+    }
+    (rows, conditions)
+}
+
 /// Every metric of every run, in the order first seen.
 pub fn compare(runs: &[Run], threshold_pct: f64) -> Vec<Row> {
     let mut rows: Vec<Row> = Vec::new();

@@ -26,6 +26,10 @@ pub struct Run {
     /// One per measurement, in the order collected.
     #[serde(default)]
     pub sections: Vec<Section>,
+    /// The conditions the run was collected under (load, clocks, thermal
+    /// state, throttling, kernel, machine); absent in runs of older Levers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conditions: Option<lever_conditions::Conditions>,
 }
 
 impl Run {
@@ -37,6 +41,7 @@ impl Run {
             lever_version: String::new(),
             device,
             sections: Vec::new(),
+            conditions: None,
         }
     }
 

@@ -62,6 +62,11 @@ pub enum BenchCommand {
         /// Smallest significant worsening that fails, percent.
         #[arg(long, default_value_t = 5.0, value_name = "PCT")]
         threshold: f64,
+        /// Judge changes even when either run was taken under load or
+        /// throttling (by default none is called significant then, and
+        /// the command exits 1).
+        #[arg(long)]
+        force: bool,
     },
     /// The helper mode the benchmarks exec (not for people).
     #[command(name = "__helper", hide = true)]
@@ -78,7 +83,8 @@ pub fn run(global: &Global, args: BenchArgs) -> anyhow::Result<()> {
             base,
             new,
             threshold,
-        }) => run_compare(global, &base, &new, threshold),
+            force,
+        }) => run_compare(global, &base, &new, threshold, force),
         None => run_suite(global, args),
     }
 }
@@ -142,11 +148,16 @@ fn run_compare(
     base: &std::path::Path,
     new: &std::path::Path,
     threshold: f64,
+    force: bool,
 ) -> anyhow::Result<()> {
     let b = compare::read_report(base)?;
     let n = compare::read_report(new)?;
-    let c = compare::compare(&b, &n, threshold);
+    let c = compare::compare_runs(&b, &n, threshold, force);
     emit(global.json, &c, render::bench::comparison)?;
+    if let Some(why) = c.conditions.as_ref().and_then(|cc| cc.withheld_reason()) {
+        // The check could not be made: a CI job must not pass on it.
+        return Err(crate::exit::ChecksFailed(why).into());
+    }
     if !c.regressions.is_empty() {
         bail!(
             "{} test(s) significantly worse by more than {threshold}%: {}",

@@ -91,6 +91,11 @@ pub struct RenderArgs {
     /// `--json` alone prints it on stdout.
     #[arg(long = "json-out", value_name = "FILE")]
     pub json_out: Option<PathBuf>,
+    /// Judge changes even against a run taken under load or throttling
+    /// (by default none is called significant then; the conditions that
+    /// differ are at the top either way).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// `render … --json FILE`: the global `--json` is a switch, so clap took
@@ -176,18 +181,18 @@ fn run_render(global: &Global, mut a: RenderArgs) -> anyhow::Result<()> {
         .collect::<Result<Vec<_>, _>>()?;
     let mut written = Vec::new();
     if let Some(p) = &a.html {
-        lever_report::write_file(p, &lever_report::render::html(&runs))?;
+        lever_report::write_file(p, &lever_report::render::html_with(&runs, a.force))?;
         written.push(p.clone());
     }
     if let Some(p) = &a.md {
-        lever_report::write_file(p, &lever_report::render::markdown(&runs))?;
+        lever_report::write_file(p, &lever_report::render::markdown_with(&runs, a.force))?;
         written.push(p.clone());
     }
     if let Some(p) = &a.json_out {
-        lever_report::write_file(p, &lever_report::render::json(&runs))?;
+        lever_report::write_file(p, &lever_report::render::json_with(&runs, a.force))?;
         written.push(p.clone());
     }
     // `--json` alone: the document on stdout.
     let stdout_json = global.json && a.json_out.is_none();
-    show::rendered(stdout_json, &runs, &written)
+    show::rendered(stdout_json, &runs, &written, a.force)
 }

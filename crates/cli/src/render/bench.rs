@@ -79,6 +79,9 @@ fn header(r: &BenchReport) -> String {
     if let Some(note) = &r.host_note {
         out += &format!("NOTE: {note}\n");
     }
+    if let Some(run) = &c.run {
+        out += &crate::render::conditions::summary(run);
+    }
     for w in &c.warnings {
         out += &format!("warning: {w}\n");
     }
@@ -117,8 +120,10 @@ fn section(s: Section, tests: &[&TestResult], markdown: bool) -> String {
             ));
             continue;
         };
-        let ci = match (s.ci_low, s.ci_high) {
-            (Some(lo), Some(hi)) => format!("{} … {}", value(lo), value(hi)),
+        let ci = match (&s.modes, s.ci_low, s.ci_high) {
+            // No interval describes two clusters: both are the result.
+            (Some(m), _, _) => format!("two modes: {}", m.describe()),
+            (None, Some(lo), Some(hi)) => format!("{} … {}", value(lo), value(hi)),
             _ => "-".into(),
         };
         rows.push(vec![
@@ -214,8 +219,12 @@ pub fn list(tests: &[(String, Section, &'static str)]) -> String {
     t.render()
 }
 
-/// `lever bench compare`.
+/// `lever bench compare`: the conditions first, then the tests.
 pub fn comparison(c: &Comparison) -> String {
+    let mut out = match &c.conditions {
+        Some(cc) => crate::render::conditions::comparison(cc),
+        None => String::new(),
+    };
     let mut t = Table::new(&[
         "test",
         "unit",
@@ -248,13 +257,21 @@ pub fn comparison(c: &Comparison) -> String {
                 Verdict::WorseWithinThreshold => "worse, within threshold",
                 Verdict::Unchanged => "no significant change",
                 Verdict::NotCompared => "not in both runs",
+                Verdict::NotJudged => "not judged (conditions)",
             }
             .into(),
         ]);
     }
-    format!(
+    out += &format!(
         "{}significant: Mann-Whitney U p < 0.05 (intervals when fewer than 5 samples); regression: significant and worse by more than {}%\n",
         t.render(),
         c.threshold_pct
-    )
+    );
+    if c.withheld > 0 {
+        out += &format!(
+            "{} change(s) the test finds significant are not judged: a run was taken under load or throttling (above)\n",
+            c.withheld
+        );
+    }
+    out
 }

@@ -6,6 +6,7 @@ pub mod bench;
 pub mod bench_daemon;
 pub mod boot;
 pub mod client;
+pub mod conditions;
 pub mod cpu;
 pub mod daemon;
 pub mod flamegraph;

@@ -42,18 +42,28 @@ pub fn collected(
     Ok(())
 }
 
-/// After `render`: the files written, or the JSON document on stdout.
-pub fn rendered(json: bool, runs: &[Run], written: &[PathBuf]) -> anyhow::Result<()> {
+/// After `render`: with several runs, each one's conditions against the
+/// base's; then the files written. With `--json`, the JSON document on
+/// stdout.
+pub fn rendered(json: bool, runs: &[Run], written: &[PathBuf], force: bool) -> anyhow::Result<()> {
     if json {
-        return crate::render::out(&lever_report::render::json(runs));
+        return crate::render::out(&lever_report::render::json_with(runs, force));
     }
-    emit(false, &written, |w| {
-        if w.is_empty() {
-            "nothing written: give --html FILE, --md FILE or --json FILE\n".to_string()
-        } else {
-            w.iter()
-                .map(|p| format!("wrote {}\n", p.display()))
-                .collect()
-        }
-    })
+    let mut out = String::new();
+    for (i, c) in lever_report::compare::conditions(runs, force)
+        .iter()
+        .enumerate()
+    {
+        out += &format!("run #{} against #1: ", i + 2);
+        out += &crate::render::conditions::comparison(c);
+    }
+    out += &if written.is_empty() {
+        "nothing written: give --html FILE, --md FILE or --json FILE\n".to_string()
+    } else {
+        written
+            .iter()
+            .map(|p| format!("wrote {}\n", p.display()))
+            .collect()
+    };
+    emit(false, &out, |o| o.clone())
 }

@@ -94,6 +94,14 @@ pub fn collect(
     progress: &mut dyn FnMut(usize, &str),
 ) -> Result<Run, ReportError> {
     let fs = KernelFs::new(&opts.root);
+    // The conditions of the whole collection, sampled every second while
+    // the sections are measured.
+    let recorder = lever_measure::conditions::Recorder::start(
+        &fs,
+        &opts.lever_version,
+        Some(CONDITIONS_EVERY),
+        "",
+    );
     progress(0, SECTIONS[0]);
     let (device, device_section) = device::collect(&fs);
     let mut run = Run::new(collected_at, device);
@@ -113,8 +121,12 @@ pub fn collect(
         .push(markers::collect(opts.trace.as_deref(), &opts.kpis)?);
     progress(6, SECTIONS[6]);
     run.sections.push(daemon::collect(&opts.daemon_socket));
+    run.conditions = Some(recorder.finish());
     Ok(run)
 }
+
+/// How often the conditions are sampled during a collection.
+pub const CONDITIONS_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Why a measurement of this machine means nothing for `fs`: it is a
 /// file tree (a simulated board), not the running kernel.

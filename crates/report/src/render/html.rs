@@ -3,7 +3,7 @@
 //! board's web server and from a mail attachment alike.
 
 use super::svg::{self, Bar, Group, Histogram, Stack, Step};
-use super::{esc, hows, run_label, section_names, value, verdict};
+use super::{condition_lines, esc, hows, run_label, section_names, value, verdict};
 use crate::compare::{self, Row};
 use crate::model::Run;
 use std::fmt::Write as _;
@@ -20,6 +20,12 @@ code{font-size:12px;background:#f6f6f6;padding:1px 3px}";
 
 /// Render `runs` (base first) as one HTML page.
 pub fn html(runs: &[Run]) -> String {
+    html_with(runs, false)
+}
+
+/// [`html`]; with `force`, changes are judged even against a run taken
+/// under load or throttling.
+pub fn html_with(runs: &[Run], force: bool) -> String {
     let title = match runs {
         [one] => format!(
             "Lever report: {}",
@@ -27,7 +33,7 @@ pub fn html(runs: &[Run]) -> String {
         ),
         _ => format!("Lever report: {} runs compared", runs.len()),
     };
-    let rows = compare::compare(runs, compare::THRESHOLD_PCT);
+    let (rows, conditions) = compare::compare_judged(runs, compare::THRESHOLD_PCT, force);
     let mut h = String::new();
     let _ = write!(
         h,
@@ -40,6 +46,19 @@ pub fn html(runs: &[Run]) -> String {
     );
     runs_table(&mut h, runs);
     if runs.len() > 1 {
+        h.push_str("<h2>Conditions against #1</h2>\n");
+        for (title, lines) in condition_lines(runs, &conditions) {
+            let _ = writeln!(
+                h,
+                "<p class=\"method\"><b>{}</b></p><ul class=\"conditions\">",
+                esc(&title)
+            );
+            for (warn, line) in lines {
+                let class = if warn { "not" } else { "method" };
+                let _ = writeln!(h, "<li class=\"{class}\">{}</li>", esc(&line));
+            }
+            h.push_str("</ul>\n");
+        }
         significant(&mut h, &rows);
     }
     for name in section_names(runs) {

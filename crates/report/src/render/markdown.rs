@@ -3,7 +3,7 @@
 //! from a run is escaped so that it cannot open a link, an image, inline
 //! HTML or a new table cell.
 
-use super::{hows, section_names, value, verdict};
+use super::{condition_lines, hows, section_names, value, verdict};
 use crate::compare::{self, Row};
 use crate::model::Run;
 use std::fmt::Write as _;
@@ -29,7 +29,13 @@ pub fn md(s: &str) -> String {
 
 /// Render `runs` (base first) as Markdown.
 pub fn markdown(runs: &[Run]) -> String {
-    let rows = compare::compare(runs, compare::THRESHOLD_PCT);
+    markdown_with(runs, false)
+}
+
+/// [`markdown`]; with `force`, changes are judged even against a run
+/// taken under load or throttling.
+pub fn markdown_with(runs: &[Run], force: bool) -> String {
+    let (rows, conditions) = compare::compare_judged(runs, compare::THRESHOLD_PCT, force);
     let mut m = String::from(
         "# Lever report\n\n| run | board | SoC | kernel | collected at |\n|---|---|---|---|---|\n",
     );
@@ -46,6 +52,18 @@ pub fn markdown(runs: &[Run]) -> String {
         );
     }
     if runs.len() > 1 {
+        m.push_str("\n## Conditions against #1\n");
+        for (title, lines) in condition_lines(runs, &conditions) {
+            let _ = writeln!(m, "\n{}\n", md(&title));
+            for (warn, line) in lines {
+                let _ = writeln!(
+                    m,
+                    "- {}{}",
+                    if warn { "**" } else { "" },
+                    md(&line) + if warn { "**" } else { "" }
+                );
+            }
+        }
         m.push_str("\n## Significant changes against #1\n\n");
         let sig: Vec<&Row> = rows.iter().filter(|r| r.significant()).collect();
         if sig.is_empty() {

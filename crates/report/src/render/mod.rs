@@ -10,8 +10,8 @@ use crate::model::{Run, Status};
 use lever_bench::compare::Verdict;
 use serde::Serialize;
 
-pub use html::html;
-pub use markdown::markdown;
+pub use html::{html, html_with};
+pub use markdown::{markdown, markdown_with};
 
 /// The entity of a character that HTML/SVG text must not hold raw.
 fn entity(c: char) -> Option<&'static str> {
@@ -46,20 +46,75 @@ pub struct Document<'a> {
     pub threshold_pct: f64,
     /// Every metric across the runs (empty for one run).
     pub comparison: Vec<Row>,
+    /// Each later run's conditions against the base's (empty for one run):
+    /// what differs, and whether changes were judged.
+    pub conditions: Vec<lever_conditions::Comparison>,
 }
 
 /// The runs and their comparison as JSON.
 pub fn json(runs: &[Run]) -> String {
+    json_with(runs, false)
+}
+
+/// [`json`]; with `force`, changes are judged even against a run taken
+/// under load or throttling.
+pub fn json_with(runs: &[Run], force: bool) -> String {
+    let (comparison, conditions) = if runs.len() > 1 {
+        compare::compare_judged(runs, compare::THRESHOLD_PCT, force)
+    } else {
+        (Vec::new(), Vec::new())
+    };
     let doc = Document {
         runs,
         threshold_pct: compare::THRESHOLD_PCT,
-        comparison: if runs.len() > 1 {
-            compare::compare(runs, compare::THRESHOLD_PCT)
-        } else {
-            Vec::new()
-        },
+        comparison,
+        conditions,
     };
     serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
+}
+
+/// Per later run, its conditions against the base's as lines of text: a
+/// heading line per run, then what differs and what disturbed a run.
+fn condition_lines(
+    runs: &[Run],
+    conditions: &[lever_conditions::Comparison],
+) -> Vec<(String, Vec<(bool, String)>)> {
+    conditions
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let mut lines: Vec<(bool, String)> = c
+                .disturbed
+                .iter()
+                .map(|d| (true, format!("WARNING: {d}")))
+                .collect();
+            if !c.disturbed.is_empty() {
+                lines.push((
+                    true,
+                    if c.forced {
+                        "changes are judged anyway (--force): they may come from these conditions"
+                            .into()
+                    } else {
+                        "no change is called significant (--force judges anyway)".into()
+                    },
+                ));
+            }
+            for d in &c.differences {
+                lines.push((false, format!("{}: {} → {}", d.what, d.base, d.new)));
+            }
+            if lines.is_empty() {
+                lines.push((false, "the same conditions as #1".into()));
+            }
+            (
+                format!(
+                    "{} against {}",
+                    run_label(i + 1, &runs[i + 1]),
+                    run_label(0, &runs[0])
+                ),
+                lines,
+            )
+        })
+        .collect()
 }
 
 /// A run's short name: `#1 board (time)`.
@@ -120,6 +175,7 @@ fn verdict(j: &lever_bench::compare::Judgement) -> (&'static str, String) {
         Verdict::WorseWithinThreshold => ("worse", "significantly worse, within threshold"),
         Verdict::Unchanged => ("same", "no significant change"),
         Verdict::NotCompared => ("nc", "not judged"),
+        Verdict::NotJudged => ("nc", "not judged: a run was taken under load or throttling"),
     };
     let p = j.p_value.map_or(String::new(), |p| format!(", p={p:.3}"));
     (class, format!("{pct} {word}{p}").trim().to_string())

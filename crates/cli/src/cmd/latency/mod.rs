@@ -175,7 +175,14 @@ pub fn run(global: &Global, args: LatencyArgs) -> anyhow::Result<()> {
     let stop = stop_on_signals()?;
     let start = std::time::SystemTime::now();
     let status = render::latency::Status::new(!flags.quiet);
+    let recorder = lever_measure::conditions::Recorder::start(
+        &fs,
+        env!("LEVER_VERSION"),
+        Some(CONDITIONS_EVERY),
+        "",
+    );
     let mut report = lever_latency::run::measure(&fs, &cfg, &stop, |snaps| status.update(snaps))?;
+    let conditions = recorder.finish();
     status.finish();
     if report.ended == lever_latency::report::Ended::Interrupted {
         report.notes.extend(interrupted_by().map(String::from));
@@ -208,7 +215,27 @@ pub fn run(global: &Global, args: LatencyArgs) -> anyhow::Result<()> {
         // `-h` on stdout: exactly what cyclictest prints there, for the
         // scripts that parse it; Lever's own report goes to stderr.
         eprint!("{}", render::latency::measured(&report));
+        eprint!("{}", render::conditions::summary(&conditions));
         return render::out(&render::latency::cyclictest_stdout(&report, flags.quiet));
     }
-    emit(stdout_json, &report, render::latency::measured)
+    let measured = Measured {
+        report: &report,
+        conditions,
+    };
+    emit(stdout_json, &measured, |m| {
+        render::latency::measured(m.report) + &render::conditions::summary(&m.conditions)
+    })
+}
+
+/// How often the run's conditions are sampled while it measures (a
+/// thread of ordinary priority reading a few dozen files: it does not
+/// compete with the measuring threads, which are real-time).
+const CONDITIONS_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// What `lever latency` prints: the report and the run's conditions.
+#[derive(serde::Serialize)]
+struct Measured<'a> {
+    #[serde(flatten)]
+    report: &'a lever_latency::LatencyReport,
+    conditions: lever_conditions::Conditions,
 }

@@ -127,6 +127,14 @@ pub fn run(global: &Global, a: RecordArgs) -> anyhow::Result<()> {
             }
         }
     });
+    // Before and after only: a sampling thread's wake-ups and reads would
+    // be in the trace.
+    let recorder = lever_measure::conditions::Recorder::start(
+        &fs,
+        env!("LEVER_VERSION"),
+        None,
+        "not sampled during `trace record`: a sampling thread's wake-ups and reads would be in the trace",
+    );
     let result = (|| -> anyhow::Result<RecordResult> {
         let cap = Capture::start(&tfs, &cfg)?;
         let target = match cap.target() {
@@ -195,11 +203,14 @@ pub fn run(global: &Global, a: RecordArgs) -> anyhow::Result<()> {
             target,
             seconds,
             command_status: status,
+            conditions: None,
         })
     })();
     handle.close();
     let _ = sig_thread.join();
-    emit(global.json, &result?, render::trace::record)
+    let mut result = result?;
+    result.conditions = Some(recorder.finish());
+    emit(global.json, &result, render::trace::record)
 }
 
 /// A progress line (on a terminal only) with the pages read so far.

@@ -24,6 +24,8 @@ pub struct RecordResult {
     pub seconds: f64,
     /// The command's exit code, when one ran.
     pub command_status: Option<i32>,
+    /// The conditions of the recording (before and after it).
+    pub conditions: Option<lever_conditions::Conditions>,
 }
 
 /// What `trace export` wrote.
@@ -138,11 +140,15 @@ fn summary(r: &Report) -> String {
 /// `trace record`'s result line.
 pub fn record(r: &RecordResult) -> String {
     format!(
-        "recorded {:.1} s into {}: {} bytes → {}\n",
+        "recorded {:.1} s into {}: {} bytes → {}\n{}",
         r.seconds,
         r.target,
         r.bytes,
-        r.output.display()
+        r.output.display(),
+        r.conditions
+            .as_ref()
+            .map(crate::render::conditions::summary)
+            .unwrap_or_default()
     )
 }
 
