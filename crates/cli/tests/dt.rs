@@ -1,6 +1,7 @@
 //! `lever dt`: seed 000 §6.3's row and §6.5's modem region through the
 //! binary, on sc7280-idp (the shared folder's QCS6490-family tree), as a
-//! .dtb and as a live tree under --root with a current frequency; JSON;
+//! .dtb and as a live tree under --root with a current frequency (and
+//! that tree's directory given as FILE); JSON;
 //! --width; a truncated blob's error and exit code.
 
 use std::path::{Path, PathBuf};
@@ -115,4 +116,17 @@ fn live_tree_under_root_marks_the_current_row() {
     assert!(row.ends_with("<- current 1228.8 MHz"), "{opp}");
     let c = text(&lever(&["--root", root, "dt", "carveouts"]));
     assert!(c.contains("no-map total: 346.6 MiB"), "{c}");
+    // The live tree's directory given as FILE (a copy, or
+    // /sys/firmware/devicetree/base itself as the arm64 kernel stage
+    // does): the same tree; the current row only when it is --root's own.
+    let base_arg = base.to_str().unwrap();
+    let as_dir = text(&lever(&["dt", "carveouts", base_arg]));
+    assert_eq!(as_dir, c);
+    let show_dir = text(&lever(&["dt", "show", "--node", "/cpus", base_arg]));
+    let show_live = text(&lever(&["--root", root, "dt", "show", "--node", "/cpus"]));
+    assert_eq!(show_dir, show_live);
+    let opp_dir = text(&lever(&["--root", root, "dt", "opp", base_arg]));
+    assert!(opp_dir.contains("<- current 1228.8 MHz"), "{opp_dir}");
+    let opp_copy = text(&lever(&["dt", "opp", base_arg]));
+    assert!(!opp_copy.contains("<- current"), "{opp_copy}");
 }

@@ -31,8 +31,10 @@ pub enum DtCommand {
 /// Where the tree comes from.
 #[derive(Debug, Args)]
 pub struct SourceArgs {
-    /// A .dtb file, or a .dts source (compiled with dtc). Default: the
-    /// live tree, /sys/firmware/devicetree/base under --root.
+    /// A .dtb file, a .dts source (compiled with dtc), or a directory in
+    /// the live tree's form (/sys/firmware/devicetree/base, or a copy of
+    /// it). Default: the live tree, /sys/firmware/devicetree/base under
+    /// --root.
     #[arg(value_name = "FILE")]
     pub file: Option<PathBuf>,
     /// Include directory for a .dts's #include (the source then goes
@@ -111,6 +113,16 @@ pub fn load(global: &Global, args: &SourceArgs) -> anyhow::Result<(Tree, bool)> 
         }
         return Ok((lever_dt::source::read_live(&global.root)?, true));
     };
+    if file.is_dir() {
+        // The running board's own tree when it is --root's live tree
+        // (then its current frequencies may be shown beside it).
+        let live = global.root.join(lever_dt::source::LIVE_TREE);
+        let is_live = matches!(
+            (file.canonicalize(), live.canonicalize()),
+            (Ok(a), Ok(b)) if a == b
+        );
+        return Ok((lever_dt::source::read_dir_tree(file)?, is_live));
+    }
     let tree = if is_dtb(file)? {
         lever_dt::source::read_dtb(file)?
     } else {

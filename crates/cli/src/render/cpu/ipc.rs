@@ -18,6 +18,14 @@ pub struct IpcOutput {
 }
 
 fn count_cell(c: &EventCount) -> String {
+    let cell = count_only(c);
+    match &c.via {
+        Some(via) => format!("{cell} (as {via})"),
+        None => cell,
+    }
+}
+
+fn count_only(c: &EventCount) -> String {
     match c.count {
         Some(n) if c.running_percent() < 99.95 => {
             format!("{n} (scaled, ran {:.1}%)", c.running_percent())
@@ -48,7 +56,7 @@ pub fn report(out: &IpcOutput) -> String {
     ] {
         let cell = c
             .as_ref()
-            .map_or("not available (no PMU counter)".into(), count_cell);
+            .map_or("not available here (why: below)".into(), count_cell);
         t.row(vec![name.into(), cell]);
     }
     for c in &report.software {
@@ -65,8 +73,14 @@ pub fn report(out: &IpcOutput) -> String {
     }
     text += &match (report.ipc, report.reading) {
         (Some(v), Some(r)) => format!("IPC: {v:.2} — {}\n", r.advice()),
-        _ if report.cycles.is_none() || report.instructions.is_none() => {
+        _ if report.cycles.is_none() && report.instructions.is_none() => {
             "IPC: not available here because cycles and instructions need hardware counters; the software counters above are what this machine can count\n".into()
+        }
+        _ if report.instructions.is_none() => {
+            "IPC: not available here because instructions could not be counted (above); cycles were\n".into()
+        }
+        _ if report.cycles.is_none() => {
+            "IPC: not available here because cycles could not be counted (above); instructions were\n".into()
         }
         _ => "IPC: not available because no cycles were counted\n".into(),
     };
