@@ -721,6 +721,9 @@ pub struct CoreTotal {
     pub busy_pct: f64,
     /// Highest busy % of one interval.
     pub max_busy_pct: f64,
+    /// Clock ticks its /proc/stat line advanced by in the run (0 in a file
+    /// tree, where no time passes: then its busy % means nothing).
+    pub ticks: u64,
     /// Its frequency at the sample times, or why there is none.
     pub freq: Avail<FreqRange>,
 }
@@ -922,6 +925,7 @@ impl TopTotals {
                     acc.busy as f64 * 100.0 / acc.all as f64
                 },
                 max_busy_pct: acc.max_busy_pct,
+                ticks: acc.all,
                 freq: match (acc.freqs.iter().min(), acc.freqs.iter().max()) {
                     (Some(&min_khz), Some(&max_khz)) => Avail::Value(FreqRange {
                         mean_khz: acc.freqs.iter().sum::<u64>() as f64 / acc.freqs.len() as f64,
@@ -1343,6 +1347,7 @@ mod tests {
         // Core 0: 150 busy of 400 ticks; core 1: 50 of 400.
         assert!(close(s.cores[0].busy_pct, 37.5) && close(s.cores[0].max_busy_pct, 75.0));
         assert!(close(s.cores[1].busy_pct, 12.5));
+        assert_eq!(s.cores[1].ticks, 400);
         assert!(close(s.total_pct, 50.0) && close(s.max_total_pct, 100.0));
         let Avail::Value(f) = &s.cores[0].freq else {
             panic!("{:?}", s.cores[0]);

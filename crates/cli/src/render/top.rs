@@ -113,6 +113,9 @@ pub fn report(r: &TopReport, rows: usize) -> String {
             false => out += &format!("frequency of {}: {why}\n", cpus.join(", ")),
         }
     }
+    if s.cores.iter().all(|c| c.ticks == 0) {
+        out += "/proc/stat did not advance during the run: a file tree (--root), where no time passes, so no core shows any use\n";
+    }
     out += &format!(
         "total: {} % of {} % (highest interval {} %)\n",
         pct(s.total_pct),
