@@ -12,7 +12,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// `lever bench compare`'s default regression threshold, percent.
-pub const THRESHOLD_PCT: f64 = 5.0;
+pub const THRESHOLD_PCT: f64 = lever_bench::compare::DEFAULT_THRESHOLD_PCT;
 
 /// One metric across the runs.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -60,7 +60,7 @@ pub enum BenchCommand {
         /// The report to judge.
         new: PathBuf,
         /// Smallest significant worsening that fails, percent.
-        #[arg(long, default_value_t = 5.0, value_name = "PCT")]
+        #[arg(long, default_value_t = lever_bench::compare::DEFAULT_THRESHOLD_PCT, value_name = "PCT")]
         threshold: f64,
         /// Judge changes even when either run was taken under load or
         /// throttling (by default none is called significant then, and
