@@ -147,85 +147,150 @@ const L3_2M: Cache = Cache {
 const SC7280_IOT_CARVEOUTS: &[Carveout] = &[
     Carveout {
         name: "cdsp-secure-heap@81800000",
+        label: "cdsp_secure_heap_mem",
         base: 0x8180_0000,
         size: 0x1e0_0000,
     },
     Carveout {
         name: "camera@84300000",
+        label: "camera_mem",
         base: 0x8430_0000,
         size: 0x50_0000,
     },
     Carveout {
         name: "wpss@84800000",
+        label: "wpss_mem",
         base: 0x8480_0000,
         size: 0x190_0000,
     },
     Carveout {
         name: "adsp@86100000",
+        label: "adsp_mem",
         base: 0x8610_0000,
         size: 0x280_0000,
     },
     Carveout {
         name: "cdsp@88900000",
+        label: "cdsp_mem",
         base: 0x8890_0000,
         size: 0x1e0_0000,
     },
     Carveout {
         name: "video@8a700000",
+        label: "video_mem",
         base: 0x8a70_0000,
         size: 0x70_0000,
     },
     Carveout {
         name: "cvp@8ae00000",
+        label: "cvp_mem",
         base: 0x8ae0_0000,
         size: 0x50_0000,
     },
     Carveout {
         name: "ipa-fw@8b300000",
+        label: "ipa_fw_mem",
         base: 0x8b30_0000,
         size: 0x1_0000,
     },
     Carveout {
         name: "ipa-gsi@8b310000",
+        label: "ipa_gsi_mem",
         base: 0x8b31_0000,
         size: 0xa000,
     },
     Carveout {
         name: "gpu-microcode@8b31a000",
+        label: "gpu_microcode_mem",
         base: 0x8b31_a000,
         size: 0x2000,
     },
     Carveout {
         name: "mpss@8b800000",
+        label: "mpss_mem",
         base: 0x8b80_0000,
         size: 0xf60_0000,
     },
     Carveout {
         name: "tz-stat@c0000000",
+        label: "tz_stat_mem",
         base: 0xc000_0000,
         size: 0x10_0000,
     },
     Carveout {
         name: "tags@c0100000",
+        label: "tags_mem",
         base: 0xc010_0000,
         size: 0x120_0000,
     },
     Carveout {
         name: "qtee@c1300000",
+        label: "qtee_mem",
         base: 0xc130_0000,
         size: 0x50_0000,
     },
     Carveout {
         name: "trusted-apps@c1800000",
+        label: "trusted_apps_mem",
         base: 0xc180_0000,
         size: 0x1c0_0000,
     },
     Carveout {
         name: "debug-vm@d0600000",
+        label: "debug_vm_mem",
         base: 0xd060_0000,
         size: 0x10_0000,
     },
 ];
+
+/// Labels of upstream `sc7280.dtsi` (and the RB3gen2's carveouts) for
+/// the SoC nodes the simulated tree carries; the Debian DTB was compiled
+/// without `dtc -@`, so its own tree has no `__symbols__`.
+const SC7280_LABELS: &[(&str, &str)] = &[
+    ("CPU0", "/cpus/cpu@0"),
+    ("CPU1", "/cpus/cpu@100"),
+    ("CPU2", "/cpus/cpu@200"),
+    ("CPU3", "/cpus/cpu@300"),
+    ("CPU4", "/cpus/cpu@400"),
+    ("CPU5", "/cpus/cpu@500"),
+    ("CPU6", "/cpus/cpu@600"),
+    ("CPU7", "/cpus/cpu@700"),
+    ("cpu0_opp_table", "/opp-table-cpu0"),
+    ("cpu4_opp_table", "/opp-table-cpu4"),
+    ("cpu7_opp_table", "/opp-table-cpu7"),
+    ("mc_virt", "/soc@0/interconnect@1580000"),
+    ("gem_noc", "/soc@0/interconnect@9100000"),
+    ("epss_l3", "/soc@0/interconnect@18590000"),
+    ("remoteproc_mpss", "/soc@0/remoteproc@4080000"),
+    ("remoteproc_wpss", "/soc@0/remoteproc@8a00000"),
+    ("venus", "/soc@0/video-codec@aa00000"),
+];
+
+/// The users of the RB3gen2 carveouts in `sc7280-idp.dtb`: the modem
+/// (its `mba` region of the IDP tree is not among the board's carveouts,
+/// so only `mpss` is listed), the WPSS and the video codec.
+const SC7280_REGION_USERS: &[(&str, &[&str])] = &[
+    ("/soc@0/remoteproc@4080000", &["mpss@8b800000"]),
+    ("/soc@0/remoteproc@8a00000", &["wpss@84800000"]),
+    ("/soc@0/video-codec@aa00000", &["video@8a700000"]),
+];
+
+/// The SC7280 SoC tree: Debian's `sc7280-idp.dtb` (crates/sim/data/NOTICE.md).
+const SC7280_TREE: SocTree = SocTree {
+    dtb: include_bytes!("../data/sc7280-idp.dtb"),
+    source: "sc7280-idp.dtb (Debian linux-image-6.1.0-47-arm64, 6.1.170-3)",
+    absent_cpus: &[],
+    region_users: SC7280_REGION_USERS,
+    labels: SC7280_LABELS,
+};
+
+/// QCS5430 FP1: the same tree without the fused-off Gold core (cpu@600)
+/// and the Prime core (cpu@700); a bootloader passes no node for a core
+/// the part lacks (plausible, not measured).
+const SC7280_FP1_TREE: SocTree = SocTree {
+    absent_cpus: &["/cpus/cpu@600", "/cpus/cpu@700"],
+    ..SC7280_TREE
+};
 
 /// Device MMIO regions (addresses from upstream `sc7280.dtsi`).
 const SC7280_MMIO: &[Mmio] = &[
@@ -539,40 +604,111 @@ const QCOM_VM: VmTunables = VmTunables {
 /// Trip points of the CPU zones: passive at 90 and 95 °C (2 °C
 /// hysteresis), critical at 110 °C.
 const SC7280_CPU_TRIPS: &[TripPoint] = &[
-    TripPoint { kind: "passive", temp_mc: 90_000, hyst_mc: 2_000 },
-    TripPoint { kind: "passive", temp_mc: 95_000, hyst_mc: 2_000 },
-    TripPoint { kind: "critical", temp_mc: 110_000, hyst_mc: 0 },
+    TripPoint {
+        kind: "passive",
+        temp_mc: 90_000,
+        hyst_mc: 2_000,
+    },
+    TripPoint {
+        kind: "passive",
+        temp_mc: 95_000,
+        hyst_mc: 2_000,
+    },
+    TripPoint {
+        kind: "critical",
+        temp_mc: 110_000,
+        hyst_mc: 0,
+    },
 ];
 /// Zones that only warn: hot at 90 °C, critical at 110 °C.
 const SC7280_HOT_TRIPS: &[TripPoint] = &[
-    TripPoint { kind: "hot", temp_mc: 90_000, hyst_mc: 2_000 },
-    TripPoint { kind: "critical", temp_mc: 110_000, hyst_mc: 0 },
+    TripPoint {
+        kind: "hot",
+        temp_mc: 90_000,
+        hyst_mc: 2_000,
+    },
+    TripPoint {
+        kind: "critical",
+        temp_mc: 110_000,
+        hyst_mc: 0,
+    },
 ];
 const SC7280_GPU_TRIPS: &[TripPoint] = &[
-    TripPoint { kind: "passive", temp_mc: 95_000, hyst_mc: 2_000 },
-    TripPoint { kind: "critical", temp_mc: 110_000, hyst_mc: 0 },
+    TripPoint {
+        kind: "passive",
+        temp_mc: 95_000,
+        hyst_mc: 2_000,
+    },
+    TripPoint {
+        kind: "critical",
+        temp_mc: 110_000,
+        hyst_mc: 0,
+    },
 ];
 const SC7280_PMIC_TRIPS: &[TripPoint] = &[
-    TripPoint { kind: "passive", temp_mc: 95_000, hyst_mc: 0 },
-    TripPoint { kind: "critical", temp_mc: 115_000, hyst_mc: 0 },
+    TripPoint {
+        kind: "passive",
+        temp_mc: 95_000,
+        hyst_mc: 0,
+    },
+    TripPoint {
+        kind: "critical",
+        temp_mc: 115_000,
+        hyst_mc: 0,
+    },
 ];
-const SILVER_CPUS: &[Cooler] = &[Cooler::Cpu(0), Cooler::Cpu(1), Cooler::Cpu(2), Cooler::Cpu(3)];
-const BIG_CPUS: &[Cooler] = &[Cooler::Cpu(4), Cooler::Cpu(5), Cooler::Cpu(6), Cooler::Cpu(7)];
+const SILVER_CPUS: &[Cooler] = &[
+    Cooler::Cpu(0),
+    Cooler::Cpu(1),
+    Cooler::Cpu(2),
+    Cooler::Cpu(3),
+];
+const BIG_CPUS: &[Cooler] = &[
+    Cooler::Cpu(4),
+    Cooler::Cpu(5),
+    Cooler::Cpu(6),
+    Cooler::Cpu(7),
+];
 const SILVER_MAPS: &[CoolingMap] = &[
-    CoolingMap { trip: 0, devices: SILVER_CPUS },
-    CoolingMap { trip: 1, devices: SILVER_CPUS },
+    CoolingMap {
+        trip: 0,
+        devices: SILVER_CPUS,
+    },
+    CoolingMap {
+        trip: 1,
+        devices: SILVER_CPUS,
+    },
 ];
 const BIG_MAPS: &[CoolingMap] = &[
-    CoolingMap { trip: 0, devices: BIG_CPUS },
-    CoolingMap { trip: 1, devices: BIG_CPUS },
+    CoolingMap {
+        trip: 0,
+        devices: BIG_CPUS,
+    },
+    CoolingMap {
+        trip: 1,
+        devices: BIG_CPUS,
+    },
 ];
-const GPU_MAPS: &[CoolingMap] = &[CoolingMap { trip: 0, devices: &[Cooler::Gpu] }];
+const GPU_MAPS: &[CoolingMap] = &[CoolingMap {
+    trip: 0,
+    devices: &[Cooler::Gpu],
+}];
 
 const fn cpu_zone(name: &'static str, temp_mc: i64, maps: &'static [CoolingMap]) -> ThermalZone {
-    ThermalZone { name, temp_mc, trips: SC7280_CPU_TRIPS, maps }
+    ThermalZone {
+        name,
+        temp_mc,
+        trips: SC7280_CPU_TRIPS,
+        maps,
+    }
 }
 const fn hot_zone(name: &'static str, temp_mc: i64) -> ThermalZone {
-    ThermalZone { name, temp_mc, trips: SC7280_HOT_TRIPS, maps: &[] }
+    ThermalZone {
+        name,
+        temp_mc,
+        trips: SC7280_HOT_TRIPS,
+        maps: &[],
+    }
 }
 
 /// sc7280.dtsi's `/thermal-zones` (names, trips and cooling maps as in
@@ -598,8 +734,18 @@ const SC7280_THERMAL: &[ThermalZone] = &[
     hot_zone("aoss1-thermal", 39_600),
     hot_zone("cpuss0-thermal", 42_200),
     hot_zone("cpuss1-thermal", 42_500),
-    ThermalZone { name: "gpuss0-thermal", temp_mc: 39_900, trips: SC7280_GPU_TRIPS, maps: GPU_MAPS },
-    ThermalZone { name: "gpuss1-thermal", temp_mc: 40_100, trips: SC7280_GPU_TRIPS, maps: GPU_MAPS },
+    ThermalZone {
+        name: "gpuss0-thermal",
+        temp_mc: 39_900,
+        trips: SC7280_GPU_TRIPS,
+        maps: GPU_MAPS,
+    },
+    ThermalZone {
+        name: "gpuss1-thermal",
+        temp_mc: 40_100,
+        trips: SC7280_GPU_TRIPS,
+        maps: GPU_MAPS,
+    },
     hot_zone("nspss0-thermal", 39_100),
     hot_zone("nspss1-thermal", 39_300),
     hot_zone("video-thermal", 38_800),
@@ -609,9 +755,24 @@ const SC7280_THERMAL: &[ThermalZone] = &[
     hot_zone("mdmss2-thermal", 38_100),
     hot_zone("mdmss3-thermal", 38_300),
     hot_zone("camera0-thermal", 37_900),
-    ThermalZone { name: "pm7325-thermal", temp_mc: 37_000, trips: SC7280_PMIC_TRIPS, maps: &[] },
-    ThermalZone { name: "pm8350c-thermal", temp_mc: 37_000, trips: SC7280_PMIC_TRIPS, maps: &[] },
-    ThermalZone { name: "pmr735a-thermal", temp_mc: 37_000, trips: SC7280_PMIC_TRIPS, maps: &[] },
+    ThermalZone {
+        name: "pm7325-thermal",
+        temp_mc: 37_000,
+        trips: SC7280_PMIC_TRIPS,
+        maps: &[],
+    },
+    ThermalZone {
+        name: "pm8350c-thermal",
+        temp_mc: 37_000,
+        trips: SC7280_PMIC_TRIPS,
+        maps: &[],
+    },
+    ThermalZone {
+        name: "pmr735a-thermal",
+        temp_mc: 37_000,
+        trips: SC7280_PMIC_TRIPS,
+        maps: &[],
+    },
 ];
 
 /// Qualcomm QCS6490 on an RB3gen2 kit.
@@ -675,6 +836,7 @@ pub(crate) static QCS6490: Board = Board {
     mmio: SC7280_MMIO,
     irqs: SC7280_IRQS,
     workqueues: QCOM_WORKQUEUES,
+    device_tree: Some(SC7280_TREE),
     thermal_zones: SC7280_THERMAL,
     config: QCOM_CONFIG,
     vm: QCOM_VM,
@@ -740,6 +902,7 @@ pub(crate) static QCS5430_FP1: Board = Board {
     mmio: SC7280_MMIO,
     irqs: SC7280_IRQS,
     workqueues: QCOM_WORKQUEUES,
+    device_tree: Some(SC7280_FP1_TREE),
     thermal_zones: SC7280_THERMAL,
     config: QCOM_CONFIG,
     vm: QCOM_VM,
@@ -881,6 +1044,9 @@ pub(crate) static AM437X: Board = Board {
     workqueues: &["writeback"],
     // upstream am4372.dtsi has no /thermal-zones node (no sensor driver
     // for the AM43xx bandgap): no zones, as on that kernel
+    // No DTB of the AM437x family is at hand (the shared folder's TI trees
+    // are the arm64 K3 parts): the tree has the root, /memory only.
+    device_tree: None,
     thermal_zones: &[],
     config: KernelConfig { uclamp: false, psi: false, shadow_call_stack: false, version: (6, 1) },
     vm: VmTunables { swappiness: 60, page_cluster: 3 },

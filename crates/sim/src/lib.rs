@@ -110,6 +110,15 @@ pub enum SimError {
         /// The directory.
         dir: PathBuf,
     },
+    /// The board's SoC device tree (compiled into the crate) could not be
+    /// read.
+    #[error("device tree {source_dtb}: {message}")]
+    DeviceTree {
+        /// Which DTB.
+        source_dtb: &'static str,
+        /// What is wrong.
+        message: String,
+    },
     /// Writing a kernel node failed.
     #[error(transparent)]
     Kernel(#[from] lever_kernel::KernelError),

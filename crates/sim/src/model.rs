@@ -46,6 +46,11 @@ pub(crate) struct Board {
     /// Unbound workqueues that export their own `cpumask`
     /// (`/sys/devices/virtual/workqueue/NAME`, `WQ_SYSFS`).
     pub workqueues: &'static [&'static str],
+    /// The SoC part of the device tree (`/sys/firmware/devicetree/base`),
+    /// from a real DTB of the SoC family; `None` where no DTB of the
+    /// family is at hand (the tree then has only the board's root,
+    /// memory and reserved-memory nodes).
+    pub device_tree: Option<SocTree>,
     /// Thermal zones (`/sys/class/thermal/thermal_zoneN`), in
     /// registration order; empty for a board whose kernel has none.
     pub thermal_zones: &'static [ThermalZone],
@@ -200,7 +205,10 @@ pub(crate) struct Memory {
 /// A `no-map` reserved-memory region.
 #[derive(Debug)]
 pub(crate) struct Carveout {
+    /// Node name under `/reserved-memory` (`mpss@8b800000`).
     pub name: &'static str,
+    /// Its label in the board's source (`mpss_mem`), for `__symbols__`.
+    pub label: &'static str,
     pub base: u64,
     pub size: u64,
 }
@@ -367,4 +375,26 @@ pub(crate) enum Cooler {
     Cpu(u32),
     /// The GPU node: its devfreq cooling device (`devfreq-<dev>`).
     Gpu,
+}
+
+/// The SoC part of a board's device tree: a real compiled tree of the
+/// SoC family, of which the generator writes what Lever reads (CPUs, their
+/// OPP tables and interconnect providers, the bandwidth monitors, the
+/// users of the board's carveouts).
+#[derive(Debug)]
+pub(crate) struct SocTree {
+    /// The DTB's bytes (`include_bytes!`).
+    pub dtb: &'static [u8],
+    /// Where it comes from, for the docs and errors (`sc7280-idp.dtb`).
+    pub source: &'static str,
+    /// CPU nodes the part does not have (fused-off cores): left out, with
+    /// the `cpu-map` entries that name them.
+    pub absent_cpus: &'static [&'static str],
+    /// Nodes using the board's carveouts: node path and the carveout
+    /// names its `memory-region` lists, in order. Their `memory-region`
+    /// is rewritten to the board's regions.
+    pub region_users: &'static [(&'static str, &'static [&'static str])],
+    /// Labels of the SoC's source (`cpu0_opp_table`) for `__symbols__`:
+    /// (label, node path); one whose node is not written is left out.
+    pub labels: &'static [(&'static str, &'static str)],
 }

@@ -115,14 +115,23 @@ fn write_dt_memory(board: &Board, tree: &mut Tree) -> Result<(), SimError> {
         tree.bytes(&format!("{rm}/#address-cells"), &cells.to_be_bytes())?;
         tree.bytes(&format!("{rm}/#size-cells"), &cells.to_be_bytes())?;
         tree.bytes(&format!("{rm}/ranges"), &[])?;
+        tree.text(&format!("{rm}/name"), "reserved-memory\0")?;
     }
-    for c in mem.carveouts {
+    // Each region with a phandle, which the SoC tree's `memory-region`
+    // properties (gen/dt.rs) point at.
+    for (i, c) in mem.carveouts.iter().enumerate() {
         let node = format!("{base}/reserved-memory/{}", c.name);
         tree.bytes(
             &format!("{node}/reg"),
             &reg_cells(&[(c.base, c.size)], cells),
         )?;
         tree.text(&format!("{node}/no-map"), "")?;
+        tree.bytes(
+            &format!("{node}/phandle"),
+            &super::dt::carveout_phandle(i).to_be_bytes(),
+        )?;
+        let name = c.name.split('@').next().unwrap_or(c.name);
+        tree.text(&format!("{node}/name"), format!("{name}\0"))?;
     }
     Ok(())
 }

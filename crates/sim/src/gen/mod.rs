@@ -8,6 +8,7 @@
 
 mod cgroup;
 mod cpu;
+mod dt;
 mod gpu;
 mod irq;
 mod mem;
@@ -22,6 +23,7 @@ use crate::SimError;
 pub(crate) fn write_board(board: &Board, tree: &mut Tree) -> Result<(), SimError> {
     cpu::write(board, tree)?;
     let mem = mem::write(board, tree)?;
+    dt::write(board, tree)?;
     procfs::write(board, &mem, tree)?;
     gpu::write(board, tree)?;
     cgroup::write(board, tree)?;
