@@ -7,7 +7,9 @@
 //!   imply (vote / w), and the bandwidth monitors' tables;
 //! - [`carveout::carveouts`]: §6.5 / §8.3's carveouts — every
 //!   `/reserved-memory` region, who uses it, no-map and reusable totals,
-//!   overlaps and regions outside `/memory`.
+//!   overlaps and regions outside `/memory`;
+//! - [`customize`]: §6.3's "customize": new L3 / LLCC / DDR votes for CPU
+//!   frequencies as a device-tree overlay or a patch of the source.
 //!
 //! No C, no `unsafe`; every error names the node path (and byte offset
 //! for a bad blob). Nothing here writes anywhere.
@@ -39,6 +41,7 @@
 #![warn(missing_docs)]
 
 pub mod carveout;
+pub mod customize;
 pub mod error;
 pub mod fdt;
 pub mod opp;

@@ -164,6 +164,34 @@ pub fn read_dts(path: &Path, include_dirs: &[PathBuf]) -> Result<Tree> {
     crate::fdt::parse(&blob)
 }
 
+/// The source `dtc -O dts` prints of a tree: a `.dtb` (`-I dtb`), a
+/// directory in the live tree's form (`-I fs`) or a `.dts` (`-I dts`,
+/// without `#include`s) — the text a patch of the tree applies to.
+pub fn dtc_source(path: &Path) -> Result<String> {
+    let format = if path.is_dir() {
+        "fs"
+    } else if std::fs::read(path)
+        .map_err(|source| DtError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?
+        .starts_with(&[0xd0, 0x0d, 0xfe, 0xed])
+    {
+        "dtb"
+    } else {
+        "dts"
+    };
+    let mut dtc = Command::new("dtc");
+    dtc.args(["-q", "-I", format, "-O", "dts", "-o", "-"])
+        .arg(path);
+    let out = run("dtc", path, &mut dtc)?;
+    String::from_utf8(out).map_err(|_| DtError::Tool {
+        tool: "dtc",
+        path: path.to_path_buf(),
+        message: "printed source that is not UTF-8".into(),
+    })
+}
+
 fn run(tool: &'static str, path: &Path, cmd: &mut Command) -> Result<Vec<u8>> {
     run_with_input(tool, path, cmd, &[])
 }
