@@ -172,3 +172,79 @@ fn cell_count_mismatch_names_node_and_cells() {
     let d = dvfs(&tree, Widths::SEED).unwrap();
     assert_eq!(d.clusters[0].rows[0].votes[0].implied_khz, Some(200_000));
 }
+
+/// The rest of the error paths: a blob cut inside its header, phandles to
+/// nowhere in `interconnects` and `required-opps`, `opp-hz` with an odd
+/// number of cells, a property whose length is not whole cells, and the
+/// live tree's form (a directory) with a bad `reg`.
+#[test]
+fn more_errors_name_the_node() {
+    if !need_dtc("more errors") {
+        return;
+    }
+    let blob = common::dtc_compile(SOURCE);
+    let msg = lever_dt::fdt::parse(&blob[..20]).unwrap_err().to_string();
+    assert!(msg.starts_with("truncated DTB: header"), "{msg}");
+    assert!(msg.contains("(20 bytes), in node /"), "{msg}");
+
+    let cpu = |extra: &str, table: &str| {
+        format!(
+            r#"/dts-v1/;
+/ {{ noc: interconnect {{ compatible = "qcom,x-mc-virt"; #interconnect-cells = <1>; }};
+  cpus {{ #address-cells = <1>; #size-cells = <0>;
+    cpu@0 {{ device_type = "cpu"; reg = <0>; operating-points-v2 = <&t>; {extra} }}; }};
+  t: opp-table {{ compatible = "operating-points-v2"; {table} }}; }};"#
+        )
+    };
+    let parse = |src: &str| lever_dt::fdt::parse(&common::dtc_compile(src)).unwrap();
+    let tree = parse(&cpu("interconnects = <&noc 1 0x77 1>;", ""));
+    assert_eq!(
+        dvfs(&tree, Widths::SEED).unwrap_err().to_string(),
+        "/cpus/cpu@0: property interconnects refers to phandle 0x77, which no node has"
+    );
+    let tree = parse(&cpu(
+        "",
+        "opp-1 { opp-hz = /bits/ 64 <300000000>; required-opps = <0x66>; };",
+    ));
+    assert_eq!(
+        dvfs(&tree, Widths::SEED).unwrap_err().to_string(),
+        "/opp-table/opp-1: property required-opps refers to phandle 0x66, which no node has"
+    );
+    let tree = parse(&cpu("", "opp-1 { opp-hz = <0 300000000 7>; };"));
+    assert_eq!(
+        dvfs(&tree, Widths::SEED).unwrap_err().to_string(),
+        "/opp-table/opp-1: property opp-hz is 12 bytes, not a whole number of 2-cell entries (one 64-bit value per clock)"
+    );
+    let tree = parse(&cpu(
+        "interconnects = <&noc 1 &noc 2>;",
+        "opp-1 { opp-hz = /bits/ 64 <300000000>; opp-peak-kBps = [00 0c 35 00 00 01]; };",
+    ));
+    assert_eq!(
+        dvfs(&tree, Widths::SEED).unwrap_err().to_string(),
+        "/opp-table/opp-1: property opp-peak-kBps is 6 bytes, not a whole number of 1-cell entries"
+    );
+
+    // The live tree's form: a directory per node, a file per property.
+    let dir = tempfile::tempdir().unwrap();
+    let node = dir.path().join("reserved-memory/mpss@8b800000");
+    std::fs::create_dir_all(&node).unwrap();
+    for (name, cells) in [("#address-cells", 2u32), ("#size-cells", 2)] {
+        std::fs::write(
+            dir.path().join("reserved-memory").join(name),
+            cells.to_be_bytes(),
+        )
+        .unwrap();
+    }
+    std::fs::write(node.join("reg"), [0u8; 12]).unwrap();
+    std::fs::write(node.join("no-map"), []).unwrap();
+    let tree = lever_dt::source::read_dir_tree(dir.path()).unwrap();
+    assert_eq!(
+        carveouts(&tree).unwrap_err().to_string(),
+        "/reserved-memory/mpss@8b800000: property reg is 12 bytes, not a whole number of 4-cell entries (#address-cells 2 + #size-cells 2 of /reserved-memory)"
+    );
+    let err = lever_dt::source::read_dir_tree(&dir.path().join("nowhere")).unwrap_err();
+    assert!(
+        err.to_string().starts_with("cannot read ") && err.to_string().ends_with("/nowhere"),
+        "{err}"
+    );
+}
