@@ -283,7 +283,9 @@ pub fn classify(err: &anyhow::Error) -> Class {
             use lever_trace_input::InputError as I;
             Some(match e {
                 I::Io { source, .. } => io_error(source).unwrap_or(Class::Failed),
-                I::Empty { .. } | I::NotATrace { .. } | I::Dat { .. } => Class::BadInput,
+                I::Empty { .. } | I::NotATrace { .. } | I::Dat { .. } | I::Ctf { .. } => {
+                    Class::BadInput
+                }
             })
         } else if let Some(e) = cause.downcast_ref::<lever_latency::LatencyError>() {
             use lever_latency::LatencyError as L;

@@ -214,7 +214,9 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(3);
-    let runs: Vec<_> = (0..bt_runs).filter_map(|_| babeltrace(&dir, streams)).collect();
+    let runs: Vec<_> = (0..bt_runs)
+        .filter_map(|_| babeltrace(&dir, streams))
+        .collect();
     let bt = runs
         .iter()
         .map(|r| r.0)

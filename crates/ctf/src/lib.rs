@@ -460,6 +460,7 @@ impl Trace {
             heap: BinaryHeap::new(),
             started: false,
             current: None,
+            pending: None,
             discarded: Vec::new(),
             lost_packets: 0,
         }
@@ -599,14 +600,16 @@ pub struct Events<'t> {
     heap: BinaryHeap<(std::cmp::Reverse<i64>, std::cmp::Reverse<usize>)>,
     started: bool,
     current: Option<usize>,
+    pending: Option<usize>,
     discarded: Vec<Discarded>,
     lost_packets: u64,
 }
 
 impl<'t> Events<'t> {
-    /// The next event in time order, `None` at the end.
-    #[allow(clippy::should_implement_trait)]
-    pub fn next(&mut self) -> Result<Option<Event<'_>>, CtfError> {
+    /// Decode what the last [`Events::next`] consumed: every stream's
+    /// first event at the start, else the next event of the stream the
+    /// last one came from (held in `pending`, outside the heap).
+    fn prime(&mut self) -> Result<(), CtfError> {
         if !self.started {
             self.started = true;
             for i in 0..self.cursors.len() {
@@ -618,15 +621,37 @@ impl<'t> Events<'t> {
             }
         } else if let Some(i) = self.current.take() {
             if self.advance(i)? {
-                let key = (std::cmp::Reverse(self.ns(i)), std::cmp::Reverse(i));
-                // Still the earliest (a run of one stream's events): no
-                // heap traffic.
-                if self.heap.peek().is_none_or(|top| key >= *top) {
-                    self.current = Some(i);
-                    return Ok(Some(self.event(i)));
-                }
-                self.heap.push(key);
+                self.pending = Some(i);
             }
+        }
+        Ok(())
+    }
+
+    /// The time (ns from the origin) of the event [`Events::next`] will
+    /// give, without taking it (to merge several traces).
+    pub fn peek_ns(&mut self) -> Result<Option<i64>, CtfError> {
+        self.prime()?;
+        let top = self.heap.peek().map(|(std::cmp::Reverse(ns), _)| *ns);
+        Ok(match (self.pending, top) {
+            (Some(i), Some(t)) => Some(self.ns(i).min(t)),
+            (Some(i), None) => Some(self.ns(i)),
+            (None, t) => t,
+        })
+    }
+
+    /// The next event in time order, `None` at the end.
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> Result<Option<Event<'_>>, CtfError> {
+        self.prime()?;
+        if let Some(i) = self.pending.take() {
+            let key = (std::cmp::Reverse(self.ns(i)), std::cmp::Reverse(i));
+            // Still the earliest (a run of one stream's events): no heap
+            // traffic.
+            if self.heap.peek().is_none_or(|top| key >= *top) {
+                self.current = Some(i);
+                return Ok(Some(self.event(i)));
+            }
+            self.heap.push(key);
         }
         let Some((_, std::cmp::Reverse(i))) = self.heap.pop() else {
             return Ok(None);

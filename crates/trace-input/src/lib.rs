@@ -7,6 +7,7 @@
 //! | `1f 8b` / `28 b5 2f fd` | gzip / zstd | decompressed on the fly, then detected again |
 //! | `cpus=N` line | `trace-cmd report` text | [`report::Report`]: the text parser, plugin formats typed |
 //! | text | ftrace `trace`/`trace_pipe` text | `lever-trace`'s text parser |
+//! | a directory with a `metadata` file (or such directories below it) | CTF: LTTng kernel/UST, perf's CTF | [`ctf::CtfInput`]: `lever-ctf`'s events, LTTng names mapped to ftrace's, several traces merged by time |
 //! | anything else (NUL or control bytes) | not a trace | [`InputError::NotATrace`] |
 //!
 //! Every kind becomes a [`lever_trace::LineSource`], so the analyses
@@ -26,6 +27,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod ctf;
 pub mod dat;
 pub mod report;
 
@@ -59,6 +61,12 @@ pub enum Kind {
         /// File version.
         version: u32,
     },
+    /// CTF trace directories (LTTng, perf's CTF output).
+    Ctf {
+        /// How many traces (an LTTng session may hold a kernel and a UST
+        /// trace).
+        traces: usize,
+    },
 }
 
 impl std::fmt::Display for Kind {
@@ -69,6 +77,7 @@ impl std::fmt::Display for Kind {
             Kind::ZstdText => write!(f, "zstd-compressed ftrace text"),
             Kind::TraceCmdReport => write!(f, "trace-cmd report text"),
             Kind::Dat { version } => write!(f, "trace.dat v{version}"),
+            Kind::Ctf { traces } => write!(f, "CTF ({traces} trace(s))"),
         }
     }
 }
@@ -101,6 +110,15 @@ pub enum InputError {
         /// What the first bytes look like.
         why: String,
     },
+    /// A CTF trace directory that does not read.
+    #[error("{}: bad CTF trace", path.display())]
+    Ctf {
+        /// The directory.
+        path: PathBuf,
+        /// Where and what.
+        #[source]
+        source: lever_ctf::CtfError,
+    },
     /// A trace.dat whose metadata does not read.
     #[error("{}: bad trace.dat", path.display())]
     Dat {
@@ -120,6 +138,8 @@ pub enum Input {
     Report(report::Report<Box<dyn Read + Send>>),
     /// A decoded trace.dat.
     Dat(Box<DatReader>),
+    /// CTF trace directories.
+    Ctf(Box<ctf::CtfInput>),
     /// Plain text in a file, mapped into memory: parsed where it lies,
     /// without copying it through read buffers (see [`Mapped`]).
     Mapped(Mapped),
@@ -178,6 +198,9 @@ impl Input {
             Input::Dat(d) => Kind::Dat {
                 version: d.info().version,
             },
+            Input::Ctf(c) => Kind::Ctf {
+                traces: c.traces().len(),
+            },
         }
     }
 }
@@ -193,6 +216,7 @@ impl LineSource for Input {
             Input::Mapped(m) => m.for_each_line(f, progress),
             Input::Report(r) => r.for_each_line(f, progress),
             Input::Dat(d) => d.for_each_line(f, progress),
+            Input::Ctf(c) => c.for_each_line(f, progress),
         }
     }
 
@@ -214,9 +238,10 @@ impl LineSource for Input {
 /// for stdin and what cannot say).
 pub fn open_sized(path: &Path) -> Result<(Input, Option<u64>), InputError> {
     let input = open(path)?;
-    let len = match path == Path::new("-") {
-        true => None,
-        false => std::fs::metadata(path).ok().map(|m| m.len()),
+    let len = match &input {
+        _ if path == Path::new("-") => None,
+        Input::Ctf(c) => Some(c.bytes()),
+        _ => std::fs::metadata(path).ok().map(|m| m.len()),
     };
     Ok((input, len))
 }
@@ -232,6 +257,14 @@ pub fn open(path: &Path) -> Result<Input, InputError> {
     };
     if path == Path::new("-") {
         return from_reader(io::stdin(), path);
+    }
+    if path.is_dir() {
+        return ctf::CtfInput::open(path)
+            .map(|c| Input::Ctf(Box::new(c)))
+            .map_err(|source| InputError::Ctf {
+                path: path.to_path_buf(),
+                source,
+            });
     }
     let mut file = File::open(path).map_err(io_err("open"))?;
     let mut head = [0u8; 10];

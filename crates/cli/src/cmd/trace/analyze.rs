@@ -18,7 +18,9 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Args)]
 pub struct AnalyzeArgs {
     /// Trace file (`-` for stdin): ftrace text, a trace-cmd trace.dat, or
-    /// either compressed with gzip/zstd (told apart by their first bytes).
+    /// either compressed with gzip/zstd (told apart by their first bytes);
+    /// or a CTF directory (LTTng kernel/UST, perf's CTF output; an LTTng
+    /// session's traces below it are merged by time).
     pub file: PathBuf,
     /// Scheduling per thread and per CPU.
     #[arg(long)]
