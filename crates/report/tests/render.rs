@@ -88,10 +88,11 @@ fn run(board: &str, scale: f64) -> Run {
     r
 }
 
-/// The `<tr …>` of the metrics table whose first cell is `key`.
+/// The `<tr …>` of the table row whose first cell is metric `key` (its
+/// tooltip).
 fn row<'a>(page: &'a str, key: &str) -> &'a str {
     let at = page
-        .find(&format!("<td>{key}</td>"))
+        .find(&format!("<td title=\"{key}\">"))
         .unwrap_or_else(|| panic!("no row {key}"));
     let start = page[..at].rfind("<tr").unwrap();
     let end = at + page[at..].find("</tr>").unwrap();
@@ -120,7 +121,7 @@ fn one_run_has_every_chart_and_says_what_was_not_measured() {
     assert!(!page.contains("@import"));
     assert!(!page.contains("url("));
     let md = markdown(&[run("qcs6490", 1.0)]);
-    assert!(md.contains("| bench.lat\\_syscall-null |"), "{md}");
+    assert!(md.contains("| lat\\_syscall-null | us |"), "{md}");
     assert!(md.contains("- not measured: no daemon at /run/lever/lever.sock"));
 }
 
@@ -177,6 +178,14 @@ fn text_from_a_run_is_escaped() {
     assert!(!page.contains("<b>x</b>") && !page.contains("<i>|</i>"));
     assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
     let md = markdown(&[r]);
-    assert!(!md.contains("<script") && !md.contains("<img"));
-    assert!(md.contains("why &lt;i&gt;\\|&lt;/i&gt;"), "{md}");
+    // Every `<` is backslash-escaped: no tag can open.
+    for (i, _) in md.match_indices('<') {
+        assert!(
+            md[..i].ends_with('\\'),
+            "a bare < at {i}: {}",
+            &md[i.saturating_sub(40)..]
+        );
+    }
+    assert!(md.contains("why \\<i\\>\\|\\</i\\>"), "{md}");
+    assert!(md.contains("\\<script\\>alert(1)\\</script\\>"), "{md}");
 }

@@ -3,7 +3,10 @@
 //! board's web server and from a mail attachment alike.
 
 use super::svg::{self, Bar, Group, Histogram, Stack, Step};
-use super::{condition_lines, esc, hows, run_label, section_names, value, verdict};
+use super::{
+    benchmarks, board_name, condition_lines, conditions, daemon_note, esc, hows, names, row_name,
+    run_label, section_names, summary, units, usecases, value, verdict,
+};
 use crate::compare::{self, Row};
 use crate::model::Run;
 use std::fmt::Write as _;
@@ -16,7 +19,11 @@ th{background:#f4f4f4}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .worse{background:#fbd5d5}.better{background:#d5f5dc}.same{color:#666}.nc{color:#999}\
 svg.chart{display:block;margin:10px 0;font:11px sans-serif;background:#fff}svg .t{font-size:13px;font-weight:bold}\
 svg .grid{stroke:#e5e5e5}svg .axis{fill:none;stroke:#333}svg .whisker{stroke:#222;fill:none}svg .in{fill:#fff}\
-code{font-size:12px;background:#f6f6f6;padding:1px 3px}";
+code{font-size:12px;background:#f6f6f6;padding:1px 3px}\
+.strip{display:flex;flex-wrap:wrap;gap:10px;margin:12px 0}.fig{border:1px solid #ddd;border-radius:6px;padding:8px 12px;min-width:150px;max-width:260px;background:#fafafa}\
+.fig .k{font-size:12px;color:#555}.fig .v{font-size:22px;font-weight:600;font-variant-numeric:tabular-nums}.fig .na{font-size:12px;color:#a33}\
+.note{background:#fff6d5;border-left:4px solid #e0b000;padding:4px 8px;font-size:13px}.warn{color:#a33;font-weight:600}\
+td.neg{color:#a33}h3{font-size:15px;margin:18px 0 4px}";
 
 /// Render `runs` (base first) as one HTML page.
 pub fn html(runs: &[Run]) -> String {
@@ -27,10 +34,7 @@ pub fn html(runs: &[Run]) -> String {
 /// under load or throttling.
 pub fn html_with(runs: &[Run], force: bool) -> String {
     let title = match runs {
-        [one] => format!(
-            "Lever report: {}",
-            one.device.board.as_deref().unwrap_or("unknown board")
-        ),
+        [one] => format!("Lever report: {}", board_name(one)),
         _ => format!("Lever report: {} runs compared", runs.len()),
     };
     let (rows, conditions) = compare::compare_judged(runs, compare::THRESHOLD_PCT, force);
@@ -59,10 +63,19 @@ pub fn html_with(runs: &[Run], force: bool) -> String {
             }
             h.push_str("</ul>\n");
         }
+    }
+    strip(&mut h, runs);
+    if runs.len() > 1 {
         significant(&mut h, &rows);
     }
+    conditions_panel(&mut h, runs);
     for name in section_names(runs) {
-        let _ = writeln!(h, "<section id=\"{0}\"><h2>{0}</h2>", esc(&name));
+        let _ = writeln!(
+            h,
+            "<section id=\"{}\"><h2>{}</h2>",
+            esc(&name),
+            esc(&super::section_title(&name))
+        );
         for (ok, text) in hows(runs, &name) {
             let class = if ok { "method" } else { "not" };
             let _ = writeln!(h, "<p class=\"{class}\">{}</p>", esc(&text));
@@ -72,10 +85,19 @@ pub fn html_with(runs: &[Run], force: bool) -> String {
             "boot" => boot(&mut h, runs),
             "memory" => memory(&mut h, runs),
             "latency" => latency(&mut h, runs),
-            "bench" | "markers" => bars(&mut h, runs, &name),
+            "markers" => bars(&mut h, runs, &name),
+            "daemon" => {
+                for note in daemon_note(runs) {
+                    let _ = writeln!(h, "<p class=\"note\">{}</p>", esc(&note));
+                }
+            }
             _ => {}
         }
-        metrics(&mut h, runs, &rows, &name);
+        if name == "bench" {
+            bench(&mut h, runs, &rows);
+        } else {
+            metrics(&mut h, runs, &rows, &name);
+        }
         h.push_str("</section>\n");
     }
     h.push_str("<p class=\"method\">Written by <code>lever report render</code>. Changes are judged as <code>lever bench compare</code> does (Mann-Whitney U, p &lt; 0.05, or non-overlapping intervals; regression past 5 %); a figure with fewer than 2 samples is not judged.</p>\n</body></html>\n");
@@ -134,8 +156,9 @@ fn significant(h: &mut String, rows: &[Row]) {
             .collect();
         let _ = writeln!(
             h,
-            "<tr class=\"sig\"><td>{}</td><td>{}</td></tr>",
+            "<tr class=\"sig\"><td title=\"{}\">{}</td><td>{}</td></tr>",
             esc(&r.key()),
+            esc(&row_name(r)),
             cells.join("<br>")
         );
     }
@@ -259,7 +282,7 @@ fn memory(h: &mut String, runs: &[Run]) {
                     .find(|m| {
                         m.name == name && m.labels.get("usecase").map(String::as_str) == Some(uc)
                     })
-                    .map(|m| m.value / 1024.0)
+                    .map(|m| m.value)
             };
             let stack: Vec<(String, f64)> = parts
                 .iter()
@@ -280,8 +303,13 @@ fn memory(h: &mut String, runs: &[Run]) {
         }
     }
     if !bars.is_empty() {
-        h.push_str(&svg::stacked("Memory map (seed 000 §8.3), MB", "MB", &bars));
+        h.push_str(&svg::stacked(
+            "Memory map (seed 000 §8.3)",
+            &bars,
+            &units::kib,
+        ));
     }
+    usecase_table(h, runs);
     for (i, r) in runs.iter().enumerate() {
         let Some(series) = detail(r, "memory", "series") else {
             continue;
@@ -296,7 +324,7 @@ fn memory(h: &mut String, runs: &[Run]) {
                     points: t
                         .iter()
                         .zip(&free)
-                        .filter_map(|(t, f)| Some((t.as_f64()?, f.as_f64()? / 1024.0)))
+                        .filter_map(|(t, f)| Some((t.as_f64()?, f.as_f64()? / 1024.0 / 1024.0)))
                         .collect(),
                 }
             })
@@ -308,10 +336,58 @@ fn memory(h: &mut String, runs: &[Run]) {
         let plot = lever_measure::svg::LinePlot {
             title: format!("Free memory while each use case ran, {}", run_label(i, r)),
             x_label: "seconds".into(),
-            y_label: "free (MB)".into(),
+            y_label: "free (GiB)".into(),
             series: lines,
         };
         let _ = writeln!(h, "<div class=\"chart series\">{}</div>", plot.render());
+    }
+}
+
+/// Each use case's memory and CPU side by side.
+fn usecase_table(h: &mut String, runs: &[Run]) {
+    for (i, r) in runs.iter().enumerate() {
+        let ucs = usecases(r);
+        if ucs.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            h,
+            "<table class=\"usecases\"><tr><th colspan=\"6\">Use cases of {}: memory at the sample with the least free, CPU over the use case</th></tr>\
+             <tr><th>use case</th><th>apps + framework</th><th>free</th><th>CPU of its processes</th><th>all cores</th><th>busiest processes</th></tr>",
+            esc(&run_label(i, r))
+        );
+        for u in ucs {
+            let (mine, total, procs) = match &u.cpu {
+                Ok(c) => (
+                    format!("{} % of one core", units::percent(c.usecase_pct)),
+                    match c.capacity_pct {
+                        Some(cap) => format!(
+                            "{} % of {} %",
+                            units::percent(c.total_pct),
+                            units::number(cap)
+                        ),
+                        None => format!("{} %", units::percent(c.total_pct)),
+                    },
+                    c.processes
+                        .iter()
+                        .map(|(n, p)| format!("{n} {} %", units::percent(*p)))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                ),
+                Err(why) => (why.clone(), String::new(), String::new()),
+            };
+            let _ = writeln!(
+                h,
+                "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+                esc(&u.name),
+                esc(&units::value_or_dash(u.apps_framework_kb, "kB")),
+                esc(&units::value_or_dash(u.free_kb, "kB")),
+                esc(&mine),
+                esc(&total),
+                esc(&procs)
+            );
+        }
+        h.push_str("</table>\n");
     }
 }
 
@@ -405,9 +481,10 @@ fn bars(h: &mut String, runs: &[Run], section: &str) {
         let title = if section == "bench" {
             "Benchmarks: median, whiskers min..max of the samples"
         } else {
-            "Marker KPIs: mean, whiskers min..max of the occurrences"
+            "Marker KPIs: mean, whiskers min..max of the occurrences, one scale"
         };
-        h.push_str(&svg::whiskers(title, &groups));
+        let unit = groups[0].unit.clone();
+        h.push_str(&svg::whiskers(title, &groups, &|v| units::value(v, &unit)));
     }
 }
 
@@ -424,15 +501,36 @@ fn metrics(h: &mut String, runs: &[Run], rows: &[Row], section: &str) {
         }
     }
     h.push_str("</tr>\n");
+    let mut negatives: Vec<&'static str> = Vec::new();
     for row in rows {
         let class = if row.significant() {
             " class=\"sig\""
         } else {
             ""
         };
-        let _ = write!(h, "<tr{class}><td>{}</td>", esc(&row.key()));
+        let _ = write!(
+            h,
+            "<tr{class}><td title=\"{}\">{}</td>",
+            esc(&row.key()),
+            esc(&row_name(row))
+        );
         for (i, v) in row.values.iter().enumerate() {
-            let _ = write!(h, "<td class=\"num\">{}</td>", esc(&value(*v, &row.unit)));
+            match (v, names::why_negative(&row.name)) {
+                (Some(v), Some(why)) if *v < 0.0 => {
+                    if !negatives.contains(&why) {
+                        negatives.push(why);
+                    }
+                    let _ = write!(
+                        h,
+                        "<td class=\"num neg\" title=\"{}\">{}*</td>",
+                        esc(why),
+                        esc(&value(Some(*v), &row.unit))
+                    );
+                }
+                _ => {
+                    let _ = write!(h, "<td class=\"num\">{}</td>", esc(&value(*v, &row.unit)));
+                }
+            }
             if i > 0 {
                 match &row.vs_base[i - 1] {
                     Some(j) => {
@@ -446,4 +544,204 @@ fn metrics(h: &mut String, runs: &[Run], rows: &[Row], section: &str) {
         h.push_str("</tr>\n");
     }
     h.push_str("</table>\n");
+    for why in negatives {
+        let _ = writeln!(h, "<p class=\"method\">* {}</p>", esc(why));
+    }
+}
+
+/// The figures people look for first, per run.
+fn strip(h: &mut String, runs: &[Run]) {
+    let per_run: Vec<Vec<summary::Figure>> = runs.iter().map(summary::figures).collect();
+    let Some(first) = per_run.first() else {
+        return;
+    };
+    h.push_str("<h2>Summary</h2>\n<div class=\"strip\">\n");
+    for (k, f) in first.iter().enumerate() {
+        let _ = write!(
+            h,
+            "<div class=\"fig\"><div class=\"k\">{}</div>",
+            esc(f.label)
+        );
+        for (i, figs) in per_run.iter().enumerate() {
+            let f = &figs[k];
+            let run = if runs.len() > 1 {
+                format!("#{} ", i + 1)
+            } else {
+                String::new()
+            };
+            match &f.value {
+                Ok(v) => {
+                    let _ = write!(
+                        h,
+                        "<div class=\"v\" title=\"{}\">{}{}</div>",
+                        esc(&f.detail),
+                        esc(&run),
+                        esc(v)
+                    );
+                }
+                Err(why) => {
+                    let _ = write!(h, "<div class=\"na\">{}{}</div>", esc(&run), esc(why));
+                }
+            }
+        }
+        h.push_str("</div>\n");
+    }
+    h.push_str("</div>\n");
+}
+
+/// Each run's conditions, one table.
+fn conditions_panel(h: &mut String, runs: &[Run]) {
+    h.push_str("<section id=\"conditions\"><h2>Conditions</h2>\n");
+    for (i, r) in runs.iter().enumerate() {
+        if runs.len() > 1 {
+            let _ = writeln!(h, "<h3>{}</h3>", esc(&run_label(i, r)));
+        }
+        let Some(c) = &r.conditions else {
+            h.push_str("<p class=\"not\">not recorded: this run was collected by a Lever that kept no conditions</p>\n");
+            continue;
+        };
+        h.push_str("<table class=\"conditions\">\n");
+        for l in conditions::lines(c) {
+            let class = if l.warn { " class=\"warn\"" } else { "" };
+            let _ = writeln!(
+                h,
+                "<tr{class}><th>{}</th><td>{}</td></tr>",
+                esc(&l.what),
+                esc(&l.value)
+            );
+        }
+        h.push_str("</table>\n");
+    }
+    h.push_str("</section>\n");
+}
+
+/// Seed 002's tables, one per category, each with its chart.
+fn bench(h: &mut String, runs: &[Run], rows: &[Row]) {
+    let tables = benchmarks::tables(runs);
+    let skipped: Vec<(usize, &serde_json::Value)> = runs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| Some((i, r.section("bench")?.detail.get("skipped")?)))
+        .collect();
+    for t in &tables {
+        let _ = writeln!(h, "<h3>{}</h3>", esc(&t.title));
+        h.push_str("<table class=\"bench\"><tr><th>test</th><th>unit</th>");
+        for i in 0..runs.len() {
+            let run = if runs.len() > 1 {
+                format!("#{} ", i + 1)
+            } else {
+                String::new()
+            };
+            let _ = write!(
+                h,
+                "<th>{run}value (min, max)</th><th>{run}n</th><th>{run}95 % CI of the median</th>"
+            );
+            if i > 0 {
+                let _ = write!(h, "<th>#{} vs #1</th>", i + 1);
+            }
+        }
+        h.push_str("</tr>\n");
+        for test in &t.tests {
+            let row = rows
+                .iter()
+                .find(|r| r.name == test.id && r.labels.is_empty());
+            let sig = row.is_some_and(Row::significant);
+            let _ = write!(
+                h,
+                "<tr{}><td title=\"{}\">{}</td><td>{}</td>",
+                if sig { " class=\"sig\"" } else { "" },
+                esc(&test.id),
+                esc(&test.name),
+                esc(&test.unit)
+            );
+            for (i, c) in test.cells.iter().enumerate() {
+                match c {
+                    Some(c) => {
+                        let _ = write!(
+                            h,
+                            "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>",
+                            esc(&c.text()),
+                            c.n(),
+                            esc(&c.ci())
+                        );
+                    }
+                    None => h.push_str("<td class=\"nc\">—</td><td></td><td></td>"),
+                }
+                if i > 0 {
+                    match row.and_then(|r| r.vs_base[i - 1].as_ref()) {
+                        Some(j) => {
+                            let (class, text) = verdict(j);
+                            let _ = write!(h, "<td class=\"{class}\">{}</td>", esc(&text));
+                        }
+                        None => h.push_str("<td class=\"nc\">—</td>"),
+                    }
+                }
+            }
+            h.push_str("</tr>\n");
+        }
+        if t.tests.iter().any(|t| t.id == "bench.dhrystone") {
+            for (name, unit, cells) in benchmarks::dhrystone_rows(runs) {
+                let _ = write!(h, "<tr><td>{}</td><td>{}</td>", esc(&name), esc(&unit));
+                for (i, c) in cells.iter().enumerate() {
+                    let _ = write!(h, "<td colspan=\"3\">{}</td>", esc(c));
+                    if i > 0 {
+                        h.push_str("<td class=\"nc\">—</td>");
+                    }
+                }
+                h.push_str("</tr>\n");
+            }
+        }
+        h.push_str("</table>\n");
+        // One chart per unit, every test of it on one scale.
+        let mut units_seen: Vec<&str> = Vec::new();
+        for test in &t.tests {
+            if !units_seen.contains(&test.unit.as_str()) {
+                units_seen.push(&test.unit);
+            }
+        }
+        for unit in units_seen {
+            let groups: Vec<Group> = t
+                .tests
+                .iter()
+                .filter(|x| x.unit == unit)
+                .map(|x| Group {
+                    label: x.name.clone(),
+                    unit: x.unit.clone(),
+                    bars: x
+                        .cells
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(i, c)| {
+                            let c = c.as_ref()?;
+                            Some(Bar {
+                                run: run_label(i, &runs[i]),
+                                value: c.value,
+                                range: c.summary.as_ref().map(|s| (s.min, s.max)),
+                            })
+                        })
+                        .collect(),
+                })
+                .collect();
+            let title = format!(
+                "{} ({unit}): median, whiskers min..max of the samples",
+                t.title
+            );
+            h.push_str(&svg::whiskers(&title, &groups, &|v| units::value(v, unit)));
+        }
+    }
+    for (i, s) in skipped {
+        for t in s.as_array().into_iter().flatten() {
+            let _ = writeln!(
+                h,
+                "<p class=\"not\">{}{} skipped: {}</p>",
+                if runs.len() > 1 {
+                    format!("#{} ", i + 1)
+                } else {
+                    String::new()
+                },
+                esc(t["test"].as_str().unwrap_or("?")),
+                esc(t["why"].as_str().unwrap_or("?"))
+            );
+        }
+    }
 }

@@ -1,9 +1,14 @@
 //! One or more runs as a page (HTML), Markdown tables and JSON. The first
 //! run is the base every other run is compared with ([`crate::compare`]).
 
+mod benchmarks;
+mod conditions;
 mod html;
 mod markdown;
+pub mod names;
+pub mod summary;
 pub mod svg;
+pub mod units;
 
 use crate::compare::{self, Row};
 use crate::model::{Run, Status};
@@ -117,14 +122,151 @@ fn condition_lines(
         .collect()
 }
 
+/// The name a run is filed under, as `lever results list` shows it: the
+/// board, else the host name, else `unknown`.
+pub fn board_name(run: &Run) -> String {
+    lever_results::store::board_name(run)
+}
+
 /// A run's short name: `#1 board (time)`.
 fn run_label(i: usize, run: &Run) -> String {
-    format!(
-        "#{} {} ({})",
-        i + 1,
-        run.device.board.as_deref().unwrap_or("unknown board"),
-        run.collected_at
-    )
+    format!("#{} {} ({})", i + 1, board_name(run), run.collected_at)
+}
+
+/// A section's heading.
+fn section_title(name: &str) -> String {
+    match name {
+        "device" => "Device".into(),
+        "boot" => "Boot (seed 000 §8.3)".into(),
+        "memory" => "Memory and CPU per use case (seed 000 §8.3, §7.1)".into(),
+        "latency" => "RT latency (seed 000 §3.6)".into(),
+        "bench" => "Benchmarks (seed 002)".into(),
+        "markers" => "Trace marker KPIs".into(),
+        "daemon" => "Resource manager daemon".into(),
+        other => other.to_string(),
+    }
+}
+
+/// A comparison row's readable name.
+fn row_name(row: &Row) -> String {
+    names::readable(&row.name, &row.labels)
+}
+
+/// Notes on daemon sections that did not come from this machine's
+/// kernel: the daemon's status names its root, and a root other than `/`
+/// is a simulated board (or a copied tree), whose figures are that tree's.
+fn daemon_note(runs: &[Run]) -> Vec<String> {
+    runs.iter()
+        .enumerate()
+        .filter_map(|(i, r)| {
+            let s = r.section("daemon")?;
+            let root = s.detail.get("root")?.as_str()?;
+            if root == "/" {
+                return None;
+            }
+            let who = match s.detail.get("simulated_board").and_then(|v| v.as_str()) {
+                Some(board) => format!("the simulated board {board} (lever sim) at {root}"),
+                None => format!("the kernel files under {root} (a simulated board or a copied tree)"),
+            };
+            let prefix = if runs.len() > 1 {
+                format!("{}: ", run_label(i, r))
+            } else {
+                String::new()
+            };
+            Some(format!(
+                "{prefix}this daemon serves {who}, not this machine's /sys: its resources and requests are that tree's"
+            ))
+        })
+        .collect()
+}
+
+/// A use case's CPU, from `lever top`'s figures the collector kept.
+#[derive(Debug, Clone, PartialEq)]
+struct UseCaseCpu {
+    /// Its processes together, % of one core.
+    usecase_pct: f64,
+    /// Every core together, %.
+    total_pct: f64,
+    /// What every core together can give, % (N × 100).
+    capacity_pct: Option<f64>,
+    /// Its busiest processes by name, % of one core (at most five).
+    processes: Vec<(String, f64)>,
+}
+
+/// One use case's memory and CPU.
+#[derive(Debug, Clone, PartialEq)]
+struct UseCase {
+    name: String,
+    apps_framework_kb: Option<f64>,
+    free_kb: Option<f64>,
+    cpu: Result<UseCaseCpu, String>,
+}
+
+/// The use cases of a run's memory section (`after boot` left out: no
+/// command ran), with their CPU where the run has it.
+fn usecases(run: &Run) -> Vec<UseCase> {
+    let Some(section) = run.section("memory") else {
+        return Vec::new();
+    };
+    let Some(columns) = section.detail.get("columns").and_then(|c| c.as_array()) else {
+        return Vec::new();
+    };
+    let metric = |name: &str, uc: &str| {
+        section
+            .metrics
+            .iter()
+            .find(|m| m.name == name && m.labels.get("usecase").map(String::as_str) == Some(uc))
+    };
+    columns
+        .iter()
+        .filter_map(|col| {
+            let name = col["usecase"].as_str()?;
+            if name == "after boot" {
+                return None;
+            }
+            if let Some(why) = col.get("not_measured").and_then(|v| v.as_str()) {
+                return Some(UseCase {
+                    name: name.into(),
+                    apps_framework_kb: None,
+                    free_kb: None,
+                    cpu: Err(format!("not measured: {why}")),
+                });
+            }
+            let cpu = match (metric("cpu.usecase", name), metric("cpu.total", name)) {
+                (Some(mine), Some(total)) => {
+                    let mut processes: Vec<(String, f64)> = section
+                        .metrics
+                        .iter()
+                        .filter(|m| {
+                            m.name == "cpu.process"
+                                && m.labels.get("usecase").map(String::as_str) == Some(name)
+                        })
+                        .map(|m| {
+                            (
+                                m.labels.get("process").cloned().unwrap_or_default(),
+                                m.value,
+                            )
+                        })
+                        .collect();
+                    processes.sort_by(|a, b| b.1.total_cmp(&a.1));
+                    processes.truncate(5);
+                    Ok(UseCaseCpu {
+                        usecase_pct: mine.value,
+                        total_pct: total.value,
+                        capacity_pct: col["cpu"]["capacity_pct"].as_f64(),
+                        processes,
+                    })
+                }
+                _ => Err("no CPU figures in this run (collected by a Lever without `lever top` in report collect)".into()),
+            };
+            Some(UseCase {
+                name: name.into(),
+                apps_framework_kb: metric("memory.apps_framework", name).map(|m| m.value),
+                free_kb: metric("memory.free", name).map(|m| m.value),
+                cpu,
+            })
+        })
+        .collect()
 }
 
 /// Section names across the runs, in first-seen order.
@@ -181,7 +323,7 @@ fn verdict(j: &lever_bench::compare::Judgement) -> (&'static str, String) {
     (class, format!("{pct} {word}{p}").trim().to_string())
 }
 
-/// A value with its unit for tables.
+/// A value with its unit for tables, in human units.
 fn value(v: Option<f64>, unit: &str) -> String {
-    v.map_or("—".into(), |v| format!("{} {unit}", svg::short(v)))
+    units::value_or_dash(v, unit)
 }

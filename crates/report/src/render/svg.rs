@@ -4,6 +4,7 @@
 //! element; every text in it is escaped.
 
 use super::esc;
+use super::units::ms;
 use std::fmt::Write as _;
 
 /// Colours for series and segments (colour-blind-safe Tableau 10).
@@ -136,8 +137,9 @@ pub struct Stack {
     pub parts: Vec<(String, f64)>,
 }
 
-/// Horizontal stacked bars on one scale.
-pub fn stacked(title: &str, unit: &str, bars: &[Stack]) -> String {
+/// Horizontal stacked bars on one scale; `fmt` writes a value with its
+/// unit.
+pub fn stacked(title: &str, bars: &[Stack], fmt: &dyn Fn(f64) -> String) -> String {
     let (left, right, top, row) = (200.0, 20.0, 30.0, 34.0);
     let names: Vec<&str> = {
         let mut n: Vec<&str> = Vec::new();
@@ -171,17 +173,16 @@ pub fn stacked(title: &str, unit: &str, bars: &[Stack]) -> String {
         for (name, v) in &b.parts {
             let w = v.max(0.0) / max * pw;
             let c = COLOURS[names.iter().position(|n| n == name).unwrap_or(0) % COLOURS.len()];
-            let _ = writeln!(s, "<rect class=\"seg\" x=\"{x:.1}\" y=\"{y}\" width=\"{w:.1}\" height=\"24\" fill=\"{c}\"><title>{}: {} {}</title></rect>", esc(name), short(*v), esc(unit));
+            let _ = writeln!(s, "<rect class=\"seg\" x=\"{x:.1}\" y=\"{y}\" width=\"{w:.1}\" height=\"24\" fill=\"{c}\"><title>{}: {}</title></rect>", esc(name), esc(&fmt(*v)));
             x += w;
         }
         let total: f64 = b.parts.iter().map(|p| p.1.max(0.0)).sum();
         let _ = writeln!(
             s,
-            "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"end\" class=\"in\">{} {}</text>",
+            "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"end\" class=\"in\">{}</text>",
             (x - 4.0).max(left + 60.0),
             y + 17.0,
-            short(total),
-            esc(unit)
+            esc(&fmt(total))
         );
     }
     let ly = top + row * bars.len() as f64 + 14.0;
@@ -207,7 +208,7 @@ pub struct Bar {
     pub range: Option<(f64, f64)>,
 }
 
-/// One group of bars (a test), on its own scale.
+/// One group of bars (a test): one bar per run.
 pub struct Group {
     /// Test name.
     pub label: String,
@@ -217,22 +218,118 @@ pub struct Group {
     pub bars: Vec<Bar>,
 }
 
-/// Horizontal bars with min/max whiskers; each group is scaled to its
-/// own largest value (tests have different units).
-pub fn whiskers(title: &str, groups: &[Group]) -> String {
-    let (left, right, top, bar) = (230.0, 110.0, 30.0, 14.0);
+/// A scale shared by every bar of a chart: linear from 0, or log10 when
+/// the values span more than [`LOG_SPAN`] (0.76 ns beside 157 ns would
+/// leave the small ones invisible on a linear axis).
+struct Scale {
+    lo: f64,
+    hi: f64,
+    log: bool,
+}
+
+/// Largest over smallest value beyond which a chart's axis is log10.
+pub const LOG_SPAN: f64 = 50.0;
+
+impl Scale {
+    fn new(values: impl Iterator<Item = f64>) -> Scale {
+        let (mut lo, mut hi) = (f64::INFINITY, 0.0f64);
+        for v in values.filter(|v| v.is_finite()) {
+            hi = hi.max(v);
+            if v > 0.0 {
+                lo = lo.min(v);
+            }
+        }
+        if hi <= 0.0 {
+            return Scale {
+                lo: 0.0,
+                hi: 1.0,
+                log: false,
+            };
+        }
+        if lo.is_finite() && hi / lo > LOG_SPAN {
+            let (a, b) = (lo.log10().floor(), hi.log10().ceil());
+            Scale {
+                lo: 10f64.powf(a),
+                hi: 10f64.powf(b.max(a + 1.0)),
+                log: true,
+            }
+        } else {
+            Scale {
+                lo: 0.0,
+                hi,
+                log: false,
+            }
+        }
+    }
+
+    /// Where `v` falls, 0..=1 of the plot's width.
+    fn at(&self, v: f64) -> f64 {
+        let f = if self.log {
+            if v <= 0.0 {
+                return 0.0;
+            }
+            (v.log10() - self.lo.log10()) / (self.hi.log10() - self.lo.log10())
+        } else {
+            v / self.hi
+        };
+        f.clamp(0.0, 1.0)
+    }
+
+    /// Tick values: each decade on a log axis, five steps on a linear one.
+    fn ticks(&self) -> Vec<f64> {
+        if self.log {
+            let (a, b) = (
+                self.lo.log10().round() as i32,
+                self.hi.log10().round() as i32,
+            );
+            (a..=b).map(|d| 10f64.powi(d)).collect()
+        } else {
+            (0..=4).map(|k| self.hi * k as f64 / 4.0).collect()
+        }
+    }
+}
+
+/// Horizontal bars with min/max whiskers, every group on one shared
+/// scale (a chart holds figures of one unit; `fmt` writes a value with
+/// it).
+pub fn whiskers(title: &str, groups: &[Group], fmt: &dyn Fn(f64) -> String) -> String {
+    let (left, right, top, bar) = (230.0, 130.0, 30.0, 14.0);
     let rows: usize = groups.iter().map(|g| g.bars.len()).sum();
-    let h = top + rows as f64 * (bar + 2.0) + groups.len() as f64 * 8.0 + 10.0;
+    let plot_h = rows as f64 * (bar + 2.0) + groups.len() as f64 * 8.0;
+    let h = top + plot_h + 34.0;
     let pw = W - left - right;
+    let scale = Scale::new(groups.iter().flat_map(|g| {
+        g.bars
+            .iter()
+            .flat_map(|b| [Some(b.value), b.range.map(|r| r.0), b.range.map(|r| r.1)])
+            .flatten()
+    }));
+    let x = |v: f64| left + scale.at(v) * pw;
     let mut s = open("whiskers", h, title);
     heading(&mut s, title);
+    let axis_y = top + plot_h;
+    for t in scale.ticks() {
+        let _ = writeln!(
+            s,
+            "<line x1=\"{0:.1}\" x2=\"{0:.1}\" y1=\"{top}\" y2=\"{axis_y:.1}\" class=\"grid\"/><text x=\"{0:.1}\" y=\"{1:.1}\" text-anchor=\"middle\">{2}</text>",
+            x(t),
+            axis_y + 14.0,
+            esc(&fmt(t))
+        );
+    }
+    let _ = writeln!(
+        s,
+        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
+        left + pw / 2.0,
+        axis_y + 28.0,
+        if scale.log {
+            "one scale for every test, log10"
+        } else {
+            "one scale for every test"
+        }
+    );
     let mut y = top;
     for g in groups {
-        let max = g
-            .bars
-            .iter()
-            .map(|b| b.range.map_or(b.value, |r| r.1).max(b.value))
-            .fold(f64::MIN_POSITIVE, f64::max);
         let _ = writeln!(
             s,
             "<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
@@ -242,24 +339,28 @@ pub fn whiskers(title: &str, groups: &[Group]) -> String {
         );
         for (i, b) in g.bars.iter().enumerate() {
             let c = COLOURS[i % COLOURS.len()];
-            let w = b.value.max(0.0) / max * pw;
-            let _ = writeln!(s, "<rect class=\"bar\" x=\"{left}\" y=\"{y:.1}\" width=\"{w:.1}\" height=\"{bar}\" fill=\"{c}\"><title>{}: {} {}</title></rect>", esc(&b.run), short(b.value), esc(&g.unit));
+            let w = (x(b.value) - left).max(0.0);
+            let _ = writeln!(s, "<rect class=\"bar\" x=\"{left}\" y=\"{y:.1}\" width=\"{w:.1}\" height=\"{bar}\" fill=\"{c}\"><title>{}: {}</title></rect>", esc(&b.run), esc(&fmt(b.value)));
             if let Some((lo, hi)) = b.range {
-                let (x0, x1, ym) = (left + lo / max * pw, left + hi / max * pw, y + bar / 2.0);
+                let (x0, x1, ym) = (x(lo), x(hi), y + bar / 2.0);
                 let _ = writeln!(s, "<path class=\"whisker\" d=\"M{x0:.1},{ym:.1} H{x1:.1} M{x0:.1},{:.1} V{:.1} M{x1:.1},{:.1} V{:.1}\"/>", y + 2.0, y + bar - 2.0, y + 2.0, y + bar - 2.0);
             }
             let _ = writeln!(
                 s,
-                "<text x=\"{}\" y=\"{:.1}\">{} {}</text>",
+                "<text x=\"{}\" y=\"{:.1}\">{}</text>",
                 left + pw + 6.0,
                 y + bar - 3.0,
-                short(b.value),
-                esc(&g.unit)
+                esc(&fmt(b.value))
             );
             y += bar + 2.0;
         }
         y += 8.0;
     }
+    let _ = writeln!(
+        s,
+        "<path d=\"M{left},{top} V{axis_y:.1} H{}\" class=\"axis\"/>",
+        left + pw
+    );
     s.push_str("</svg>\n");
     s
 }
@@ -303,7 +404,7 @@ pub fn waterfall(title: &str, steps: &[Step]) -> String {
             esc(&st.label)
         );
         if st.len > 0.0 {
-            let _ = writeln!(s, "<rect class=\"stage\" x=\"{:.1}\" y=\"{y}\" width=\"{:.1}\" height=\"16\" fill=\"{c}\"><title>{}: {} ms</title></rect>", x(st.start), (x(st.start + st.len) - x(st.start)).max(1.0), esc(&st.label), short(st.len));
+            let _ = writeln!(s, "<rect class=\"stage\" x=\"{:.1}\" y=\"{y}\" width=\"{:.1}\" height=\"16\" fill=\"{c}\"><title>{}: {}</title></rect>", x(st.start), (x(st.start + st.len) - x(st.start)).max(1.0), esc(&st.label), ms(st.len));
         } else {
             let _ = writeln!(
                 s,
@@ -313,10 +414,10 @@ pub fn waterfall(title: &str, steps: &[Step]) -> String {
         }
         let _ = writeln!(
             s,
-            "<text x=\"{}\" y=\"{}\">{} ms</text>",
+            "<text x=\"{}\" y=\"{}\">{}</text>",
             left + pw + 6.0,
             y + 14.0,
-            short(st.shown)
+            ms(st.shown)
         );
     }
     let yb = top + row * steps.len() as f64 + 14.0;
@@ -324,9 +425,9 @@ pub fn waterfall(title: &str, steps: &[Step]) -> String {
         let v = end * k as f64 / 4.0;
         let _ = writeln!(
             s,
-            "<text x=\"{:.1}\" y=\"{yb}\" text-anchor=\"middle\">{} ms</text>",
+            "<text x=\"{:.1}\" y=\"{yb}\" text-anchor=\"middle\">{}</text>",
             x(v),
-            short(v)
+            ms(v)
         );
     }
     s.push_str("</svg>\n");
@@ -350,14 +451,14 @@ mod tests {
                     bucket: 1.0,
                 }],
             ),
-            stacked("s", "MB", &[]),
+            stacked("s", &[], &super::super::units::kib),
             stacked(
                 "s",
-                "MB",
                 &[Stack {
                     label: "a".into(),
                     parts: vec![("free".into(), 0.0), ("x".into(), -5.0)],
                 }],
+                &super::super::units::kib,
             ),
             whiskers(
                 "w",
@@ -370,6 +471,7 @@ mod tests {
                         range: Some((0.0, 0.0)),
                     }],
                 }],
+                &|v| format!("{v} us"),
             ),
             waterfall("f", &[]),
         ];
@@ -378,6 +480,50 @@ mod tests {
             assert!(c.ends_with("</svg>\n"), "{c}");
             assert!(!c.contains("NaN") && !c.contains("inf"), "{c}");
         }
+    }
+
+    /// The `width` of each `<rect class="bar">`, in order.
+    fn bar_widths(svg: &str) -> Vec<f64> {
+        svg.match_indices("<rect class=\"bar\"")
+            .map(|(i, _)| {
+                let w = &svg[i..][svg[i..].find("width=\"").unwrap() + 7..];
+                w[..w.find('"').unwrap()].parse().unwrap()
+            })
+            .collect()
+    }
+
+    fn group(label: &str, value: f64) -> Group {
+        Group {
+            label: label.into(),
+            unit: "us".into(),
+            bars: vec![Bar {
+                run: "#1".into(),
+                value,
+                range: None,
+            }],
+        }
+    }
+
+    #[test]
+    fn whiskers_share_one_scale() {
+        // 10 and 20 on one linear scale: the second bar twice the first
+        // (each on its own scale both would fill the plot).
+        let svg = whiskers("w", &[group("a", 10.0), group("b", 20.0)], &|v| {
+            format!("{v}")
+        });
+        let w = bar_widths(&svg);
+        assert!((w[1] - 2.0 * w[0]).abs() < 0.2, "{w:?}");
+        assert!(svg.contains("one scale for every test</text>"));
+        // 0.76 beside 157 spans more than LOG_SPAN: one log10 scale, a
+        // decade apart is a fixed distance.
+        let svg = whiskers(
+            "w",
+            &[group("a", 1.0), group("b", 10.0), group("c", 100.0)],
+            &|v| format!("{v}"),
+        );
+        let w = bar_widths(&svg);
+        assert!(((w[2] - w[1]) - (w[1] - w[0])).abs() < 0.2, "{w:?}");
+        assert!(svg.contains("log10"));
     }
 
     #[test]
