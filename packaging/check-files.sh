@@ -30,7 +30,8 @@ while read -r file; do
         if [[ $file == $pattern ]]; then ok=true; break; fi
     done <<<"$expected"
     if ! $ok && [[ $file == usr/bin/lever* || $file == */lever* || $file == */liblever* ||
-        $file == */libqti-perfd-client* || $file == */lever.* || $file == */_lever ]]; then
+        $file == */libqti-perfd-client* || $file == */lever.* || $file == */_lever ||
+        $file == */libUrmClient* || $file == */Urm/* || $file == */UrmClient.pc ]]; then
         echo "extra: $file"
         status=1
     fi

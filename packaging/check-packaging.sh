@@ -65,6 +65,28 @@ else
     echo "skipped: kconfiglib is not installed (pip install kconfiglib)"
 fi
 
+echo "== the recipes' options are lever's features"
+# The lab host's extras of crates/cli/Cargo.toml (every feature but the
+# default, the board's set and the host's whole set) are exactly the Yocto
+# recipe's PACKAGECONFIG options and Buildroot's BR2_PACKAGE_LEVER_*
+# options, and both build the board's set.
+features=$(awk '/^\[features\]/ { on = 1; next } /^\[/ { on = 0 }
+    on && /^[a-z-]+ *=/ { print $1 }' crates/cli/Cargo.toml | grep -vxE 'default|board|host' | sort)
+yocto=$(sed -n 's/^PACKAGECONFIG\[\([a-z-]*\)\].*/\1/p' meta-lever/recipes-support/lever/lever_git.bb | sort)
+buildroot=$(sed -n 's/^config BR2_PACKAGE_LEVER_\([A-Z_]*\)$/\1/p' buildroot/package/lever/Config.in |
+    tr 'A-Z_' 'a-z-' | sort)
+mk=$(sed -n 's/.*(BR2_PACKAGE_LEVER_\([A-Z_]*\)),lever\/\([a-z-]*\)).*/\1 \2/p' buildroot/package/lever/lever.mk |
+    awk '{ n = tolower($1); gsub("_", "-", n); if (n != $2) print "mismatch: " $0; else print $2 }' | sort)
+[ -n "$features" ] || { echo "no features found in crates/cli/Cargo.toml" >&2; exit 1; }
+[ "$features" = "$yocto" ] || { printf 'lever features:\n%s\nPACKAGECONFIG:\n%s\n' "$features" "$yocto" >&2; exit 1; }
+[ "$features" = "$buildroot" ] || { printf 'lever features:\n%s\nConfig.in:\n%s\n' "$features" "$buildroot" >&2; exit 1; }
+[ "$features" = "$mk" ] || { printf 'lever features:\n%s\nlever.mk:\n%s\n' "$features" "$mk" >&2; exit 1; }
+grep -q -- '--no-default-features --features ${LEVER_FEATURES}' meta-lever/recipes-support/lever/lever_git.bb &&
+    grep -q "'lever/board'" meta-lever/recipes-support/lever/lever_git.bb &&
+    grep -q '^LEVER_FEATURES = lever/board' buildroot/package/lever/lever.mk ||
+    { echo "a recipe does not build the board's features" >&2; exit 1; }
+echo "extras:" $features
+
 # The install command of a recipe, as a shell line with the variables a
 # build would give it filled in.
 install_line() { # FILE START-PATTERN
@@ -78,7 +100,8 @@ check_install() { # NAME LINE PYTHONDIR
     packaging/check-files.sh "$dest" "$3"
     rm -rf "$dest"
 }
-[ -x "$lever" ] && [ -f "$lib" ] || cargo build -q -p lever -p lever-capi
+[ -x "$lever" ] && [ -f "$lib" ] && [ -f "$(dirname "$lib")/libUrmClient.so" ] ||
+    cargo build -q -p lever -p lever-capi -p lever-urm-capi
 line=$(install_line meta-lever/recipes-support/lever/lever_git.bb '^ *[$][{]S[}]/packaging/install.sh' |
     sed -e 's|\${S}|.|g' -e 's|\${D}|$dest|g' \
         -e "s|\${B}/target/\${CARGO_TARGET_SUBDIR}/lever|$lever|" \

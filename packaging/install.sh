@@ -6,7 +6,9 @@
 #   packaging/install.sh DESTDIR LEVER LIBLEVER GEN [PYTHONDIR]
 #
 # LEVER     the lever binary for the board
-# LIBLEVER  liblever.so for the board ("" for a build without the C library)
+# LIBLEVER  liblever.so for the board ("" for a build without the C libraries);
+#           libUrmClient.so (crates/urm-capi, URM's client library) is taken
+#           from the same directory
 # GEN       a lever that runs on the build machine (the host build, or the
 #           board's binary through qemu: "scripts/qemu-run.sh path/to/lever"),
 #           which writes the completions and man pages: they come from the
@@ -46,6 +48,17 @@ if [ -n "$liblever" ]; then
     sed -e "s|@PREFIX@|/usr|" -e "s|@VERSION@|$version|" "$src/packaging/pkgconfig/lever.pc.in" |
         grep -v '^#' >"$destdir/usr/lib/pkgconfig/lever.pc"
     chmod 0644 "$destdir/usr/lib/pkgconfig/lever.pc"
+    # The drop-in for URM's client library (docs/urm.md): URM's file
+    # names, soname libUrmClient.so.1, and its headers under include/Urm.
+    liburm=$(dirname "$liblever")/libUrmClient.so
+    [ -f "$liburm" ] || { echo "install.sh: no $liburm (cargo build -p lever-urm-capi)" >&2; exit 1; }
+    install -m 0755 "$liburm" "$destdir/usr/lib/libUrmClient.so.1"
+    ln -sf libUrmClient.so.1 "$destdir/usr/lib/libUrmClient.so"
+    d usr/include/Urm
+    install -m 0644 "$src"/crates/urm-capi/include/Urm/*.h "$destdir/usr/include/Urm/"
+    sed -e "s|@PREFIX@|/usr|" -e "s|@VERSION@|$version|" "$src/packaging/pkgconfig/UrmClient.pc.in" |
+        grep -v '^#' >"$destdir/usr/lib/pkgconfig/UrmClient.pc"
+    chmod 0644 "$destdir/usr/lib/pkgconfig/UrmClient.pc"
 fi
 
 d "$pythondir/lever_client"

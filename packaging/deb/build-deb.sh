@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A Debian package of Lever, hand-made with dpkg-deb (no debhelper):
 #   packaging/deb/build-deb.sh amd64|arm64 [OUTDIR]
-# Builds lever and liblever.so (for arm64 with the cross linker of
+# Builds lever, liblever.so and libUrmClient.so (for arm64 with the cross linker of
 # .cargo/config.toml), stages packaging/install.sh's file list, adds the
 # maintainer scripts of packaging/deb/debian/ and writes
 # OUTDIR/lever_VERSION_ARCH.deb (default target/deb). The profile is
@@ -19,11 +19,11 @@ esac
 host=$(rustc -vV | sed -n 's/^host: //p')
 dir=$([ "$profile" = dev ] && echo debug || echo "$profile")
 if [ "$target" = "$host" ]; then
-    cargo build --profile "$profile" -p lever -p lever-capi
+    cargo build --profile "$profile" -p lever -p lever-capi -p lever-urm-capi
     bin=target/$dir
     gen=$bin/lever
 else
-    cargo build --profile "$profile" --target "$target" -p lever -p lever-capi
+    cargo build --profile "$profile" --target "$target" -p lever -p lever-capi -p lever-urm-capi
     bin=target/$target/$dir
     # The board's binary writes the completions and man pages, under qemu.
     gen="scripts/qemu-run.sh $bin/lever"
@@ -33,7 +33,7 @@ stage=target/deb/stage-$arch
 rm -rf "$stage"
 packaging/install.sh "$stage" "$bin/lever" "$bin/liblever.so" "$gen"
 "$strip" --strip-unneeded "$stage/usr/bin/lever" "$stage/usr/lib/liblever.so" \
-    "$stage/usr/lib/libqti-perfd-client.so"
+    "$stage/usr/lib/libqti-perfd-client.so" "$stage/usr/lib/libUrmClient.so.1"
 
 install -d "$stage/DEBIAN"
 size=$(du -sk --exclude=DEBIAN "$stage" | cut -f1)

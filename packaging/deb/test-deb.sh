@@ -58,6 +58,16 @@ if [ "$arch" = amd64 ]; then
     gcc -o "$root/tune" clients/c/examples/tune.c $flags || fail "tune.c does not build with pkg-config lever"
     rm "$root/tune"
     echo "  python client imports; tune.c builds with \$(pkg-config --cflags --libs lever)"
+    # A program written against URM's API builds with the installed
+    # headers and links to libUrmClient.so.1 (URM's soname).
+    flags=$(PKG_CONFIG_PATH=$root/usr/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$root pkg-config --cflags --libs UrmClient)
+    printf '#include "UrmAPIs.h"\nint main(void) { SysResource r = {0}; r.mResCode = CONSTRUCT_RES_CODE(3, 0);\n  return sizeof r == 24 && tuneResources(0, REQ_PRIORITY_HIGH, 1, &r) == -1 ? 0 : 1; }\n' >"$root/urm.c"
+    # shellcheck disable=SC2086 # flags are words
+    gcc -o "$root/urm" "$root/urm.c" $flags || fail "a URM API program does not build with pkg-config UrmClient"
+    readelf -d "$root/urm" | grep -q 'NEEDED.*libUrmClient.so.1' || fail "the URM program does not need libUrmClient.so.1"
+    LD_LIBRARY_PATH=$root/usr/lib "$root/urm" || fail "tuneResources(0 ms) did not return -1 as URM's client does"
+    rm "$root/urm" "$root/urm.c"
+    echo "  a URM API program builds with \$(pkg-config --cflags --libs UrmClient) and runs on libUrmClient.so.1"
 fi
 
 echo "== dpkg -r"

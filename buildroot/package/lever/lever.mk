@@ -8,14 +8,25 @@ LEVER_VERSION = main
 LEVER_SITE = https://example.invalid/lever.git
 LEVER_SITE_METHOD = git
 LEVER_LICENSE = Apache-2.0
-# The workspace root: cargo-package builds its members; only these two.
-LEVER_CARGO_BUILD_OPTS = -p lever -p lever-capi
+# The workspace root: cargo-package builds its members; only these three
+# (the binary, liblever.so, libUrmClient.so).
+LEVER_CARGO_BUILD_OPTS = -p lever -p lever-capi -p lever-urm-capi
+# The board's features and the extras chosen in Config.in
+# (docs/install.md "Features").
+LEVER_FEATURES = lever/board \
+	$(if $(BR2_PACKAGE_LEVER_DBUS),lever/dbus) \
+	$(if $(BR2_PACKAGE_LEVER_POSTGRES),lever/postgres) \
+	$(if $(BR2_PACKAGE_LEVER_PARQUET),lever/parquet) \
+	$(if $(BR2_PACKAGE_LEVER_HTML),lever/html) \
+	$(if $(BR2_PACKAGE_LEVER_FLAMEGRAPH),lever/flamegraph)
+LEVER_CARGO_BUILD_OPTS += --no-default-features \
+	--features $(subst $(space),$(comma),$(strip $(LEVER_FEATURES)))
 # `lever --version` names the commit (the download has no .git).
 LEVER_CARGO_ENV = LEVER_GIT_REV=$(LEVER_VERSION)
 
 # The completions and man pages are written by a lever that runs on the
 # build machine: this package built for the host.
-HOST_LEVER_CARGO_BUILD_OPTS = -p lever
+HOST_LEVER_CARGO_BUILD_OPTS = -p lever --no-default-features --features lever/board
 LEVER_DEPENDENCIES = host-lever
 
 # Where cargo-package's build step (--release unless BR2_ENABLE_DEBUG,

@@ -2,7 +2,7 @@
 //! (`libUrmClient.so`) needs from a daemon started with `--urm DIR`.
 //!
 //! ```text
-//! {"codes":[{"code":16711680,"opcode":1338114048,"per":"none","factor":1},
+//! {"codes":[{"code":16711680,"opcode":1338114048,"per":"none","factor":1,"range":[0,1024]},
 //!           {"code":16711690,"opcode":1338113536,"per":"cluster","factor":1}],
 //!  "clusters":[{"id":0,"cpus":[0,1,2,3]},{"id":1,"cpus":[4,5,6]}],
 //!  "properties":{"resource_tuner.pulse.duration":"60000000"}}
@@ -15,7 +15,8 @@
 //! gives each cluster its URM `ClusterMap` id), a `cpu` resource the
 //! CPU that `ResInfo` bits 7..0 name within that cluster (1-based, the
 //! cluster's `cpus` in order). `factor` is URM's `Unit` factor: the
-//! value a URM client gives is multiplied by it. `properties` are URM's
+//! value a URM client gives is multiplied by it; `range` URM's
+//! thresholds (times the factor), present when both are declared. `properties` are URM's
 //! `PropertiesConfig.yaml` values (later layers replace earlier ones).
 
 use serde::{Deserialize, Serialize};
@@ -44,6 +45,11 @@ pub struct UrmCode {
     pub per: UrmPer,
     /// URM's `Unit` factor (1 for most; KB 1024, KHz 1000, …).
     pub factor: i64,
+    /// URM's `LowThreshold` and `HighThreshold` times `factor`, when both
+    /// are given: URM drops a request with a value outside them (Lever's
+    /// daemon would clamp it, so URM's client API checks first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub range: Option<(i64, i64)>,
 }
 
 /// One cluster of the daemon's target.
@@ -67,6 +73,11 @@ pub struct UrmView {
 }
 
 impl UrmView {
+    /// The entry of URM resource `code`.
+    pub fn code(&self, code: u32) -> Option<&UrmCode> {
+        self.codes.iter().find(|c| c.code == code)
+    }
+
     /// The opcode of URM resource `code` with `res_info` (bits 15..8 the
     /// logical cluster, 7..0 the core within it from 1), or why there is
     /// none. The value factor comes with it.
@@ -125,18 +136,21 @@ mod tests {
                     opcode: 0x4FC0_0000,
                     per: UrmPer::None,
                     factor: 1,
+                    range: Some((0, 1024)),
                 },
                 UrmCode {
                     code: 0x00FF_000A,
                     opcode: 0x4FC2_0000,
                     per: UrmPer::Cluster,
                     factor: 1,
+                    range: None,
                 },
                 UrmCode {
                     code: 0x00FF_0005,
                     opcode: 0x4FC1_4000,
                     per: UrmPer::Cpu,
                     factor: 1000,
+                    range: None,
                 },
             ],
             clusters: vec![
@@ -178,6 +192,9 @@ mod tests {
         let v = view();
         let text = serde_json::to_string(&v).unwrap();
         assert!(text.contains(r#""per":"cluster""#), "{text}");
+        assert!(text.contains(r#""range":[0,1024]"#), "{text}");
+        assert_eq!(text.matches("range").count(), 1, "{text}");
+        assert_eq!(v.code(0x00FF_0000).and_then(|c| c.range), Some((0, 1024)));
         assert_eq!(serde_json::from_str::<UrmView>(&text).unwrap(), v);
     }
 }

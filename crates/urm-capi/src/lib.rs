@@ -142,7 +142,12 @@ fn is_system() -> bool {
 /// Whether this process is URM's `urmCli`, whose requests URM gives to
 /// its parent (so they outlive it).
 fn is_urm_cli() -> bool {
-    std::fs::read_to_string("/proc/self/comm").is_ok_and(|c| c.trim_end() == "urmCli")
+    // Read once per process (a file read on every call would cost more
+    // than the rest of the call's own work).
+    static URM_CLI: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *URM_CLI.get_or_init(|| {
+        std::fs::read_to_string("/proc/self/comm").is_ok_and(|c| c.trim_end() == "urmCli")
+    })
 }
 
 /// A C string argument, `what` naming it in errors.

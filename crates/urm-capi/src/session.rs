@@ -171,7 +171,18 @@ impl Session {
                     r.values.len()
                 )));
             };
-            pairs.push((opcode, i64::from(value) * factor));
+            let value = i64::from(value) * factor;
+            // URM's verifier drops a request with a value outside the
+            // thresholds; Lever's daemon would clamp it instead.
+            if let Some((low, high)) = view.code(r.code).and_then(|c| c.range) {
+                if !(low..=high).contains(&value) {
+                    return Ok(Sent::Refused(format!(
+                        "value {value} of URM resource 0x{:08X} is outside its thresholds {low}..={high} (URM drops such a request)",
+                        r.code
+                    )));
+                }
+            }
+            pairs.push((opcode, value));
         }
         Ok(Sent::Done(pairs))
     }

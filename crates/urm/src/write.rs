@@ -363,6 +363,7 @@ pub(crate) fn target(
                 _ => lever_protocol::UrmPer::None,
             },
             factor,
+            range: low.zip(high),
         });
         placed.insert(
             code,

@@ -52,11 +52,15 @@ ResourceConfigs:
     Name: PER_CLUSTER
     Path: /etc/urm/tests/nodes/cluster_%d.txt
     ApplyType: cluster
+    LowThreshold: 0
+    HighThreshold: 2048
   - ResType: \"0x4\"
     ResID: \"0x1\"
     Name: MEM
     Path: /proc/sys/vm/mem_kb
     Unit: KB
+    LowThreshold: 1
+    HighThreshold: 4
 ",
     );
     write(
@@ -102,6 +106,9 @@ InitConfigs:
         .iter()
         .map(|c| (c.code, c.opcode, c.per, c.factor))
         .collect();
+    // Thresholds only when both are given (times the Unit factor).
+    let ranges: Vec<Option<(i64, i64)>> = view.codes.iter().map(|c| c.range).collect();
+    assert_eq!(ranges, vec![None, Some((0, 2048)), Some((1024, 4096))]);
     assert_eq!(
         codes,
         vec![
