@@ -702,17 +702,21 @@ pub enum SampleCommandError {
 }
 
 /// Run `argv` and compute the memory map every `interval` while it runs
-/// (samples after it exited do not count); `on_sample(n)` is called after
-/// the n-th sample, for a progress line.
+/// (samples after it exited do not count). `on_tick(pid, tick)` is called
+/// after every tick, the one after the exit included, with the command's
+/// pid: for a progress line, or to sample something else in the same loop
+/// (`lever report collect` samples the use case's CPU with
+/// [`crate::top::TopWatcher`]).
 pub fn sample_command(
     fs: &KernelFs,
     fixed: &StaticMemory,
     page: Option<PageSize>,
     argv: &[String],
     interval: std::time::Duration,
-    mut on_sample: impl FnMut(usize),
+    mut on_tick: impl FnMut(u32, crate::sampling::Tick) -> Result<(), MeasureError>,
 ) -> Result<CommandSamples, SampleCommandError> {
     let mut child = crate::sampling::spawn(argv)?;
+    let pid = child.id();
     let mut samples = Vec::new();
     let status = crate::sampling::sample_while(
         &mut child,
@@ -721,8 +725,8 @@ pub fn sample_command(
             if !tick.exited {
                 let map = MemoryMap::new(fixed, &MemSample::read(fs)?, page)?;
                 samples.push((tick.elapsed.as_secs_f64(), map));
-                on_sample(samples.len());
             }
+            on_tick(pid, tick)?;
             Ok(())
         },
     )?;

@@ -16,9 +16,8 @@ use crate::model::{Better, Metric, Section};
 use crate::ReportError;
 use lever_kernel::KernelFs;
 use lever_measure::memmap::{
-    CommandSamples, MemSample, MemoryMap, SampleCommandError, StaticMemory,
+    sample_command, CommandSamples, MemSample, MemoryMap, SampleCommandError, StaticMemory,
 };
-use lever_measure::sampling::{sample_while, spawn};
 use lever_measure::top::{self, ReadOptions, TopInterval, TopRun, TopWatcher};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -106,23 +105,15 @@ fn sample_usecase(
     fixed: &StaticMemory,
     argv: &[String],
     interval: Duration,
-) -> Result<(CommandSamples, TopRun), SampleCommandError> {
-    let mut child = spawn(argv)?;
-    let mut cpu = TopWatcher::new(fs, ReadOptions::default(), top::user_hz(), Some(child.id()));
-    let mut samples = Vec::new();
-    let status = sample_while(
-        &mut child,
-        interval,
-        |tick| -> Result<(), SampleCommandError> {
-            let t_s = tick.elapsed.as_secs_f64();
-            if !tick.exited {
-                samples.push((t_s, MemoryMap::new(fixed, &MemSample::read(fs)?, None)?));
-            }
-            cpu.sample(t_s)?;
-            Ok(())
-        },
-    )?;
-    Ok((CommandSamples { status, samples }, cpu.finish()))
+) -> Result<(CommandSamples, Option<TopRun>), SampleCommandError> {
+    let mut cpu: Option<TopWatcher> = None;
+    let run = sample_command(fs, fixed, None, argv, interval, |pid, tick| {
+        let watcher = cpu.get_or_insert_with(|| {
+            TopWatcher::new(fs, ReadOptions::default(), top::user_hz(), Some(pid))
+        });
+        watcher.sample(tick.elapsed.as_secs_f64()).map(|_| ())
+    })?;
+    Ok((run, cpu.map(TopWatcher::finish)))
 }
 
 /// A mean with its intervals as samples, % (whiskers and the comparison's
@@ -264,8 +255,12 @@ pub fn collect(fs: &KernelFs, usecases: &[UseCase], interval: Duration) -> Secti
             Ok((run, cpu)) => match run.peak() {
                 Some((at, map)) => {
                     metrics(map, &uc.name, &mut section.metrics);
-                    let (cpu_column, cpu_series) =
-                        cpu_metrics(&cpu, &uc.name, &mut section.metrics);
+                    // The first tick always samples, so the CPU is there
+                    // whenever the memory is.
+                    let (cpu_column, cpu_series) = match &cpu {
+                        Some(cpu) => cpu_metrics(cpu, &uc.name, &mut section.metrics),
+                        None => (serde_json::Value::Null, serde_json::Value::Null),
+                    };
                     columns.push(serde_json::json!({
                         "usecase": uc.name, "command": uc.command, "exit_code": run.status.code(),
                         "samples": run.samples.len(), "peak_at_s": at, "unknown": unknowns(map),
