@@ -228,22 +228,24 @@ pub fn carveouts(tree: &Tree) -> Result<CarveoutReport> {
         }
     }
 
+    // Sizes come from the tree: two near 2^64 must not overflow the sum
+    // (found by fuzz/run.sh dt_parse); a total saturates instead.
     let mut totals = Totals::default();
     for r in &regions {
         let size = r.size_bytes();
         if !r.enabled {
-            totals.disabled_bytes += size;
+            totals.disabled_bytes = totals.disabled_bytes.saturating_add(size);
             continue;
         }
         if r.no_map {
-            totals.no_map_bytes += size;
+            totals.no_map_bytes = totals.no_map_bytes.saturating_add(size);
         } else if r.reusable {
-            totals.reusable_bytes += size;
+            totals.reusable_bytes = totals.reusable_bytes.saturating_add(size);
         } else {
-            totals.other_bytes += size;
+            totals.other_bytes = totals.other_bytes.saturating_add(size);
         }
         if r.ranges.is_empty() {
-            totals.dynamic_bytes += size;
+            totals.dynamic_bytes = totals.dynamic_bytes.saturating_add(size);
         }
     }
 

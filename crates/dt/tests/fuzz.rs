@@ -80,3 +80,23 @@ fn mutated_dtbs_never_panic() {
     println!("{runs} mutated blobs parsed and analysed without a panic");
     assert!(runs > 100, "only {runs} runs in the time bound");
 }
+
+/// Found by `fuzz/run.sh 300 dt_parse` (a mutated seed-6.5.dtb): no-map
+/// regions whose sizes add past 2^64 overflowed the totals; they saturate.
+#[test]
+fn carveout_totals_past_u64_saturate() {
+    if !common::have_dtc() {
+        common::skip("carveout_totals_past_u64_saturate", "no dtc");
+        return;
+    }
+    let src = r#"/dts-v1/;
+/ { #address-cells = <2>; #size-cells = <2>;
+  reserved-memory { #address-cells = <2>; #size-cells = <2>; ranges;
+    a@0 { reg = <0x0 0x0 0xfbffffff 0xffffffff>; no-map; };
+    b@1000 { reg = <0x0 0x1000 0x10000000 0x0>; no-map; };
+  }; };"#;
+    let tree = lever_dt::fdt::parse(&common::dtc_compile(src)).unwrap();
+    let report = lever_dt::carveouts(&tree).unwrap();
+    assert_eq!(report.totals.no_map_bytes, u64::MAX);
+    assert!(!report.overlaps.is_empty());
+}
