@@ -19,8 +19,8 @@
 # WORK      build and run directory (default a fresh one under /tmp)
 # LEVER     the lever binary (default target/debug/lever, built here)
 # LIBURM    Lever's libUrmClient.so (default target/debug's, built here)
-# Needs cmake, g++, pkg-config and libyaml-dev (.ci/run installs them),
-# and unshare(1) with mount namespaces (root, or user namespaces).
+# Needs root, cmake, g++, pkg-config and libyaml-dev (.ci/run installs
+# them), unshare(1) and setpriv(1) (util-linux).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -39,6 +39,9 @@ for tool in cmake g++ pkg-config unshare setpriv; do
     command -v $tool >/dev/null || fail "$tool is not installed (.ci/run installs it)"
 done
 pkg-config --exists yaml-0.1 || fail "libyaml-dev is not installed (.ci/run installs it)"
+# Root: the daemon writes the board as root, the mounts need it, and the
+# suite itself runs as nobody (setpriv), which a user namespace cannot map.
+[ "$(id -u)" = 0 ] || fail "run as root (a private mount namespace, the suite as nobody)"
 work=${WORK:-$(mktemp -d /tmp/lever-urm-suite.XXXXXX)}
 mkdir -p "$work"
 # The suite's user (nobody) reaches its binary, libraries and socket here.
@@ -142,8 +145,8 @@ kill "$daemon"; wait "$daemon" || true
 exit 0
 EOF
 s=$SECONDS
-if [ "$(id -u)" = 0 ]; then ns=(unshare -m --propagation private); else ns=(unshare -rm --propagation private); fi
-"${ns[@]}" bash "$work/inner.sh" "$work" "$lever" || fail "the namespace run failed (daemon log: $work/daemon.log)"
+unshare -m --propagation private bash "$work/inner.sh" "$work" "$lever" ||
+    fail "the namespace run failed (daemon log: $work/daemon.log)"
 log=$work/suite.log
 took=$((SECONDS - s))
 total=$(sed -n 's/^Ran \([0-9]*\) Test Cases$/\1/p' "$log")
