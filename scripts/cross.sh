@@ -2,6 +2,12 @@
 # Cross-build Lever for a board: scripts/cross.sh TARGET [cargo flags...]
 #   scripts/cross.sh aarch64-unknown-linux-gnu --release    # lever + liblever.so
 #   scripts/cross.sh aarch64-unknown-linux-musl --release   # one static lever
+#   scripts/cross.sh --board aarch64-unknown-linux-musl      # the board's lever
+# --board builds the board's `lever` alone: the board's features
+# (`--no-default-features --features board`; add extras with `--features
+# dbus,...`) in the `board` profile (LTO, panic=abort, stripped; root
+# Cargo.toml), into target/TARGET/board/lever, and prints its size; with
+# LEVER_BOARD_MAX_BYTES set, a larger binary fails (CI's limit).
 # Targets: aarch64-unknown-linux-gnu, armv7-unknown-linux-gnueabihf,
 # aarch64-unknown-linux-musl, x86_64-unknown-linux-musl. Linkers and C
 # compilers are set in .cargo/config.toml; --install installs the rustup
@@ -10,9 +16,16 @@
 # and exits. Output: target/TARGET/{debug,release}/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-usage() { echo "usage: scripts/cross.sh [--install] TARGET [cargo build flags...]" >&2; exit 2; }
+usage() { echo "usage: scripts/cross.sh [--install] [--board] TARGET [cargo build flags...]" >&2; exit 2; }
 install=false
-if [ "${1:-}" = --install ]; then install=true; shift; fi
+board=false
+while :; do
+    case ${1:-} in
+    --install) install=true; shift ;;
+    --board) board=true; shift ;;
+    *) break ;;
+    esac
+done
 target=${1:-}; [ -n "$target" ] || usage; shift
 
 # The C tools .cargo/config.toml names for the target: its linker and the
@@ -76,6 +89,24 @@ for tool in $tools; do
         exit 1
     fi
 done
+
+if $board; then
+    # The binary alone: the board profile's panic=abort is not for the C
+    # libraries, whose every entry point catches panics (their release
+    # builds are the packages' as before).
+    cargo build --target "$target" -p lever --profile board \
+        --no-default-features --features board "$@"
+    bin=target/$target/board/lever
+    bytes=$(stat -c %s "$bin")
+    echo "board build: $bin, $bytes bytes stripped ($(awk -v b="$bytes" 'BEGIN { printf "%.2f", b / 1048576 }') MiB)"
+    max=${LEVER_BOARD_MAX_BYTES:-}
+    if [ -n "$max" ] && [ "$bytes" -gt "$max" ]; then
+        echo "cross.sh: the board's lever is $bytes bytes, over the limit of $max" \
+            "(LEVER_BOARD_MAX_BYTES; docs/install.md \"Size\" says what each part costs)" >&2
+        exit 1
+    fi
+    exit 0
+fi
 
 # The static musl builds are one binary; the C library (a shared object)
 # is built for the glibc targets, where boards load it with dlopen.

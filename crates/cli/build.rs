@@ -24,6 +24,8 @@ fn main() {
     let mut features: Vec<String> = std::env::vars()
         .filter_map(|(k, _)| k.strip_prefix("CARGO_FEATURE_").map(str::to_string))
         .map(|f| f.to_lowercase().replace('_', "-"))
+        // `default` says nothing the others do not (`host` is named).
+        .filter(|f| f != "default")
         .collect();
     features.sort();
     let line = version_line(

@@ -59,6 +59,27 @@ fn spawn_class(e: &io::Error) -> Class {
 #[error("{0}")]
 pub struct ChecksFailed(pub String);
 
+/// A command or option this build was made without (a board's build,
+/// `--no-default-features --features board`; docs/install.md lists what
+/// each feature gives): it names the cargo feature that provides it. Not
+/// available, exit 4. The subcommand and its flags stay in the parser, so
+/// `--help`, completions and man pages are those of the host build.
+#[derive(Debug, thiserror::Error)]
+#[error("{what} needs the `{feature}` feature, which this lever was built without: build with `--features {feature}`, or use the host build (the default features; docs/install.md)")]
+pub struct NotInThisBuild {
+    /// What was asked for (`lever flamegraph`, `lever daemon --dbus`).
+    pub what: &'static str,
+    /// The cargo feature of the `lever` package that provides it.
+    pub feature: &'static str,
+}
+
+/// A [`NotInThisBuild`] as the command's error.
+// Unused where every feature is in (the host build).
+#[allow(dead_code)]
+pub fn not_in_this_build(what: &'static str, feature: &'static str) -> anyhow::Error {
+    anyhow::Error::new(NotInThisBuild { what, feature })
+}
+
 /// What kind of failure ended the command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Class {
@@ -253,6 +274,8 @@ pub fn classify(err: &anyhow::Error) -> Class {
             Some(Class::BadInput)
         } else if cause.is::<ChecksFailed>() {
             Some(Class::Failed)
+        } else if cause.is::<NotInThisBuild>() {
+            Some(Class::NotAvailable)
         } else if let Some(e) = cause.downcast_ref::<clap::Error>() {
             Some(clap_class(e.kind()))
         } else if let Some(e) = cause.downcast_ref::<KernelError>() {
@@ -423,6 +446,21 @@ mod tests {
         assert_eq!(class_of(wrapped), Class::NotAvailable);
         let denied = io::Error::from(io::ErrorKind::PermissionDenied);
         assert_eq!(class_of(denied), Class::NotAllowed);
+    }
+
+    /// A command a board's build left out: not available (4), naming the
+    /// feature and how to get it.
+    #[test]
+    fn a_missing_feature_names_itself_and_is_not_available() {
+        let e = not_in_this_build("lever flamegraph", "flamegraph");
+        assert_eq!(classify(&e), Class::NotAvailable);
+        let text = e.to_string();
+        assert!(
+            text.starts_with("lever flamegraph needs the `flamegraph` feature"),
+            "{text}"
+        );
+        assert!(text.contains("--features flamegraph"), "{text}");
+        assert!(text.contains("host build"), "{text}");
     }
 
     #[test]

@@ -113,6 +113,17 @@ pub enum StoreError {
         /// The system's error.
         source: std::io::Error,
     },
+    /// What was asked for needs a part of Lever this build was made
+    /// without (a board's build has no PostgreSQL client or Parquet
+    /// writer; docs/install.md lists the features of each build).
+    #[error("{what} needs the `{feature}` feature, which this lever was built without: build with `--features {feature}`, or use the host build (the default features)")]
+    NotInThisBuild {
+        /// What was asked for (`--db postgres://lab/results`,
+        /// `results export --parquet`), passwords removed.
+        what: String,
+        /// The cargo feature that provides it.
+        feature: &'static str,
+    },
     /// Writing the Parquet export failed.
     #[error("{}: {source}", path.display())]
     Export {
@@ -154,7 +165,9 @@ impl StoreError {
             | E::BadRun { .. }
             | E::BadTime { .. }
             | E::BadFilter { .. } => ErrorKind::BadInput,
-            E::Unreachable { .. } | E::NoSuchRun { .. } => ErrorKind::NotAvailable,
+            E::Unreachable { .. } | E::NoSuchRun { .. } | E::NotInThisBuild { .. } => {
+                ErrorKind::NotAvailable
+            }
             E::Denied { .. } => ErrorKind::NotAllowed,
             E::Io { source, .. } | E::ReadRun { source, .. } => io(source),
             E::Database { .. } | E::Export { .. } => ErrorKind::Failed,

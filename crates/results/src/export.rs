@@ -9,14 +9,22 @@
 //! - `metrics.parquet`: id, run_id, board, collected_at, section, name,
 //!   unit, value, labels (a JSON object), better;
 //! - `samples.parquet`: metric_id, seq, value.
+//!
+//! Without the `parquet` feature (a board's build) the export says which
+//! feature and build provide it.
+#[cfg(feature = "parquet")]
 use crate::db::Cell;
 use crate::error::StoreError;
 use crate::store::Store;
+#[cfg(feature = "parquet")]
 use parquet::data_type::{ByteArray, ByteArrayType, DoubleType, Int64Type};
+#[cfg(feature = "parquet")]
 use parquet::file::properties::WriterProperties;
+#[cfg(feature = "parquet")]
 use parquet::file::writer::SerializedFileWriter;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
+#[cfg(feature = "parquet")]
 use std::sync::Arc;
 
 /// What an export wrote.
@@ -35,6 +43,7 @@ pub struct Exported {
 }
 
 /// A column's type in the export.
+#[cfg(feature = "parquet")]
 #[derive(Clone, Copy)]
 enum Kind {
     Int,
@@ -44,12 +53,14 @@ enum Kind {
 }
 
 /// One exported table: its columns and the query that fills them.
+#[cfg(feature = "parquet")]
 struct Table {
     file: &'static str,
     columns: &'static [(&'static str, Kind)],
     sql: &'static str,
 }
 
+#[cfg(feature = "parquet")]
 const TABLES: &[Table] = &[
     Table {
         file: "runs.parquet",
@@ -94,6 +105,7 @@ const TABLES: &[Table] = &[
     },
 ];
 
+#[cfg(feature = "parquet")]
 impl Store {
     /// Write the store's runs, metrics and samples as Parquet files into
     /// `dir` (created if missing; files there of the same names replaced).
@@ -124,7 +136,26 @@ impl Store {
     }
 }
 
+#[cfg(not(feature = "parquet"))]
+impl Store {
+    /// Write the store's runs, metrics and samples as Parquet files: not
+    /// in this build, which says which feature provides it.
+    pub fn export_parquet(&mut self, dir: &Path) -> Result<Exported, StoreError> {
+        Err(not_built(dir))
+    }
+}
+
+/// The export asked of a build without the `parquet` feature.
+#[cfg(not(feature = "parquet"))]
+pub(crate) fn not_built(dir: &Path) -> StoreError {
+    StoreError::NotInThisBuild {
+        what: format!("results export --parquet {}", dir.display()),
+        feature: "parquet",
+    }
+}
+
 /// The Parquet schema of `table`, in Parquet's message syntax.
+#[cfg(feature = "parquet")]
 fn message(table: &Table) -> String {
     let fields: Vec<String> = table
         .columns
@@ -143,6 +174,7 @@ fn message(table: &Table) -> String {
     )
 }
 
+#[cfg(feature = "parquet")]
 fn write_table(
     path: &Path,
     table: &Table,

@@ -52,7 +52,16 @@ pub fn metric_names(db: Option<&str>) -> Result<Vec<String>, StoreError> {
 
 /// `lever results export --parquet DIR`.
 pub fn export_parquet(db: Option<&str>, dir: &Path) -> Result<Exported, StoreError> {
-    Store::open(db)?.export_parquet(dir)
+    #[cfg(feature = "parquet")]
+    {
+        Store::open(db)?.export_parquet(dir)
+    }
+    // Said before the store is opened (or created).
+    #[cfg(not(feature = "parquet"))]
+    {
+        let _ = db;
+        Err(crate::export::not_built(dir))
+    }
 }
 
 /// What storing a run did.

@@ -1,6 +1,6 @@
 //! The results store: runs kept in SQLite (a file, the default) or
 //! PostgreSQL (a lab's server), queried by board, time and metric.
-use crate::db::{Cell, Db, Param, Postgres, Sqlite};
+use crate::db::{Cell, Db, Param, Sqlite};
 use crate::error::StoreError;
 use crate::model::{Better, Run};
 use crate::schema;
@@ -20,14 +20,26 @@ impl std::fmt::Display for RunId {
     }
 }
 
+/// A PostgreSQL server's connection settings.
+#[cfg(feature = "postgres")]
+pub type PostgresConfig = postgres::Config;
+
+/// A PostgreSQL server's connection settings, in a build without the
+/// `postgres` feature: such a location is recognised (so that `--db
+/// postgres://...` is not taken for a file name) but opening it says which
+/// feature is missing.
+#[cfg(not(feature = "postgres"))]
+#[derive(Debug, Clone)]
+pub struct PostgresConfig;
+
 /// Where a store is: `--db PATH`, or `--db postgres://...` / a
 /// `host=... dbname=...` connection string.
 #[derive(Debug, Clone)]
 pub enum Location {
     /// An SQLite database file.
     Sqlite(PathBuf),
-    /// A PostgreSQL server.
-    Postgres(Box<postgres::Config>, String),
+    /// A PostgreSQL server, and how it is named in messages (no password).
+    Postgres(Box<PostgresConfig>, String),
 }
 
 impl Location {
@@ -55,9 +67,12 @@ impl Location {
             .contains(&k.trim())
         });
         if is_url || is_keywords {
-            let config: postgres::Config = text
+            #[cfg(feature = "postgres")]
+            let config: PostgresConfig = text
                 .parse()
                 .map_err(|e| bad(format!("not a PostgreSQL connection string: {e}")))?;
+            #[cfg(not(feature = "postgres"))]
+            let config = PostgresConfig;
             return Ok(Location::Postgres(Box::new(config), redact(text)));
         }
         if let Some((scheme, _)) = text.split_once("://") {
@@ -256,7 +271,17 @@ impl Store {
         let shown = location.display();
         let db: Box<dyn Db + Send> = match location {
             Location::Sqlite(path) => Box::new(Sqlite::open(path)?),
-            Location::Postgres(config, _) => Box::new(Postgres::connect(config, &shown)?),
+            #[cfg(feature = "postgres")]
+            Location::Postgres(config, _) => {
+                Box::new(crate::db::Postgres::connect(config, &shown)?)
+            }
+            #[cfg(not(feature = "postgres"))]
+            Location::Postgres(..) => {
+                return Err(StoreError::NotInThisBuild {
+                    what: format!("--db {shown:?} (a PostgreSQL store)"),
+                    feature: "postgres",
+                })
+            }
         };
         let mut store = Store {
             db,
@@ -581,6 +606,7 @@ impl Store {
     }
 
     /// Every row of a query, for the export.
+    #[cfg(feature = "parquet")]
     pub(crate) fn rows(&mut self, sql: &str) -> Result<Vec<Vec<Cell>>, StoreError> {
         self.query(sql, &[])
     }
@@ -654,9 +680,40 @@ mod tests {
         assert_eq!(kv.display(), "host=/tmp/pg dbname=lab password=***");
         let e = Location::parse("mysql://x/y").unwrap_err();
         assert!(e.to_string().contains("mysql:// is not a store"), "{e}");
-        let e = Location::parse("postgres://u:pw@h:notaport/db").unwrap_err();
-        assert!(!e.to_string().contains("pw@"), "{e}");
-        assert!(matches!(e, StoreError::BadLocation { .. }));
+        #[cfg(feature = "postgres")]
+        {
+            let e = Location::parse("postgres://u:pw@h:notaport/db").unwrap_err();
+            assert!(!e.to_string().contains("pw@"), "{e}");
+            assert!(matches!(e, StoreError::BadLocation { .. }));
+        }
+    }
+
+    /// A board's build (no `postgres` feature) still knows a server's
+    /// location from a file name, and opening it names the feature, with
+    /// the password removed; the export names its own.
+    #[cfg(not(feature = "postgres"))]
+    #[test]
+    fn without_postgres_a_server_location_names_the_feature() {
+        let Err(e) = Store::open(Some("postgres://lab:s3cret@db.lab/results")) else {
+            panic!("opened a PostgreSQL store without the postgres feature");
+        };
+        let text = e.to_string();
+        assert!(text.contains("needs the `postgres` feature"), "{text}");
+        assert!(text.contains("--features postgres"), "{text}");
+        assert!(!text.contains("s3cret"), "{text}");
+        assert_eq!(e.kind(), crate::ErrorKind::NotAvailable);
+    }
+
+    #[cfg(not(feature = "parquet"))]
+    #[test]
+    fn without_parquet_the_export_names_the_feature_and_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("results.db");
+        let out = dir.path().join("out");
+        let e = crate::ops::export_parquet(db.to_str(), &out).unwrap_err();
+        assert!(e.to_string().contains("needs the `parquet` feature"), "{e}");
+        assert_eq!(e.kind(), crate::ErrorKind::NotAvailable);
+        assert!(!db.exists() && !out.exists());
     }
 
     #[test]

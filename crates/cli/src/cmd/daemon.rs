@@ -130,6 +130,14 @@ fn urm_loader(dir: PathBuf) -> lever_daemon::TargetLoader {
 }
 
 pub fn run_daemon(global: &Global, args: DaemonArgs) -> anyhow::Result<()> {
+    // A board's build has no D-Bus doors: said before anything starts.
+    #[cfg(not(feature = "dbus"))]
+    if args.dbus || args.dbus_address.is_some() {
+        return Err(crate::exit::not_in_this_build(
+            "lever daemon --dbus",
+            "dbus",
+        ));
+    }
     let max_ms = u32::try_from(args.max_duration_ms.as_millis())
         .map_err(|_| anyhow::anyhow!("--max-duration-ms: at most 4294967295 ms"))?;
     let limits = lever_daemon::core::Limits {
@@ -145,11 +153,13 @@ pub fn run_daemon(global: &Global, args: DaemonArgs) -> anyhow::Result<()> {
         Some(board) => sim_root(board, &args.state_dir, args.quiet)?,
         None => global.root.clone(),
     };
+    #[cfg(feature = "dbus")]
     let bus = match (args.dbus_address.clone(), args.dbus) {
         (Some(address), _) => Some(lever_dbus::Bus::Address(address)),
         (None, true) => Some(lever_dbus::Bus::System),
         (None, false) => None,
     };
+    #[cfg(feature = "dbus")]
     if let Some(bus) = bus {
         // A root client of the daemon's own socket, in a thread of this
         // process: it waits for the socket the daemon is about to open.

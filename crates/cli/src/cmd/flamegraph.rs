@@ -1,14 +1,25 @@
 //! `lever flamegraph`: an SVG flame graph from `perf script` output, from a
 //! `perf.data` file, or by profiling a command with `perf record -g`.
 
+//!
+//! A host extra (the `flamegraph` feature, inferno): a board's build keeps
+//! the command and its flags and says which feature draws the graph.
+
 use crate::args::Global;
+#[cfg(feature = "flamegraph")]
 use crate::render::flamegraph::FlameReport;
+#[cfg(feature = "flamegraph")]
 use crate::render::{self, emit};
+#[cfg(feature = "flamegraph")]
 use anyhow::{bail, Context};
 use clap::Args;
+#[cfg(feature = "flamegraph")]
 use lever_flamegraph::{collapse_perf_script, perf, read_folded, Profile};
+#[cfg(feature = "flamegraph")]
 use std::io::Read;
-use std::path::{Path, PathBuf};
+#[cfg(feature = "flamegraph")]
+use std::path::Path;
+use std::path::PathBuf;
 
 /// `lever flamegraph` flags.
 #[derive(Debug, Args)]
@@ -41,6 +52,15 @@ pub struct FlamegraphArgs {
     pub command: Vec<String>,
 }
 
+#[cfg(not(feature = "flamegraph"))]
+pub fn run(_global: &Global, _args: FlamegraphArgs) -> anyhow::Result<()> {
+    Err(crate::exit::not_in_this_build(
+        "lever flamegraph",
+        "flamegraph",
+    ))
+}
+
+#[cfg(feature = "flamegraph")]
 pub fn run(global: &Global, args: FlamegraphArgs) -> anyhow::Result<()> {
     let (text, source) = match (&args.input, args.command.is_empty()) {
         (Some(_), false) => bail!("give either -i FILE or a command after `--`, not both"),

@@ -168,6 +168,15 @@ fn run_collect(global: &Global, a: CollectArgs) -> anyhow::Result<()> {
 }
 
 fn run_render(global: &Global, mut a: RenderArgs) -> anyhow::Result<()> {
+    // A board's build writes Markdown and JSON; the page with its SVG
+    // charts is the `html` feature's (the lab host's build).
+    #[cfg(not(feature = "html"))]
+    if a.html.is_some() {
+        return Err(crate::exit::not_in_this_build(
+            "lever report render --html",
+            "html",
+        ));
+    }
     if global.json && a.json_out.is_none() {
         a.json_out = json_file_after_switch(&mut a.runs);
     }
@@ -180,6 +189,7 @@ fn run_render(global: &Global, mut a: RenderArgs) -> anyhow::Result<()> {
         .map(|p| lever_report::read_run(p))
         .collect::<Result<Vec<_>, _>>()?;
     let mut written = Vec::new();
+    #[cfg(feature = "html")]
     if let Some(p) = &a.html {
         lever_report::write_file(p, &lever_report::render::html_with(&runs, a.force))?;
         written.push(p.clone());

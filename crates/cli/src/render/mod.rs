@@ -9,6 +9,7 @@ pub mod client;
 pub mod conditions;
 pub mod cpu;
 pub mod daemon;
+#[cfg(feature = "flamegraph")]
 pub mod flamegraph;
 pub mod io;
 pub mod latency;

@@ -25,6 +25,7 @@ pub fn pct(v: f64) -> String {
 }
 
 /// `part` as a percentage of `whole`, one decimal.
+#[cfg_attr(not(feature = "flamegraph"), allow(dead_code))]
 pub fn pct_of(part: u64, whole: u64) -> String {
     pct(100.0 * part as f64 / whole as f64)
 }
