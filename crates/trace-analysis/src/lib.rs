@@ -34,6 +34,7 @@
 #![warn(missing_docs)]
 
 pub mod bench;
+pub mod callstack;
 pub mod critical;
 pub mod export;
 pub mod freq;
@@ -85,6 +86,9 @@ pub struct Options {
     pub locks: bool,
     /// Frequency ramp after load steps.
     pub ramp: bool,
+    /// Per-thread call stacks from begin/end spans (cyg-profile
+    /// function entries/exits, systrace `B`/`E`).
+    pub callstack: bool,
     /// Threads that parse (0 or 1: parse on the calling thread). The
     /// trackers always run on the calling thread, in file order, so the
     /// report does not depend on it (see
@@ -153,6 +157,8 @@ pub struct Report {
     pub locks: Option<locks::LockReport>,
     /// Frequency ramps.
     pub ramp: Option<ramp::RampReport>,
+    /// Call stacks.
+    pub callstack: Option<callstack::CallStackReport>,
 }
 
 /// Run the selected analyses over a trace text in one streaming pass.
@@ -175,6 +181,7 @@ pub fn analyze_source<S: LineSource>(
     let mut markers = want_markers.then(markers::MarkerTracker::new);
     let mut fg = opts.funcgraph.then(funcgraph::FuncGraphTracker::new);
     let mut lat = opts.latency.then(latency::LatencyTracker::new);
+    let mut stacks = opts.callstack.then(callstack::CallStackTracker::new);
     let mut causes = Causes {
         wakeups: opts.wakeups.then(wakeups::WakeupTracker::new),
         critical: opts.critical_path.map(critical::CriticalPathTracker::new),
@@ -224,6 +231,9 @@ pub fn analyze_source<S: LineSource>(
                     if let Some(t) = markers.as_mut() {
                         t.event(e);
                     }
+                    if let Some(t) = stacks.as_mut() {
+                        t.event(e);
+                    }
                     if any_causes && e.time_base == lever_trace::TimeBase::Clock {
                         causes.event(e);
                     }
@@ -264,6 +274,7 @@ pub fn analyze_source<S: LineSource>(
         critical_path: causes.critical.map(|t| t.finish()),
         locks: causes.locks.map(|t| t.finish()),
         ramp: causes.ramp.map(|t| t.finish()),
+        callstack: stacks.map(|t| t.finish(opts.top.max(1))),
     })
 }
 

@@ -39,6 +39,7 @@ use std::path::{Path, PathBuf};
 pub struct CtfInput {
     path: PathBuf,
     traces: Vec<Trace>,
+    symbols: Option<Symbols>,
 }
 
 impl CtfInput {
@@ -58,6 +59,7 @@ impl CtfInput {
         Ok(CtfInput {
             path: dir.to_path_buf(),
             traces,
+            symbols: None,
         })
     }
 
@@ -70,7 +72,15 @@ impl CtfInput {
         Ok(CtfInput {
             path: dirs.first().cloned().unwrap_or_default(),
             traces,
+            symbols: None,
         })
+    }
+
+    /// Name cyg-profile addresses from these symbols first (a mapping
+    /// file of the traced binary: `nm` output with absolute addresses).
+    pub fn with_symbols(mut self, symbols: Symbols) -> CtfInput {
+        self.symbols = Some(symbols);
+        self
     }
 
     /// The traces.
@@ -392,6 +402,10 @@ impl LineSource for CtfInput {
         let maps: Vec<Mapping> = self.traces.iter().map(Mapping::of).collect();
         let mut sum = Summary::default();
         let mut tasks = Tasks::default();
+        let mut resolver = Resolver {
+            mapping: self.symbols.clone(),
+            ..Resolver::default()
+        };
         let mut body = String::new();
         let mut no = 0u64;
         let lost_cell = std::cell::RefCell::new(Vec::<(u32, u64)>::new());
@@ -446,7 +460,30 @@ impl LineSource for CtfInput {
                     .or_else(|| e.stream_context().get("vpid"))
                     .and_then(|v| v.as_i64())
                     .map(|p| p as i32);
-                let (ev_name, kind) = match ftrace_form(m, name, e, &mut body) {
+                if name.ends_with("statedump:bin_info") {
+                    resolver.learn_bin(e);
+                }
+                let cyg = name
+                    .strip_prefix("lttng_ust_cyg_profile:")
+                    .or_else(|| name.strip_prefix("lttng_ust_cyg_profile_fast:"));
+                let form = match cyg {
+                    // A function entry/exit: a begin/end span of the
+                    // thread, named by the function (systrace's form, which
+                    // the call-stack analysis and Perfetto read as slices).
+                    Some("func_entry") => int(e, "addr").map(|a| {
+                        body.clear();
+                        let _ = write!(body, "B|{}|", tgid.unwrap_or(pid as i32));
+                        resolver.name(a as u64, &mut body);
+                        "tracing_mark_write"
+                    }),
+                    Some("func_exit") => {
+                        body.clear();
+                        let _ = write!(body, "E|{}", tgid.unwrap_or(pid as i32));
+                        Some("tracing_mark_write")
+                    }
+                    _ => ftrace_form(m, name, e, &mut body),
+                };
+                let (ev_name, kind) = match form {
                     Some(n) => (n, EventKind::parse(n, body.as_str())),
                     None => {
                         body.clear();
@@ -518,5 +555,191 @@ mod tests {
         assert_eq!(state_letters(1), "S");
         assert_eq!(state_letters(2), "D");
         assert_eq!(state_letters(0x80), "I");
+    }
+}
+
+/// Function symbols: address → name, from `nm` output (the mapping file
+/// beside a cyg-profile trace) or an ELF file's `.symtab`/`.dynsym`.
+#[derive(Debug, Clone, Default)]
+pub struct Symbols {
+    /// (start, size when known, name), sorted by start.
+    syms: Vec<(u64, Option<u64>, String)>,
+}
+
+impl Symbols {
+    /// Read `nm` output: `0000000000401aac t current_time` (code
+    /// symbols: types t, T, W, w, i; undefined ones, without an address,
+    /// are skipped).
+    pub fn from_nm(text: &str) -> Result<Symbols, String> {
+        let mut syms = Vec::new();
+        for (i, l) in text.lines().enumerate() {
+            let mut it = l.split_whitespace();
+            let (Some(a), Some(t), Some(n)) = (it.next(), it.next(), it.next()) else {
+                // Undefined symbols have no address: `U cos@@GLIBC_2.2.5`,
+                // `w __gmon_start__`.
+                let mut f = l.split_whitespace();
+                if l.trim().is_empty() || (f.next().is_some_and(|t| t.len() == 1) && f.count() == 1)
+                {
+                    continue;
+                }
+                return Err(format!("line {}: expected `ADDRESS TYPE NAME`", i + 1));
+            };
+            let addr = u64::from_str_radix(a, 16)
+                .map_err(|_| format!("line {}: bad address `{a}`", i + 1))?;
+            if matches!(t, "t" | "T" | "W" | "w" | "i") {
+                syms.push((addr, None, n.to_string()));
+            }
+        }
+        Ok(Symbols::sorted(syms))
+    }
+
+    fn sorted(mut syms: Vec<(u64, Option<u64>, String)>) -> Symbols {
+        syms.sort_by(|a, b| a.0.cmp(&b.0).then(a.2.cmp(&b.2)));
+        syms.dedup_by_key(|s| s.0);
+        Symbols { syms }
+    }
+
+    /// Function symbols of an ELF file (32/64-bit, either byte order);
+    /// `None` when it is not ELF or has none.
+    pub fn from_elf(b: &[u8]) -> Option<Symbols> {
+        if b.get(..4)? != b"\x7fELF" {
+            return None;
+        }
+        let is64 = *b.get(4)? == 2;
+        let le = *b.get(5)? == 1;
+        let rd = |o: usize, n: usize| -> Option<u64> {
+            let s = b.get(o..o.checked_add(n)?)?;
+            let mut v = 0u64;
+            for k in 0..n {
+                let byte = if le { s[n - 1 - k] } else { s[k] };
+                v = (v << 8) | byte as u64;
+            }
+            Some(v)
+        };
+        let (shoff, shentsize, shnum) = if is64 {
+            (rd(0x28, 8)?, rd(0x3a, 2)?, rd(0x3c, 2)?)
+        } else {
+            (rd(0x20, 4)?, rd(0x2e, 2)?, rd(0x30, 2)?)
+        };
+        let sec = |i: u64| -> Option<(u64, u64, u64, u64, u64)> {
+            // (type, offset, size, link, entsize)
+            let o = shoff.checked_add(i.checked_mul(shentsize)?)? as usize;
+            Some(if is64 {
+                (
+                    rd(o + 4, 4)?,
+                    rd(o + 0x18, 8)?,
+                    rd(o + 0x20, 8)?,
+                    rd(o + 0x28, 4)?,
+                    rd(o + 0x38, 8)?,
+                )
+            } else {
+                (
+                    rd(o + 4, 4)?,
+                    rd(o + 0x10, 4)?,
+                    rd(o + 0x14, 4)?,
+                    rd(o + 0x18, 4)?,
+                    rd(o + 0x24, 4)?,
+                )
+            })
+        };
+        let mut syms = Vec::new();
+        for i in 0..shnum.min(1 << 16) {
+            let Some((ty, off, size, link, ent)) = sec(i) else {
+                continue;
+            };
+            if !(ty == 2 || ty == 11) || ent == 0 {
+                continue;
+            }
+            let Some((_, str_off, str_size, _, _)) = sec(link) else {
+                continue;
+            };
+            let strtab = b.get(str_off as usize..(str_off.saturating_add(str_size)) as usize)?;
+            for k in 0..(size / ent).min(1 << 24) {
+                let o = (off + k * ent) as usize;
+                let (name, info, value, sz) = if is64 {
+                    (rd(o, 4)?, rd(o + 4, 1)?, rd(o + 8, 8)?, rd(o + 16, 8)?)
+                } else {
+                    (rd(o, 4)?, rd(o + 12, 1)?, rd(o + 4, 4)?, rd(o + 8, 4)?)
+                };
+                if info & 0xf != 2 || value == 0 {
+                    continue;
+                }
+                let Some(rest) = strtab.get(name as usize..) else {
+                    continue;
+                };
+                let end = rest.iter().position(|&c| c == 0).unwrap_or(rest.len());
+                let n = String::from_utf8_lossy(&rest[..end]).into_owned();
+                syms.push((value, (sz > 0).then_some(sz), n));
+            }
+        }
+        (!syms.is_empty()).then(|| Symbols::sorted(syms))
+    }
+
+    /// The function holding `addr`: the nearest symbol at or below it
+    /// (within its size when the ELF gave one).
+    pub fn lookup(&self, addr: u64) -> Option<&str> {
+        let i = self.syms.partition_point(|s| s.0 <= addr).checked_sub(1)?;
+        let (start, size, name) = &self.syms[i];
+        match size {
+            Some(sz) if addr >= start.saturating_add(*sz) => None,
+            _ => Some(name),
+        }
+    }
+
+    /// How many symbols.
+    pub fn len(&self) -> usize {
+        self.syms.len()
+    }
+
+    /// No symbols?
+    pub fn is_empty(&self) -> bool {
+        self.syms.is_empty()
+    }
+}
+
+/// Addresses → function names for cyg-profile events: a mapping file
+/// (absolute addresses), then the binaries the statedump's `bin_info`
+/// events name (base address, size, position-independent or not), their
+/// ELF symbols read when first needed.
+#[derive(Default)]
+struct Resolver {
+    mapping: Option<Symbols>,
+    /// (base, size, path, is_pic)
+    bins: Vec<(u64, u64, String, bool)>,
+    elf: HashMap<String, Option<Symbols>>,
+}
+
+impl Resolver {
+    fn learn_bin(&mut self, e: &CtfEvent<'_>) {
+        if let (Some(b), Some(sz), Some(p)) = (int(e, "baddr"), int(e, "memsz"), text(e, "path")) {
+            let pic = int(e, "is_pic").unwrap_or(1) != 0;
+            self.bins.push((b as u64, sz as u64, p.into_owned(), pic));
+        }
+    }
+
+    fn name(&mut self, addr: u64, out: &mut String) {
+        if let Some(n) = self.mapping.as_ref().and_then(|m| m.lookup(addr)) {
+            out.push_str(n);
+            return;
+        }
+        let bin = self
+            .bins
+            .iter()
+            .rev()
+            .find(|(b, sz, _, _)| addr >= *b && addr - b < *sz)
+            .cloned();
+        if let Some((base, _, path, pic)) = bin {
+            let syms = self.elf.entry(path.clone()).or_insert_with(|| {
+                std::fs::read(&path)
+                    .ok()
+                    .and_then(|b| Symbols::from_elf(&b))
+            });
+            let rel = if pic { addr - base } else { addr };
+            if let Some(n) = syms.as_ref().and_then(|s| s.lookup(rel)) {
+                out.push_str(n);
+                return;
+            }
+        }
+        let _ = write!(out, "{addr:#x}");
     }
 }

@@ -119,6 +119,15 @@ pub enum InputError {
         #[source]
         source: lever_ctf::CtfError,
     },
+    /// A symbol mapping file (`--symbols`) that does not read, or is
+    /// given for a trace that is not CTF.
+    #[error("{}: {why}", path.display())]
+    Symbols {
+        /// The mapping file.
+        path: PathBuf,
+        /// What.
+        why: String,
+    },
     /// A trace.dat whose metadata does not read.
     #[error("{}: bad trace.dat", path.display())]
     Dat {
@@ -244,6 +253,32 @@ pub fn open_sized(path: &Path) -> Result<(Input, Option<u64>), InputError> {
         _ => std::fs::metadata(path).ok().map(|m| m.len()),
     };
     Ok((input, len))
+}
+
+/// [`open_sized`], with a symbol mapping file (`nm` output) naming the
+/// function addresses of a CTF cyg-profile trace.
+pub fn open_sized_with_symbols(
+    path: &Path,
+    symbols: Option<&Path>,
+) -> Result<(Input, Option<u64>), InputError> {
+    let (input, len) = open_sized(path)?;
+    let Some(sym) = symbols else {
+        return Ok((input, len));
+    };
+    let bad = |why: String| InputError::Symbols {
+        path: sym.to_path_buf(),
+        why,
+    };
+    let Input::Ctf(c) = input else {
+        return Err(bad(format!(
+            "symbols name the function addresses of a CTF (LTTng cyg-profile) trace; {} is {}",
+            path.display(),
+            input.kind()
+        )));
+    };
+    let text = std::fs::read_to_string(sym).map_err(|e| bad(format!("cannot read: {e}")))?;
+    let table = ctf::Symbols::from_nm(&text).map_err(bad)?;
+    Ok((Input::Ctf(Box::new(c.with_symbols(table))), len))
 }
 
 /// Open the trace file `path` (`-` for stdin) and tell what it is.

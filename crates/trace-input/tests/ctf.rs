@@ -242,3 +242,94 @@ fn a_directory_without_metadata_is_refused() {
     let e = open(t.path()).err().unwrap().to_string();
     assert!(e.contains("bad CTF trace"), "{e}");
 }
+
+/// babeltrace2's count of `func_entry` events per address (pretty text:
+/// `lttng_ust_cyg_profile:func_entry: ..., { addr = 0x4033A7, ... }`).
+fn babeltrace_entries(dir: &Path) -> HashMap<u64, u64> {
+    let o = Command::new("babeltrace2").arg(dir).output().unwrap();
+    assert!(o.status.success());
+    let mut n = HashMap::new();
+    for l in String::from_utf8_lossy(&o.stdout).lines() {
+        if !l.contains(":func_entry:") {
+            continue;
+        }
+        let a = l
+            .split("addr = 0x")
+            .nth(1)
+            .unwrap()
+            .split(',')
+            .next()
+            .unwrap();
+        *n.entry(u64::from_str_radix(a, 16).unwrap()).or_default() += 1;
+    }
+    n
+}
+
+#[test]
+fn glxgears_call_stacks_with_its_mapping_file() {
+    let Some(dir) = shared("cyg-profile/glxgears-cyg-profile") else {
+        return;
+    };
+    let map = dir.parent().unwrap().join("cyg-profile-mapping.txt");
+    let (input, _) = lever_trace_input::open_sized_with_symbols(&dir, Some(&map)).unwrap();
+    let opts = Options {
+        callstack: true,
+        ..Options::default()
+    };
+    let report = analyze_source(input, &opts, |_| {}).unwrap();
+    let cs = report.callstack.unwrap();
+    let names: Vec<&str> = cs.functions.iter().map(|f| f.name.as_str()).collect();
+    for f in ["draw", "draw_gears", "gear", "main"] {
+        assert!(names.contains(&f), "{f} in {names:?}");
+    }
+    // Every function's calls equal babeltrace2's entries at its address
+    // (the mapping gives the address of each name).
+    if babeltrace2() {
+        let text = std::fs::read_to_string(&map).unwrap();
+        let syms = lever_trace_input::ctf::Symbols::from_nm(&text).unwrap();
+        let entries = babeltrace_entries(&dir);
+        let mut by_name: HashMap<String, u64> = HashMap::new();
+        for (a, n) in &entries {
+            let name = syms
+                .lookup(*a)
+                .map_or_else(|| format!("{a:#x}"), str::to_string);
+            *by_name.entry(name).or_default() += n;
+        }
+        for f in &cs.functions {
+            assert_eq!(Some(&f.calls), by_name.get(&f.name), "{}", f.name);
+        }
+    }
+    // Self time adds up to the time on the stacks: the sum of each
+    // thread's outermost calls.
+    let main = cs.functions.iter().find(|f| f.name == "main").unwrap();
+    assert!(main.total_ns >= main.self_ns);
+    let all_self: u64 = cs.functions.iter().map(|f| f.self_ns).sum();
+    assert!(all_self > 0 && cs.folded.lines().count() > 3);
+    assert!(cs.folded.contains("glxgears;main;"), "{}", cs.folded);
+}
+
+#[test]
+fn a_mapping_file_for_text_is_refused() {
+    let t = tempfile::tempdir().unwrap();
+    let trace = t.path().join("t.txt");
+    std::fs::write(&trace, "  <idle>-0 [000] d..2. 1.000050: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=a next_pid=7 next_prio=120\n").unwrap();
+    let map = t.path().join("m.txt");
+    std::fs::write(&map, "0000000000401aac t f\n").unwrap();
+    let e = lever_trace_input::open_sized_with_symbols(&trace, Some(&map))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("m.txt: symbols name the function addresses of a CTF"),
+        "{e}"
+    );
+    std::fs::write(&map, "zzz t f\n").unwrap();
+    let Some(dir) = shared("cyg-profile/glxgears-cyg-profile") else {
+        return;
+    };
+    let e = lever_trace_input::open_sized_with_symbols(&dir, Some(&map))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.ends_with("m.txt: line 1: bad address `zzz`"), "{e}");
+}
