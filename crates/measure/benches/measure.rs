@@ -5,7 +5,11 @@
 //! - `thrash_sample`: one thrash sample (/proc/vmstat + /proc/pressure/memory);
 //!   target < 10 ms, i.e. < 1 % of one CPU at a 1 s interval;
 //! - `mem_map_sample`: one memory-map sample and model (meminfo, vmstat,
-//!   modules, zram, dma-buf, KGSL).
+//!   modules, zram, dma-buf, KGSL);
+//! - `top_sample` and `top_sample_threads`: one `lever top` sample (/proc/stat,
+//!   every /proc/<pid>/stat and status, with `--threads` every task's too)
+//!   and the interval it closes; target < 20 ms for ~150 processes, i.e.
+//!   < 2 % of one CPU at a 1 s interval.
 //!
 //! Run: `cargo bench -p lever-measure --bench measure`.
 
@@ -14,6 +18,7 @@ use lever_kernel::KernelFs;
 use lever_measure::memmap::{MemSample, MemoryMap, StaticMemory};
 use lever_measure::smaps::{ProcScan, Procrank, SortKey, View};
 use lever_measure::thrash::ThrashSample;
+use lever_measure::top::{ReadOptions, TopInterval, TopSample, Which};
 use std::hint::black_box;
 
 fn benches(c: &mut Criterion) {
@@ -60,5 +65,29 @@ fn benches(c: &mut Criterion) {
     }
 }
 
-criterion_group!(measure, benches);
+fn top(c: &mut Criterion) {
+    let fs = KernelFs::system();
+    for (name, threads) in [("top_sample", false), ("top_sample_threads", true)] {
+        let opts = ReadOptions {
+            which: Which::All,
+            threads,
+        };
+        let first = match TopSample::read(&fs, 0.0, &opts) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("skipped {name}: {e}");
+                continue;
+            }
+        };
+        eprintln!("{name}: {} processes", first.tasks.len());
+        c.bench_function(name, |b| {
+            b.iter(|| {
+                let s = TopSample::read(&fs, 1.0, &opts).unwrap();
+                black_box(TopInterval::new(&first, &s, 100, None))
+            })
+        });
+    }
+}
+
+criterion_group!(measure, benches, top);
 criterion_main!(measure);
