@@ -308,12 +308,12 @@ fn benchmarks_are_seed_002s_tables_per_category() {
     assert!(bench.contains("dhrystone_per_mhz"));
     assert!(bench.contains("lat_tcp skipped: no loopback"));
     // One chart per category and unit, one scale for all its tests.
-    assert!(bench.contains("System calls (us): median"));
+    assert!(bench.contains("System calls (µs): median"));
     assert!(bench.contains("one scale for every test"));
     let md = markdown(&[r]);
     assert!(md.contains("### System calls"), "{md}");
     assert!(
-        md.contains(&format!("| lat\\_syscall-null | us | {cell} | 12 |")),
+        md.contains(&format!("| lat\\_syscall-null | µs | {cell} | 12 |")),
         "{md}"
     );
 }
@@ -382,7 +382,7 @@ fn each_run_shows_its_conditions_or_why_not() {
     let page = html(&[full_run()]);
     assert!(page.contains("<section id=\"conditions\"><h2>Conditions</h2>"));
     assert!(
-        page.contains("not recorded: this run was collected by a Lever that kept no conditions")
+        page.contains("not recorded: the runs were collected by a Lever that kept no conditions")
     );
 }
 
@@ -407,4 +407,48 @@ fn each_use_case_shows_its_cpu_beside_its_memory() {
         md.contains("| camera | 1.43 GiB | 3.81 GiB | 143 % of one core | 180 % of 400 % |"),
         "{md}"
     );
+}
+
+#[test]
+fn a_busy_run_leads_its_conditions_with_the_load_one_column_per_run() {
+    use lever_conditions::{Avail, Conditions, Fixed, Load, Snapshot};
+    let snap = |load_1m: f64| Snapshot {
+        elapsed_s: 0.0,
+        load: Avail::Value(Load {
+            load_1m,
+            load_5m: 1.0,
+            load_15m: 1.0,
+            runnable: 1,
+            tasks: 120,
+        }),
+        cpufreq: Avail::Unavailable(
+            "no cpufreq policies: this kernel has no cpufreq driver".into(),
+        ),
+        thermal: Avail::Unavailable("no thermal zones".into()),
+    };
+    let record = |load: f64| {
+        Conditions::new(
+            Fixed::unknown("0.1.0", 2),
+            &snap(load),
+            Avail::Value(vec![]),
+            &snap(load),
+        )
+    };
+    let (mut quiet, mut busy) = (full_run(), full_run());
+    quiet.conditions = Some(record(0.05));
+    busy.conditions = Some(record(6.8));
+    let page = html(&[quiet, busy]);
+    let panel = &page[page.find("<section id=\"conditions\">").unwrap()..];
+    let panel = &panel[..panel.find("</section>").unwrap()];
+    assert!(
+        panel.contains(
+            "<tr class=\"warn\"><th>disturbed (load)</th><td>—</td><td>loaded before the run: load average 6.80 on 2 CPUs</td></tr>"
+        ),
+        "{panel}"
+    );
+    assert!(panel.contains(
+        "<td>not available: no cpufreq policies: this kernel has no cpufreq driver</td>"
+    ));
+    // The load row comes before the facts that did not disturb the run.
+    assert!(panel.find("disturbed (load)").unwrap() < panel.find("<th>kernel</th>").unwrap());
 }

@@ -121,7 +121,7 @@ fn one_run_has_every_chart_and_says_what_was_not_measured() {
     assert!(!page.contains("@import"));
     assert!(!page.contains("url("));
     let md = markdown(&[run("qcs6490", 1.0)]);
-    assert!(md.contains("| lat\\_syscall-null | us |"), "{md}");
+    assert!(md.contains("| lat\\_syscall-null | µs |"), "{md}");
     assert!(md.contains("- not measured: no daemon at /run/lever/lever.sock"));
 }
 

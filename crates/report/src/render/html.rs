@@ -4,8 +4,8 @@
 
 use super::svg::{self, Bar, Group, Histogram, Stack, Step};
 use super::{
-    benchmarks, board_name, condition_lines, conditions, daemon_note, esc, hows, names, row_name,
-    run_label, section_names, summary, units, usecases, value, verdict,
+    benchmarks, board_name, condition_lines, daemon_note, esc, hows, names, row_name, run_label,
+    section_names, summary, units, usecases, value, verdict,
 };
 use crate::compare::{self, Row};
 use crate::model::Run;
@@ -21,7 +21,7 @@ svg.chart{display:block;margin:10px 0;font:11px sans-serif;background:#fff}svg .
 svg .grid{stroke:#e5e5e5}svg .axis{fill:none;stroke:#333}svg .whisker{stroke:#222;fill:none}svg .in{fill:#fff}\
 code{font-size:12px;background:#f6f6f6;padding:1px 3px}\
 .strip{display:flex;flex-wrap:wrap;gap:10px;margin:12px 0}.fig{border:1px solid #ddd;border-radius:6px;padding:8px 12px;min-width:150px;max-width:260px;background:#fafafa}\
-.fig .k{font-size:12px;color:#555}.fig .v{font-size:22px;font-weight:600;font-variant-numeric:tabular-nums}.fig .na{font-size:12px;color:#a33}\
+.fig .k{font-size:12px;color:#555}.fig .v{font-size:22px;font-weight:600;font-variant-numeric:tabular-nums}.fig .na{font-size:12px;color:#a33;max-height:4.4em;overflow:hidden}\
 .note{background:#fff6d5;border-left:4px solid #e0b000;padding:4px 8px;font-size:13px}.warn{color:#a33;font-weight:600}\
 td.neg{color:#a33}h3{font-size:15px;margin:18px 0 4px}";
 
@@ -168,6 +168,14 @@ fn significant(h: &mut String, rows: &[Row]) {
 fn cpus(h: &mut String, runs: &[Run]) {
     for (i, r) in runs.iter().enumerate() {
         if r.device.cpus.is_empty() {
+            continue;
+        }
+        if i > 0 && r.device.cpus == runs[0].device.cpus {
+            let _ = writeln!(
+                h,
+                "<p class=\"method\">CPUs of {}: the same as #1's</p>",
+                esc(&run_label(i, r))
+            );
             continue;
         }
         let _ = writeln!(h, "<table class=\"cpus\"><tr><th colspan=\"5\">CPUs of {}</th></tr><tr><th>CPU</th><th>cluster</th><th>model</th><th>max MHz</th><th>capacity</th></tr>", esc(&run_label(i, r)));
@@ -562,6 +570,20 @@ fn strip(h: &mut String, runs: &[Run]) {
             "<div class=\"fig\"><div class=\"k\">{}</div>",
             esc(f.label)
         );
+        let same_why = per_run.len() > 1
+            && per_run
+                .iter()
+                .all(|figs| figs[k].value.is_err() && figs[k].value == per_run[0][k].value);
+        if same_why {
+            if let Err(why) = &f.value {
+                let _ = writeln!(
+                    h,
+                    "<div class=\"na\" title=\"{0}\">every run: {0}</div></div>",
+                    esc(why)
+                );
+            }
+            continue;
+        }
         for (i, figs) in per_run.iter().enumerate() {
             let f = &figs[k];
             let run = if runs.len() > 1 {
@@ -580,7 +602,12 @@ fn strip(h: &mut String, runs: &[Run]) {
                     );
                 }
                 Err(why) => {
-                    let _ = write!(h, "<div class=\"na\">{}{}</div>", esc(&run), esc(why));
+                    let _ = write!(
+                        h,
+                        "<div class=\"na\" title=\"{1}\">{0}{1}</div>",
+                        esc(&run),
+                        esc(why)
+                    );
                 }
             }
         }
@@ -589,30 +616,31 @@ fn strip(h: &mut String, runs: &[Run]) {
     h.push_str("</div>\n");
 }
 
-/// Each run's conditions, one table.
+/// Each run's conditions: one table, a column per run.
 fn conditions_panel(h: &mut String, runs: &[Run]) {
     h.push_str("<section id=\"conditions\"><h2>Conditions</h2>\n");
-    for (i, r) in runs.iter().enumerate() {
-        if runs.len() > 1 {
-            let _ = writeln!(h, "<h3>{}</h3>", esc(&run_label(i, r)));
+    let Some(table) = super::conditions_table(runs) else {
+        h.push_str("<p class=\"not\">not recorded: the runs were collected by a Lever that kept no conditions</p>\n</section>\n");
+        return;
+    };
+    h.push_str("<table class=\"conditions\">");
+    if runs.len() > 1 {
+        h.push_str("<tr><th></th>");
+        for (i, r) in runs.iter().enumerate() {
+            let _ = write!(h, "<th>{}</th>", esc(&run_label(i, r)));
         }
-        let Some(c) = &r.conditions else {
-            h.push_str("<p class=\"not\">not recorded: this run was collected by a Lever that kept no conditions</p>\n");
-            continue;
-        };
-        h.push_str("<table class=\"conditions\">\n");
-        for l in conditions::lines(c) {
-            let class = if l.warn { " class=\"warn\"" } else { "" };
-            let _ = writeln!(
-                h,
-                "<tr{class}><th>{}</th><td>{}</td></tr>",
-                esc(&l.what),
-                esc(&l.value)
-            );
-        }
-        h.push_str("</table>\n");
+        h.push_str("</tr>");
     }
-    h.push_str("</section>\n");
+    h.push('\n');
+    for (what, warn, cells) in table {
+        let class = if warn { " class=\"warn\"" } else { "" };
+        let _ = write!(h, "<tr{class}><th>{}</th>", esc(&what));
+        for c in cells {
+            let _ = write!(h, "<td>{}</td>", esc(&c));
+        }
+        h.push_str("</tr>\n");
+    }
+    h.push_str("</table>\n</section>\n");
 }
 
 /// Seed 002's tables, one per category, each with its chart.
@@ -652,7 +680,7 @@ fn bench(h: &mut String, runs: &[Run], rows: &[Row]) {
                 if sig { " class=\"sig\"" } else { "" },
                 esc(&test.id),
                 esc(&test.name),
-                esc(&test.unit)
+                esc(units::unit(&test.unit))
             );
             for (i, c) in test.cells.iter().enumerate() {
                 match c {
@@ -723,8 +751,9 @@ fn bench(h: &mut String, runs: &[Run], rows: &[Row]) {
                 })
                 .collect();
             let title = format!(
-                "{} ({unit}): median, whiskers min..max of the samples",
-                t.title
+                "{} ({}): median, whiskers min..max of the samples",
+                t.title,
+                units::unit(unit)
             );
             h.push_str(&svg::whiskers(&title, &groups, &|v| units::value(v, unit)));
         }

@@ -6,8 +6,8 @@
 //! not HTML entities (a wiki shows `&#39;` as it is).
 
 use super::{
-    benchmarks, board_name, condition_lines, conditions, daemon_note, hows, names, row_name,
-    section_names, section_title, summary, units, usecases, value, verdict,
+    benchmarks, board_name, condition_lines, daemon_note, hows, names, row_name, section_names,
+    section_title, summary, units, usecases, value, verdict,
 };
 use crate::compare::{self, Row};
 use crate::model::Run;
@@ -191,24 +191,27 @@ fn strip(m: &mut String, runs: &[Run]) {
     }
 }
 
-/// Each run's conditions.
+/// Each run's conditions: one table, a column per run.
 fn conditions_panel(m: &mut String, runs: &[Run]) {
     m.push_str("\n## Conditions\n");
-    for (i, r) in runs.iter().enumerate() {
-        if runs.len() > 1 {
-            let _ = writeln!(m, "\n### {}", md(&super::run_label(i, r)));
+    let Some(table) = super::conditions_table(runs) else {
+        m.push_str("\nnot recorded: the runs were collected by a Lever that kept no conditions\n");
+        return;
+    };
+    m.push_str("\n| condition |");
+    for i in 0..runs.len() {
+        let _ = write!(m, " #{} |", i + 1);
+    }
+    m.push_str("\n|---|");
+    m.push_str(&"---|".repeat(runs.len()));
+    m.push('\n');
+    for (what, warn, cells) in table {
+        let (a, b) = if warn { ("**", "**") } else { ("", "") };
+        let _ = write!(m, "| {a}{}{b} |", md(&what));
+        for c in cells {
+            let _ = write!(m, " {} |", md(&c));
         }
-        let Some(c) = &r.conditions else {
-            m.push_str(
-                "\nnot recorded: this run was collected by a Lever that kept no conditions\n",
-            );
-            continue;
-        };
-        m.push_str("\n| condition | value |\n|---|---|\n");
-        for l in conditions::lines(c) {
-            let (a, b) = if l.warn { ("**", "**") } else { ("", "") };
-            let _ = writeln!(m, "| {a}{}{b} | {a}{}{b} |", md(&l.what), md(&l.value));
-        }
+        m.push('\n');
     }
 }
 
@@ -285,7 +288,12 @@ fn bench(m: &mut String, runs: &[Run], rows: &[Row]) {
             let row = rows
                 .iter()
                 .find(|r| r.name == test.id && r.labels.is_empty());
-            let _ = write!(m, "| {} | {} |", md(&test.name), md(&test.unit));
+            let _ = write!(
+                m,
+                "| {} | {} |",
+                md(&test.name),
+                md(units::unit(&test.unit))
+            );
             for (i, c) in test.cells.iter().enumerate() {
                 match c {
                     Some(c) => {

@@ -147,6 +147,46 @@ fn section_title(name: &str) -> String {
     }
 }
 
+/// The runs' conditions as rows (what, a warning?, one cell per run):
+/// what disturbed any run first, then every run's lines in first-seen
+/// order, `—` where a run lacks one,
+/// `not recorded` for a run without conditions; `None` when no run has
+/// any.
+#[allow(clippy::type_complexity)]
+fn conditions_table(runs: &[Run]) -> Option<Vec<(String, bool, Vec<String>)>> {
+    if runs.iter().all(|r| r.conditions.is_none()) {
+        return None;
+    }
+    let per_run: Vec<Option<Vec<conditions::Line>>> = runs
+        .iter()
+        .map(|r| r.conditions.as_ref().map(conditions::lines))
+        .collect();
+    let mut rows: Vec<(String, bool, Vec<String>)> = Vec::new();
+    for (i, lines) in per_run.iter().enumerate() {
+        for l in lines.iter().flatten() {
+            let at = match rows.iter().position(|r| r.0 == l.what) {
+                Some(at) => at,
+                None => {
+                    let cells = per_run
+                        .iter()
+                        .map(|p| match p {
+                            Some(_) => "—".to_string(),
+                            None => "not recorded (a Lever that kept no conditions)".to_string(),
+                        })
+                        .collect();
+                    rows.push((l.what.clone(), false, cells));
+                    rows.len() - 1
+                }
+            };
+            rows[at].1 |= l.warn;
+            rows[at].2[i] = l.value.clone();
+        }
+    }
+    // What disturbed any run first.
+    rows.sort_by_key(|r| !r.1);
+    Some(rows)
+}
+
 /// A comparison row's readable name.
 fn row_name(row: &Row) -> String {
     names::readable(&row.name, &row.labels)
@@ -296,6 +336,12 @@ fn how(run: &Run, section: &str) -> (bool, String) {
 /// Per run, whether `section` was measured and how (or why not), prefixed
 /// with the run's name when there are several.
 fn hows(runs: &[Run], section: &str) -> Vec<(bool, String)> {
+    let each: Vec<(bool, String)> = runs.iter().map(|r| how(r, section)).collect();
+    // The same for every run: said once.
+    if runs.len() > 1 && each.windows(2).all(|w| w[0] == w[1]) {
+        let (ok, text) = each[0].clone();
+        return vec![(ok, format!("every run: {text}"))];
+    }
     runs.iter()
         .enumerate()
         .map(|(i, run)| {

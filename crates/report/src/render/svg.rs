@@ -296,7 +296,14 @@ pub fn whiskers(title: &str, groups: &[Group], fmt: &dyn Fn(f64) -> String) -> S
     let (left, right, top, bar) = (230.0, 130.0, 30.0, 14.0);
     let rows: usize = groups.iter().map(|g| g.bars.len()).sum();
     let plot_h = rows as f64 * (bar + 2.0) + groups.len() as f64 * 8.0;
-    let h = top + plot_h + 34.0;
+    // A legend of the runs when a test has several bars.
+    let runs: Vec<&str> = groups
+        .iter()
+        .max_by_key(|g| g.bars.len())
+        .map(|g| g.bars.iter().map(|b| b.run.as_str()).collect())
+        .unwrap_or_default();
+    let legend = if runs.len() > 1 { 18.0 } else { 0.0 };
+    let h = top + plot_h + 34.0 + legend;
     let pw = W - left - right;
     let scale = Scale::new(groups.iter().flat_map(|g| {
         g.bars
@@ -361,6 +368,20 @@ pub fn whiskers(title: &str, groups: &[Group], fmt: &dyn Fn(f64) -> String) -> S
         "<path d=\"M{left},{top} V{axis_y:.1} H{}\" class=\"axis\"/>",
         left + pw
     );
+    if legend > 0.0 {
+        let ly = axis_y + 44.0;
+        for (i, run) in runs.iter().enumerate() {
+            let lx = 8.0 + i as f64 * 250.0;
+            let _ = writeln!(
+                s,
+                "<rect x=\"{lx}\" y=\"{:.1}\" width=\"12\" height=\"10\" fill=\"{}\"/><text x=\"{}\" y=\"{ly:.1}\">{}</text>",
+                ly - 9.0,
+                COLOURS[i % COLOURS.len()],
+                lx + 16.0,
+                esc(run)
+            );
+        }
+    }
     s.push_str("</svg>\n");
     s
 }

@@ -122,6 +122,15 @@ pub fn value(v: f64, unit: &str) -> String {
     }
 }
 
+/// A unit as people write it: `us` (ASCII in the run, as LMBench
+/// writes it) is `µs`.
+pub fn unit(u: &str) -> &str {
+    match u {
+        "us" => "µs",
+        u => u,
+    }
+}
+
 /// A percentage with one decimal (`12.5`), or none from 100 up.
 pub fn percent(v: f64) -> String {
     if v.abs() >= 100.0 {
