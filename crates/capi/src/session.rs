@@ -110,16 +110,6 @@ pub fn reset_after_fork() {
     SESSION.store(fresh, Ordering::Release);
 }
 
-/// How long one call may wait for the daemon: `$LEVER_TIMEOUT_MS`, else 5 s.
-fn call_timeout() -> std::time::Duration {
-    let ms = std::env::var("LEVER_TIMEOUT_MS")
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-        .filter(|&v| v > 0)
-        .unwrap_or(5000);
-    std::time::Duration::from_millis(ms)
-}
-
 impl Session {
     fn new(pid: u32) -> Session {
         Session {
@@ -134,7 +124,7 @@ impl Session {
             let mut client = Client::connect(&socket_path())?;
             // A hung daemon must not hang the application that asked for a
             // boost: calls give up after LEVER_TIMEOUT_MS (default 5000).
-            client.set_timeout(Some(call_timeout()))?;
+            client.set_timeout(Some(lever_client::call_timeout()))?;
             self.client = Some(client);
         }
         Ok(self.client.as_mut().expect("connected above"))
@@ -313,15 +303,7 @@ fn is_timeout(e: &Error) -> bool {
 
 /// Whether an error means the connection is dead (worth one reconnect).
 fn is_disconnect(e: &Error) -> bool {
-    use std::io::ErrorKind::*;
-    match e {
-        Error::Client(ClientError::Closed) => true,
-        Error::Client(ClientError::Io(io)) => matches!(
-            io.kind(),
-            BrokenPipe | ConnectionReset | ConnectionAborted | NotConnected | UnexpectedEof
-        ),
-        _ => false,
-    }
+    matches!(e, Error::Client(c) if c.is_disconnect())
 }
 
 /// Run `op` on this process's session: connect lazily, start afresh after

@@ -57,6 +57,10 @@ fn serve(state: Arc<Mutex<Mock>>, mut stream: UnixStream) {
                         code: ErrorCode::NotPermitted,
                         message: "the mock daemon serves no D-Bus callers".into(),
                     },
+                    Request::Urm => Reply::Error {
+                        code: ErrorCode::Invalid,
+                        message: "the mock daemon has no URM view".into(),
+                    },
                 };
                 drop(st);
                 if stream.write_all(&reply.encode()).is_err() {

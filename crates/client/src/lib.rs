@@ -90,6 +90,33 @@ pub enum ClientError {
     },
 }
 
+impl ClientError {
+    /// Whether the connection is dead — the daemon closed it or went away
+    /// (restarted) — so that one reconnect is worth trying.
+    pub fn is_disconnect(&self) -> bool {
+        use std::io::ErrorKind::*;
+        match self {
+            ClientError::Closed => true,
+            ClientError::Io(io) => matches!(
+                io.kind(),
+                BrokenPipe | ConnectionReset | ConnectionAborted | NotConnected | UnexpectedEof
+            ),
+            _ => false,
+        }
+    }
+}
+
+/// How long one call of a library client (the C libraries) waits for the
+/// daemon: `$LEVER_TIMEOUT_MS` when set to a positive number, else 5 s.
+pub fn call_timeout() -> std::time::Duration {
+    let ms = std::env::var("LEVER_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .filter(|&v| v > 0)
+        .unwrap_or(5000);
+    std::time::Duration::from_millis(ms)
+}
+
 /// A connection to the daemon.
 #[derive(Debug)]
 pub struct Client {

@@ -105,22 +105,12 @@ fn sent<T>(r: Result<T, ClientError>) -> Result<Sent<T>, Error> {
     }
 }
 
-/// How long one call may wait for the daemon: `$LEVER_TIMEOUT_MS`, else 5 s.
-fn call_timeout() -> std::time::Duration {
-    let ms = std::env::var("LEVER_TIMEOUT_MS")
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-        .filter(|&v| v > 0)
-        .unwrap_or(5000);
-    std::time::Duration::from_millis(ms)
-}
-
 impl Session {
     fn client(&mut self) -> Result<&mut Client, Error> {
         if self.client.is_none() {
             let mut client = Client::connect(&socket_path()).map_err(unreachable)?;
             client
-                .set_timeout(Some(call_timeout()))
+                .set_timeout(Some(lever_client::call_timeout()))
                 .map_err(unreachable)?;
             self.client = Some(client);
         }
@@ -313,15 +303,7 @@ impl Session {
 
 /// Whether an error means the connection is dead (worth one reconnect).
 fn is_disconnect(e: &Error) -> bool {
-    use std::io::ErrorKind::*;
-    match e {
-        Error::Unreachable(ClientError::Closed) => true,
-        Error::Unreachable(ClientError::Io(io)) => matches!(
-            io.kind(),
-            BrokenPipe | ConnectionReset | ConnectionAborted | NotConnected | UnexpectedEof
-        ),
-        _ => false,
-    }
+    matches!(e, Error::Unreachable(c) if c.is_disconnect())
 }
 
 /// Run `op` on this process's session: connect lazily, start afresh in a
