@@ -247,9 +247,11 @@ fn cells(v: &[u32]) -> String {
 pub fn overlay(changes: &[OppChange], source: &str, widths: Widths) -> String {
     let mut s = String::from("/dts-v1/;\n/plugin/;\n\n");
     s.push_str(&format!(
-        "/*\n * lever dt customize: seed 000 §6.3 static map of {source}\n\
-         * vote kBps = target kHz × w; w: DDR {}, LLCC {}, L3 {} bytes per clock\n */\n\n",
-        widths.ddr_bytes, widths.llcc_bytes, widths.l3_bytes
+        concat!(
+            "/*\n * lever dt customize: seed 000 §6.3 static map of {}\n",
+            " * vote kBps = target kHz × w; w: DDR {}, LLCC {}, L3 {} bytes per clock\n */\n\n"
+        ),
+        source, widths.ddr_bytes, widths.llcc_bytes, widths.l3_bytes
     ));
     s.push_str("/ {\n");
     for (i, c) in changes.iter().enumerate() {

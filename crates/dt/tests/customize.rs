@@ -135,6 +135,12 @@ fn overlay_applied_with_fdtoverlay_changes_only_the_votes() {
     let text = customize::overlay(&changes, "sc7280-idp.dtb", Widths::SEED);
     assert!(text.starts_with("/dts-v1/;\n/plugin/;\n"), "{text}");
     assert!(
+        text.contains(
+            " * vote kBps = target kHz × w; w: DDR 4, LLCC 16, L3 32 bytes per clock\n */\n"
+        ),
+        "{text}"
+    );
+    assert!(
         text.contains("target-path = \"/opp-table-cpu0/opp-1804800000\";"),
         "{text}"
     );
