@@ -95,7 +95,8 @@ urm=$!
 for _ in $(seq 200); do [ -S /run/restune_sock ] && break; sleep 0.05; done
 [ -S /run/restune_sock ] || { cat "$work/urm.log"; echo "URM's daemon did not start" >&2; exit 1; }
 bench "$work/lib-urm" >"$work/urm.txt"
-kill "$urm"; wait "$urm" || true
+# URM's daemon does not always exit on SIGTERM: a second later, SIGKILL.
+kill "$urm"; sleep 1; kill -KILL "$urm" 2>/dev/null || true; wait "$urm" || true
 
 # Lever's, from the same directory.
 "$lever" daemon --root "$root" --urm "$root/etc/urm" --socket "$work/lever.sock" \
