@@ -68,6 +68,19 @@ fn collect_on_a_simulated_board_with_its_daemon() {
     let daemon_section = run.section("daemon").unwrap();
     assert_eq!(daemon_section.status, Status::Measured);
     assert!(run.metric("daemon.resources").unwrap().value > 0.0);
+    // The round trip, timed here: 50 PINGs, their median.
+    let rt = run.metric("daemon.round_trip").unwrap();
+    assert_eq!((rt.unit.as_str(), rt.samples.len()), ("us", 50));
+    assert!(rt.value > 0.0 && rt.value < 1e6, "{}", rt.value);
+    // This daemon serves the simulated board: the section says so.
+    assert_eq!(daemon_section.detail["simulated_board"], "qcs6490");
+    assert!(
+        daemon_section
+            .method
+            .contains("the daemon serves the simulated board qcs6490"),
+        "{}",
+        daemon_section.method
+    );
     assert!(matches!(
         run.section("latency").unwrap().status,
         Status::NotMeasured { .. }
@@ -155,7 +168,16 @@ fn render_writes_the_page_markdown_and_json() {
         "--json",
         json.to_str().unwrap(),
     ]);
-    assert_eq!(text.lines().count(), 3, "{text}");
+    // The conditions of #2 against #1 first, then the files written.
+    assert!(
+        text.starts_with("run #2 against #1: conditions: the same in both runs"),
+        "{text}"
+    );
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("wrote ")).count(),
+        3,
+        "{text}"
+    );
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.starts_with("<!DOCTYPE html>"));
     assert!(page.contains("2 runs compared"));

@@ -159,12 +159,25 @@ fn collect_run(dir: &Path, board: &Path, name: &str, scale: f64) -> PathBuf {
     let samples = |base: f64, s: f64| -> Vec<f64> {
         (0..10).map(|i| (base + i as f64 * 0.003) * s).collect()
     };
+    // Seed 002's categories: system calls, file and VM, memory bandwidth,
+    // the CPU benchmarks (Dhrystone's DMIPS/MHz in the summary strip).
+    let metric = |name: &str, unit: &str, base: f64, s: f64, better: &str| {
+        serde_json::json!({"name": format!("bench.{name}"), "unit": unit, "value": (base + 0.0135) * s,
+                           "samples": samples(base, s), "better": better})
+    };
     let bench = serde_json::json!({
         "name": "bench", "method": "planted for the page test", "status": {"state": "measured"},
         "metrics": [
-            {"name": "bench.lat_syscall-null", "unit": "us", "value": 0.4 * scale, "samples": samples(0.4, scale), "better": "lower"},
-            {"name": "bench.lat_pagefault", "unit": "us", "value": 0.9, "samples": samples(0.9, 1.0), "better": "lower"},
-            {"name": "bench.bw_mem-rd-1mb", "unit": "MB/s", "value": 12000.0, "samples": samples(12000.0, 1.0), "better": "higher"}]});
+            metric("lat_syscall-null", "us", 0.4, scale, "lower"),
+            metric("lat_syscall-read", "us", 0.7, 1.0, "lower"),
+            metric("lat_syscall-open", "us", 2.1, 1.0, "lower"),
+            metric("lat_pagefault", "us", 0.9, 1.0, "lower"),
+            metric("bw_mem-rd-1mb", "MB/s", 12000.0, 1.0, "higher"),
+            metric("bw_mem-wr-1mb", "MB/s", 9500.0, 1.0, "higher"),
+            metric("bw_mem-cp-1mb", "MB/s", 6100.0, 1.0, "higher"),
+            metric("dhrystone", "DMIPS", 17732.0, 1.0, "higher"),
+            metric("whetstone", "MWIPS", 3333.0, 1.0, "higher")],
+        "detail": {"skipped": [], "dhrystone_cpu": 7}});
     let sections = run["sections"].as_array_mut().unwrap();
     let at = sections.iter().position(|s| s["name"] == "bench").unwrap();
     sections[at] = bench;
@@ -204,13 +217,22 @@ fn the_page_loads_in_chromium_without_console_errors_or_network() {
         page2.to_str().unwrap(),
     ]);
     let two_runs = std::fs::read_to_string(&page2).unwrap();
-    assert!(two_runs.contains("<tr class=\"sig\"><td>bench.lat_syscall-null</td>"));
-    assert!(!two_runs.contains("<tr class=\"sig\"><td>bench.lat_pagefault</td>"));
+    assert!(two_runs.contains("<tr class=\"sig\"><td title=\"bench.lat_syscall-null\">"));
+    assert!(!two_runs.contains("<tr class=\"sig\"><td title=\"bench.lat_pagefault\">"));
+    let one_run = std::fs::read_to_string(&page1).unwrap();
+    assert!(
+        one_run.contains("<h3>System calls</h3>") && one_run.contains("<h3>CPU benchmarks</h3>")
+    );
+    // Dhrystone pinned to CPU 7, the qcs6490's prime core (2707.2 MHz).
+    assert!(
+        one_run.contains(&format!("{:.2}</div>", (17732.0 + 0.0135) / 2707.2)),
+        "no DMIPS/MHz"
+    );
 
     let work = dir.path().join("chromium");
     std::fs::create_dir(&work).unwrap();
     let mut shots = Vec::new();
-    for (page, height) in [(&page1, 2400), (&page2, 2400)] {
+    for (page, height) in [(&page1, 4300), (&page2, 5600)] {
         let l = load(&browser, page, &work, height);
         assert!(
             l.console.is_empty(),
