@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 secs=${1:-300}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(protocol_decode journal_parse target_yaml trace_line trace_dat trace_dat_analyze dt_parse)
+[ ${#targets[@]} -gt 0 ] || targets=(protocol_decode journal_parse target_yaml trace_line trace_dat trace_dat_analyze dt_parse ctf_decode)
 seeds() {
     case $1 in
         protocol_decode) echo fuzz/seeds/protocol_decode ;;
@@ -23,6 +23,7 @@ seeds() {
         # Edits of the embedded seed capture: an empty input is the capture.
         trace_dat_analyze) echo fuzz/seeds/trace_dat_analyze ;;
         dt_parse) echo fuzz/seeds/dt_parse ;;
+        ctf_decode) echo fuzz/seeds/ctf_decode ;;
         *) return 1 ;;
     esac
 }

@@ -306,7 +306,11 @@ pub fn classify(err: &anyhow::Error) -> Class {
             use lever_trace_input::InputError as I;
             Some(match e {
                 I::Io { source, .. } => io_error(source).unwrap_or(Class::Failed),
-                I::Empty { .. } | I::NotATrace { .. } | I::Dat { .. } | I::Ctf { .. } => {
+                I::Empty { .. }
+                | I::NotATrace { .. }
+                | I::Dat { .. }
+                | I::Ctf { .. }
+                | I::Symbols { .. } => {
                     Class::BadInput
                 }
             })

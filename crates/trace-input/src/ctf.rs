@@ -7,6 +7,10 @@
 //! LTTng), so a kernel trace and a UST trace of the same run make one
 //! timeline.
 //!
+//! Traces of different hosts (the `hostname` in their metadata) get CPU
+//! numbers of their own: the second host's CPU 0 comes after the first
+//! host's CPUs (as many as its per-CPU stream files).
+//!
 //! LTTng's event and field names map onto ftrace's, so the analyses see
 //! the events they know:
 //!
@@ -400,6 +404,30 @@ impl LineSource for CtfInput {
         P: FnMut(u64),
     {
         let maps: Vec<Mapping> = self.traces.iter().map(Mapping::of).collect();
+        // Traces of different hosts (the synctraces' two machines) get
+        // CPU numbers of their own: a host's CPUs follow the previous
+        // host's (as many as its most per-CPU stream files).
+        let mut hosts: Vec<(String, u32)> = Vec::new();
+        for t in &self.traces {
+            let h = t.metadata().env_str("hostname").unwrap_or_default();
+            let n = t.stream_paths().count() as u32;
+            match hosts.iter_mut().find(|(x, _)| *x == h) {
+                Some(e) => e.1 = e.1.max(n),
+                None => hosts.push((h, n)),
+            }
+        }
+        let cpu_base: Vec<u32> = self
+            .traces
+            .iter()
+            .map(|t| {
+                let h = t.metadata().env_str("hostname").unwrap_or_default();
+                hosts
+                    .iter()
+                    .take_while(|(x, _)| *x != h)
+                    .map(|(_, n)| n)
+                    .sum()
+            })
+            .collect();
         let mut sum = Summary::default();
         let mut tasks = Tasks::default();
         let mut resolver = Resolver {
@@ -429,7 +457,7 @@ impl LineSource for CtfInput {
                     .cpu()
                     .or_else(|| int(e, "perf_cpu").map(|c| c as u64))
                     .unwrap_or(0);
-                let Ok(cpu) = u32::try_from(cpu) else {
+                let Some(cpu) = u32::try_from(cpu).ok().and_then(|c| c.checked_add(cpu_base[k])) else {
                     sum.note(no, "", &Line::Malformed("CPU number out of range"));
                     return;
                 };

@@ -230,6 +230,16 @@ fn two_hosts_merge_by_time() {
         )
         .unwrap();
     assert_eq!(n, 110_771 + 85_729);
+    // Two hosts: two CPUs, not one CPU 0 shared by both machines; each
+    // host's threads as in its own trace (ssh ran 16.008 ms on scp_src).
+    let r = analyze_source(open(a.parent().unwrap()).unwrap(), &Options::all(), |_| {}).unwrap();
+    let s = r.sched.unwrap();
+    assert_eq!(s.cpus.len(), 2);
+    let alone = analyze_source(open(&a).unwrap(), &Options::all(), |_| {}).unwrap();
+    let run = |s: &lever_trace_analysis::sched::SchedReport| {
+        s.threads.iter().find(|t| t.tid == 7422).unwrap().running_ns
+    };
+    assert_eq!(run(&s), run(alone.sched.as_ref().unwrap()));
     assert_eq!(sum.events, n);
     // A parent directory holding both is the same input.
     let parent = open(a.parent().unwrap()).unwrap();

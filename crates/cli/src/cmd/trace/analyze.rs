@@ -85,6 +85,19 @@ pub struct AnalyzeArgs {
     /// Parsing threads (default: every CPU for a file, 1 for stdin).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
+    /// Per-thread call stacks: function self/total time, calls, worst
+    /// durations (LTTng-UST cyg-profile entries/exits, systrace B/E).
+    #[arg(long)]
+    pub callstack: bool,
+    /// Symbols of the traced binary (`nm` output, absolute addresses)
+    /// naming cyg-profile function addresses; without it, the ELF files
+    /// the trace's statedump names are read where they exist here.
+    #[arg(long, value_name = "FILE")]
+    pub symbols: Option<PathBuf>,
+    /// Write the call stacks' flame graph (SVG, self time) to FILE
+    /// (implies --callstack).
+    #[arg(long, value_name = "FILE")]
+    pub flamegraph: Option<PathBuf>,
 }
 
 /// `--frames`' form, checked by clap.
@@ -151,6 +164,7 @@ pub fn analyze(global: &Global, a: AnalyzeArgs) -> anyhow::Result<()> {
         }),
         locks: a.locks,
         ramp: a.ramp,
+        callstack: a.callstack || a.flamegraph.is_some(),
         threads: a.threads.unwrap_or_else(|| default_threads(&a.file)),
         ..Options::default()
     };
@@ -176,6 +190,7 @@ pub fn analyze(global: &Global, a: AnalyzeArgs) -> anyhow::Result<()> {
         || opts.critical_path.is_some()
         || opts.locks
         || opts.ramp
+        || opts.callstack
         || !opts.kpis.is_empty()
         || !opts.frames.is_empty());
     if nothing {
@@ -188,7 +203,7 @@ pub fn analyze(global: &Global, a: AnalyzeArgs) -> anyhow::Result<()> {
             ..Options::all()
         };
     }
-    let (input, len) = open_input(&a.file)?;
+    let (input, len) = lever_trace_input::open_sized_with_symbols(&a.file, a.symbols.as_deref())?;
     let progress = Progress::new(format!("parsing {}", a.file.display()));
     let mut report = analyze_source(input, &opts, |b| {
         progress.update(b >> 20, len.map(|l| l >> 20), "MiB")
@@ -209,9 +224,28 @@ pub fn analyze(global: &Global, a: AnalyzeArgs) -> anyhow::Result<()> {
         compare_runs(ramp, baseline, a.ramp_task.as_deref(), opts.threads)
             .with_context(|| format!("reading {}", name.as_deref().unwrap_or("-")))?;
     }
+    if let (Some(svg), Some(cs)) = (&a.flamegraph, &report.callstack) {
+        write_flamegraph(svg, &cs.folded, &a.file)?;
+    }
     emit(global.json, &report, |r| {
         render::trace::analysis(r, a.top, nothing)
     })
+}
+
+/// The call stacks' flame graph (self time in µs per folded stack).
+#[cfg(feature = "flamegraph")]
+fn write_flamegraph(svg: &Path, folded: &str, trace: &Path) -> anyhow::Result<()> {
+    let title = format!("{} (self time, µs)", trace.display());
+    lever_flamegraph::perf::write_svg(svg, folded, &title)
+        .with_context(|| format!("writing {}", svg.display()))
+}
+
+#[cfg(not(feature = "flamegraph"))]
+fn write_flamegraph(_svg: &Path, _folded: &str, _trace: &Path) -> anyhow::Result<()> {
+    Err(crate::exit::not_in_this_build(
+        "lever trace analyze --flamegraph",
+        "flamegraph",
+    ))
 }
 
 /// `lever trace export --format`

@@ -5,6 +5,7 @@
 mod causes;
 mod events;
 mod sched;
+mod stacks;
 
 use lever_trace_analysis::stats::fmt_ns;
 use lever_trace_analysis::Report;
@@ -101,6 +102,9 @@ fn analysis_raw(r: &Report, top: usize, auto: bool) -> String {
     }
     if let Some(rp) = &r.ramp {
         out += &causes::ramp(rp, top);
+    }
+    if let Some(cs) = &r.callstack {
+        out += &stacks::callstack(cs, top);
     }
     out
 }
