@@ -335,7 +335,10 @@ fn a_simulated_octa_core_has_eight_cores_and_their_frequencies() {
         assert!(!row.trim_end().ends_with('-'), "{row}");
     }
     assert!(text.contains("total: 0.0 % of 800 %"), "{text}");
-    assert!(text.contains("/proc/stat did not advance during the run"), "{text}");
+    assert!(
+        text.contains("/proc/stat did not advance during the run"),
+        "{text}"
+    );
     assert!(text.contains("no process was seen"), "{text}");
     // Bad input: a pid of 0, a zero interval.
     let out = common::lever(&["top", "-p", "0"]);
