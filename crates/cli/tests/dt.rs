@@ -130,3 +130,111 @@ fn live_tree_under_root_marks_the_current_row() {
     let opp_copy = text(&lever(&["dt", "opp", base_arg]));
     assert!(!opp_copy.contains("<- current"), "{opp_copy}");
 }
+
+/// The row parts of `lever dt opp`'s text: the "current" marks and lines
+/// and the tables' labels (a live tree's) left out.
+fn opp_rows(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| !l.starts_with("  current frequency"))
+        .map(|l| {
+            let l = l.split("   <- current").next().unwrap();
+            match (l.starts_with("cluster "), l.find(" (")) {
+                (true, Some(i)) => {
+                    let rest = &l[i..];
+                    let close = rest.find(')').unwrap();
+                    format!("{}{}", &l[..i], &rest[close + 1..])
+                }
+                _ => l.to_string(),
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn simulated_qcs6490_opp_is_sc7280_idp_row_for_row() {
+    let Some(dtb) = sc7280() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("board");
+    let root = root.to_str().unwrap();
+    text(&lever(&["sim", "create", "qcs6490", root]));
+    let live = text(&lever(&["--root", root, "dt", "opp"]));
+    let real = text(&lever(&["dt", "opp", dtb.to_str().unwrap()]));
+    assert!(live.contains("<- current 691.2 MHz"), "{live}");
+    assert_eq!(opp_rows(&live), opp_rows(&real));
+    // The carveouts and mem map agree on the no-map total.
+    let c = text(&lever(&["--root", root, "dt", "carveouts"]));
+    assert!(
+        c.contains("no-map total: 441.1 MiB (462536704 bytes)"),
+        "{c}"
+    );
+    let map = text(&lever(&["--root", root, "mem", "map"]));
+    let non_linux = map.lines().find(|l| l.starts_with("Non-Linux")).unwrap();
+    assert!(non_linux.ends_with("441.1"), "{map}");
+}
+
+#[test]
+fn customize_prints_an_overlay_and_a_patch() {
+    let Some(dtb) = sc7280() else { return };
+    let dtb = dtb.to_str().unwrap();
+    let args = |format: &str| {
+        lever(&[
+            "dt",
+            "customize",
+            dtb,
+            "--cluster",
+            "silver",
+            "--freq",
+            "1804800",
+            "--l3",
+            "1500000",
+            "--ddr",
+            "1555000",
+            "--format",
+            format,
+        ])
+    };
+    let o = args("overlay");
+    let overlay = text(&o);
+    assert!(overlay.starts_with("/dts-v1/;\n/plugin/;\n"), "{overlay}");
+    assert!(
+        overlay.contains("target-path = \"/opp-table-cpu0/opp-1804800000\";")
+            && overlay.contains("opp-peak-kBps = <6220000 48000000>;"),
+        "{overlay}"
+    );
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        said.contains("DDR 4068000 kBps (1017 MHz) -> 6220000 kBps (1555 MHz), L3 48537600 kBps (1516.8 MHz) -> 48000000 kBps (1500 MHz)"),
+        "{said}"
+    );
+    if Command::new("dtc").arg("--version").output().is_ok() {
+        let patch = text(&args("patch"));
+        assert!(
+            patch.starts_with("--- a/sc7280-idp.dts\n+++ b/sc7280-idp.dts\n"),
+            "{patch}"
+        );
+        assert!(
+            patch.contains("+\t\t\topp-peak-kBps = <6220000 48000000>;"),
+            "{patch}"
+        );
+    }
+    // A frequency the table lacks: exit 3, the table's frequencies named.
+    let o = lever(&[
+        "dt",
+        "customize",
+        dtb,
+        "--cluster",
+        "silver",
+        "--freq",
+        "1708800",
+        "--ddr",
+        "1555000",
+    ]);
+    assert_eq!(o.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(
+            "/opp-table-cpu0 has no OPP at 1708800 kHz; its frequencies (kHz): 300000 691200"
+        ),
+        "{err}"
+    );
+}

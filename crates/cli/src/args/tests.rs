@@ -68,6 +68,16 @@ const FREE_FORM: &[(&str, &str, &str)] = &[
     ),
     ("lever dt show", "include", "an include directory for cpp"),
     (
+        "lever dt customize",
+        "file",
+        "a .dtb or .dts file (read: a bad one exits 3)",
+    ),
+    (
+        "lever dt customize",
+        "include",
+        "an include directory for cpp",
+    ),
+    (
         "lever dt show",
         "node",
         "a node path (an unknown one is refused when read)",

@@ -1,6 +1,7 @@
-//! `lever dt opp|carveouts|show`: the device tree's DVFS maps (seed 000
-//! §6.3), memory carveouts (§6.5, §8.3) and nodes, from the live tree
-//! under `--root`, a `.dtb`, or a `.dts` (through `dtc`).
+//! `lever dt opp|carveouts|show|customize`: the device tree's DVFS maps
+//! (seed 000 §6.3), memory carveouts (§6.5, §8.3) and nodes, from the
+//! live tree under `--root`, a `.dtb`, or a `.dts` (through `dtc`); and a
+//! changed DVFS map as an overlay or a patch (§6.3 "customize").
 
 use crate::args::Global;
 use crate::render::num::mhz_from_khz;
@@ -26,6 +27,79 @@ pub enum DtCommand {
     Carveouts(SourceArgs),
     /// Print a node and its subtree (default: the whole tree) as source.
     Show(ShowArgs),
+    /// Change the DVFS map (seed 000 §6.3 "customize"): new L3 / LLCC /
+    /// DDR frequencies for some CPU frequencies of one cluster, printed as
+    /// a device-tree overlay or a patch of dtc's source of the tree (vote
+    /// kBps = target kHz × w). The board is never touched.
+    Customize(CustomizeArgs),
+}
+
+/// `lever dt customize`
+#[derive(Debug, Args)]
+pub struct CustomizeArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// The cluster: silver, gold or prime (the first, second, third by
+    /// first CPU), a CPU number, or the OPP table's path or label.
+    #[arg(long, value_name = "CLUSTER", value_parser = parse_cluster)]
+    pub cluster: String,
+    /// A CPU frequency of the cluster's table, kHz (1804800);
+    /// repeatable, or comma-separated.
+    #[arg(long = "freq", value_name = "KHZ", required = true, value_delimiter = ',', value_parser = parse_khz)]
+    pub freqs_khz: Vec<u64>,
+    /// New L3 frequency for those OPPs, kHz (1516800: vote 1516800 × 32).
+    #[arg(long, value_name = "KHZ", value_parser = parse_khz)]
+    pub l3: Option<u64>,
+    /// New LLCC frequency, kHz (vote = kHz × 16).
+    #[arg(long, value_name = "KHZ", value_parser = parse_khz)]
+    pub llcc: Option<u64>,
+    /// New DDR frequency, kHz (1555000: vote 1555000 × 4 = 6220000 kBps).
+    #[arg(long, value_name = "KHZ", value_parser = parse_khz)]
+    pub ddr: Option<u64>,
+    /// Bytes per clock of a target (seed 000 §6.3: ddr=4, llcc=16,
+    /// l3=32); repeatable.
+    #[arg(long = "width", value_name = "TARGET=BYTES", value_parser = parse_width)]
+    pub widths: Vec<(String, u32)>,
+    /// overlay: a /plugin/ overlay (dtc -@ compiles it, fdtoverlay applies
+    /// it); patch: a unified diff of `dtc -O dts`'s source of the tree
+    /// (needs dtc).
+    #[arg(long, value_enum, default_value = "overlay")]
+    pub format: CustomizeFormat,
+}
+
+/// What `lever dt customize` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CustomizeFormat {
+    /// A device-tree overlay.
+    Overlay,
+    /// A unified diff of the tree's source.
+    Patch,
+}
+
+fn parse_khz(s: &str) -> Result<u64, String> {
+    match s.parse::<u64>() {
+        Ok(v) if v > 0 => Ok(v),
+        _ => Err(format!(
+            "{s:?}: not a frequency in kHz (a whole number above 0)"
+        )),
+    }
+}
+
+fn parse_cluster(s: &str) -> Result<String, String> {
+    // A name, number, label or path: `@` only inside a node name.
+    let ok = s
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphanumeric() || c == '/')
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/@,-_.".contains(c));
+    if ok {
+        Ok(s.to_string())
+    } else {
+        Err(format!(
+            "{s:?}: not a cluster (silver, gold, prime, a CPU number, a table path or label)"
+        ))
+    }
 }
 
 /// Where the tree comes from.
@@ -80,6 +154,7 @@ fn parse_width(s: &str) -> Result<(String, u32), String> {
 pub fn run(global: &Global, cmd: DtCommand) -> anyhow::Result<()> {
     match cmd {
         DtCommand::Opp(args) => opp(global, args),
+        DtCommand::Customize(args) => customize(global, args),
         DtCommand::Carveouts(args) => {
             let (tree, _) = load(global, &args)?;
             let report = lever_dt::carveouts(&tree)?;
@@ -138,6 +213,78 @@ fn is_dtb(file: &Path) -> anyhow::Result<bool> {
         .map_err(|e| anyhow::Error::new(e).context(format!("cannot read {}", file.display())))?;
     let n = f.read(&mut magic)?;
     Ok(n == 4 && magic == [0xd0, 0x0d, 0xfe, 0xed])
+}
+
+#[derive(Serialize)]
+struct CustomizeOutput {
+    changes: Vec<lever_dt::customize::OppChange>,
+    format: &'static str,
+    text: String,
+}
+
+fn customize(global: &Global, args: CustomizeArgs) -> anyhow::Result<()> {
+    use lever_dt::customize;
+    use lever_dt::opp::PathKind;
+    let (tree, _) = load(global, &args.source)?;
+    let mut widths = Widths::for_soc(&tree.strings(tree.root(), "compatible"));
+    for (k, v) in &args.widths {
+        widths.set(k, *v).map_err(crate::exit::bad_value)?;
+    }
+    let report = lever_dt::dvfs(&tree, widths)?;
+    let bad = |e: customize::CustomizeError| crate::exit::bad_value(e.to_string());
+    let cluster = customize::find_cluster(&report, &args.cluster).map_err(bad)?;
+    let targets: Vec<(PathKind, u64)> = [
+        (PathKind::L3, args.l3),
+        (PathKind::Llcc, args.llcc),
+        (PathKind::Ddr, args.ddr),
+    ]
+    .into_iter()
+    .filter_map(|(k, v)| v.map(|v| (k, v)))
+    .collect();
+    let changes = customize::plan(cluster, &args.freqs_khz, &targets, widths, |path| {
+        tree.find(path)
+            .and_then(|id| tree.labels(id).first().cloned())
+    })
+    .map_err(bad)?;
+    let live = global.root.join(lever_dt::source::LIVE_TREE);
+    let input = args.source.file.clone().unwrap_or_else(|| live.clone());
+    let name = match &args.source.file {
+        Some(f) if !f.is_dir() => f
+            .file_stem()
+            .map(|s| format!("{}.dts", s.to_string_lossy()))
+            .unwrap_or_else(|| "devicetree.dts".into()),
+        _ => "devicetree.dts".to_string(),
+    };
+    let (format, text) = match args.format {
+        CustomizeFormat::Overlay => (
+            "overlay",
+            customize::overlay(&changes, &input.display().to_string(), widths),
+        ),
+        CustomizeFormat::Patch => {
+            if !args.source.include.is_empty() {
+                return Err(crate::exit::bad_value(
+                    "--format patch: a .dts with #include has no single source to patch; \
+                     give its .dtb, or use --format overlay",
+                ));
+            }
+            let dts = lever_dt::source::dtc_source(&input)?;
+            (
+                "patch",
+                customize::patch(&dts, &name, &changes).map_err(bad)?,
+            )
+        }
+    };
+    if global.json {
+        return crate::render::print_json(&CustomizeOutput {
+            changes,
+            format,
+            text,
+        });
+    }
+    for c in &changes {
+        eprintln!("{}", customize::describe(c));
+    }
+    out(&text)
 }
 
 #[derive(Serialize)]
