@@ -310,9 +310,7 @@ pub fn classify(err: &anyhow::Error) -> Class {
                 | I::NotATrace { .. }
                 | I::Dat { .. }
                 | I::Ctf { .. }
-                | I::Symbols { .. } => {
-                    Class::BadInput
-                }
+                | I::Symbols { .. } => Class::BadInput,
             })
         } else if let Some(e) = cause.downcast_ref::<lever_latency::LatencyError>() {
             use lever_latency::LatencyError as L;

@@ -163,7 +163,11 @@ const FREE_FORM: &[(&str, &str, &str)] = &[
     ("lever trace record", "command", "the command to run"),
     ("lever trace analyze", "file", "a trace file"),
     ("lever trace analyze", "baseline", "a trace file"),
-    ("lever trace analyze", "symbols", "an nm mapping file (its lines are checked when read: exit 3)"),
+    (
+        "lever trace analyze",
+        "symbols",
+        "an nm mapping file (its lines are checked when read: exit 3)",
+    ),
     ("lever trace analyze", "flamegraph", "an SVG file to write"),
     ("lever trace analyze", "ramp_task", "a task name"),
     ("lever trace export", "file", "a trace file"),
