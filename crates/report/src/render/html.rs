@@ -365,31 +365,13 @@ fn usecase_table(h: &mut String, runs: &[Run]) {
             esc(&run_label(i, r))
         );
         for u in ucs {
-            let (mine, total, procs) = match &u.cpu {
-                Ok(c) => (
-                    format!("{} % of one core", units::percent(c.usecase_pct)),
-                    match c.capacity_pct {
-                        Some(cap) => format!(
-                            "{} % of {} %",
-                            units::percent(c.total_pct),
-                            units::number(cap)
-                        ),
-                        None => format!("{} %", units::percent(c.total_pct)),
-                    },
-                    c.processes
-                        .iter()
-                        .map(|(n, p)| format!("{n} {} %", units::percent(*p)))
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                ),
-                Err(why) => (why.clone(), String::new(), String::new()),
-            };
+            let [name, apps, free, mine, total, procs] = u.cells();
             let _ = writeln!(
                 h,
                 "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
-                esc(&u.name),
-                esc(&units::value_or_dash(u.apps_framework_kb, "kB")),
-                esc(&units::value_or_dash(u.free_kb, "kB")),
+                esc(&name),
+                esc(&apps),
+                esc(&free),
                 esc(&mine),
                 esc(&total),
                 esc(&procs)

@@ -145,15 +145,7 @@ pub fn markdown_with(runs: &[Run], force: bool) -> String {
                     if why.is_some() { " \\*" } else { "" }
                 );
                 if i > 0 {
-                    let text = row.vs_base[i - 1].as_ref().map_or("—".into(), |j| {
-                        let (class, t) = verdict(j);
-                        if matches!(class, "better" | "worse") {
-                            format!("**{}**", md(&t))
-                        } else {
-                            md(&t)
-                        }
-                    });
-                    let _ = write!(m, " {text} |");
+                    let _ = write!(m, " {} |", verdict_cell(row.vs_base[i - 1].as_ref()));
                 }
             }
             m.push('\n');
@@ -163,6 +155,19 @@ pub fn markdown_with(runs: &[Run], force: bool) -> String {
         }
     }
     m
+}
+
+/// A comparison cell: the verdict, bold when significant; `—` when
+/// there is none.
+fn verdict_cell(j: Option<&lever_bench::compare::Judgement>) -> String {
+    j.map_or("—".into(), |j| {
+        let (class, t) = verdict(j);
+        if matches!(class, "better" | "worse") {
+            format!("**{}**", md(&t))
+        } else {
+            md(&t)
+        }
+    })
 }
 
 /// The summary figures: one row per figure, one column per run.
@@ -229,35 +234,8 @@ fn usecase_table(m: &mut String, runs: &[Run]) {
             md(&super::run_label(i, r))
         );
         for u in ucs {
-            let (mine, total, procs) = match &u.cpu {
-                Ok(c) => (
-                    format!("{} % of one core", units::percent(c.usecase_pct)),
-                    match c.capacity_pct {
-                        Some(cap) => format!(
-                            "{} % of {} %",
-                            units::percent(c.total_pct),
-                            units::number(cap)
-                        ),
-                        None => format!("{} %", units::percent(c.total_pct)),
-                    },
-                    c.processes
-                        .iter()
-                        .map(|(n, p)| format!("{n} {} %", units::percent(*p)))
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                ),
-                Err(why) => (why.clone(), String::new(), String::new()),
-            };
-            let _ = writeln!(
-                m,
-                "| {} | {} | {} | {} | {} | {} |",
-                md(&u.name),
-                md(&units::value_or_dash(u.apps_framework_kb, "kB")),
-                md(&units::value_or_dash(u.free_kb, "kB")),
-                md(&mine),
-                md(&total),
-                md(&procs)
-            );
+            let cells: Vec<String> = u.cells().iter().map(|c| md(c)).collect();
+            let _ = writeln!(m, "| {} |", cells.join(" | "));
         }
     }
 }
@@ -302,17 +280,11 @@ fn bench(m: &mut String, runs: &[Run], rows: &[Row]) {
                     None => m.push_str(" — | | |"),
                 }
                 if i > 0 {
-                    let text =
-                        row.and_then(|r| r.vs_base[i - 1].as_ref())
-                            .map_or("—".into(), |j| {
-                                let (class, t) = verdict(j);
-                                if matches!(class, "better" | "worse") {
-                                    format!("**{}**", md(&t))
-                                } else {
-                                    md(&t)
-                                }
-                            });
-                    let _ = write!(m, " {text} |");
+                    let _ = write!(
+                        m,
+                        " {} |",
+                        verdict_cell(row.and_then(|r| r.vs_base[i - 1].as_ref()))
+                    );
                 }
             }
             m.push('\n');

@@ -242,6 +242,40 @@ struct UseCase {
     cpu: Result<UseCaseCpu, String>,
 }
 
+impl UseCase {
+    /// The table's cells: use case, apps + framework, free, its CPU, all
+    /// cores, its busiest processes.
+    fn cells(&self) -> [String; 6] {
+        let (mine, total, procs) = match &self.cpu {
+            Ok(c) => (
+                format!("{} % of one core", units::percent(c.usecase_pct)),
+                match c.capacity_pct {
+                    Some(cap) => format!(
+                        "{} % of {} %",
+                        units::percent(c.total_pct),
+                        units::number(cap)
+                    ),
+                    None => format!("{} %", units::percent(c.total_pct)),
+                },
+                c.processes
+                    .iter()
+                    .map(|(n, p)| format!("{n} {} %", units::percent(*p)))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            ),
+            Err(why) => (why.clone(), String::new(), String::new()),
+        };
+        [
+            self.name.clone(),
+            units::value_or_dash(self.apps_framework_kb, "kB"),
+            units::value_or_dash(self.free_kb, "kB"),
+            mine,
+            total,
+            procs,
+        ]
+    }
+}
+
 /// The use cases of a run's memory section (`after boot` left out: no
 /// command ran), with their CPU where the run has it.
 fn usecases(run: &Run) -> Vec<UseCase> {
