@@ -93,7 +93,26 @@ done
 if $board; then
     # The binary alone: the board profile's panic=abort is not for the C
     # libraries, whose every entry point catches panics (their release
-    # builds are the packages' as before).
+    # builds are the packages' as before). With panic=abort no unwinding
+    # tables are needed for Lever's own code (a panic still prints its
+    # message); rust-lld folds identical functions. The bundled SQLite is
+    # built without what the results store never uses (full-text search,
+    # R-trees, JSON functions, extensions, statistics tables).
+    rustflags="-C force-unwind-tables=no"
+    case $target in *-musl) rustflags="$rustflags -C link-arg=--icf=all" ;; esac
+    env_target=$(echo "${target//-/_}" | tr a-z A-Z)
+    export "CARGO_TARGET_${env_target}_RUSTFLAGS=$rustflags"
+    # The C code inside dependencies (SQLite, zstd) without unwinding
+    # tables either: nothing unwinds through it. Its CFLAGS_ from
+    # .cargo/config.toml are kept (an environment variable wins there).
+    cflags_var=CFLAGS_${target//-/_}
+    cflags=$(awk -v key="$cflags_var" '/^\[/ { in_env = ($0 == "[env]"); next }
+        in_env && $1 == key { sub(/^[^=]*= *"/, ""); sub(/".*$/, ""); print }' .cargo/config.toml)
+    export "$cflags_var=${cflags:+$cflags }-fno-asynchronous-unwind-tables -fno-unwind-tables"
+    export LIBSQLITE3_FLAGS="-USQLITE_ENABLE_FTS3 -USQLITE_ENABLE_FTS3_PARENTHESIS -USQLITE_ENABLE_FTS5
+        -USQLITE_ENABLE_RTREE -USQLITE_ENABLE_DBSTAT_VTAB -USQLITE_ENABLE_STAT4 -USQLITE_SOUNDEX
+        -USQLITE_ENABLE_JSON1 -DSQLITE_OMIT_JSON -USQLITE_ENABLE_LOAD_EXTENSION -DSQLITE_OMIT_LOAD_EXTENSION
+        -DSQLITE_OMIT_DEPRECATED -DSQLITE_OMIT_SHARED_CACHE"
     cargo build --target "$target" -p lever --profile board \
         --no-default-features --features board "$@"
     bin=target/$target/board/lever
