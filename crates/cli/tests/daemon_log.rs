@@ -78,7 +78,7 @@ fn apps_and_clients_are_named_by_app_pid_and_handle_not_internal_ids() {
     // case: lever run registers it, it exits soon after. (Not `true`: a
     // command gone before its pid reaches the daemon has nothing to
     // configure, and under qemu-user the client is slow enough for that.)
-    lever_at(&d, &["run", "--app", "gst-camera", "--", "sleep", "0.3"]);
+    lever_at(&d, &["run", "--app", "gst-camera", "--", "sleep", "1"]);
     assert!(
         wait_until(Duration::from_secs(5), || d
             .log()
