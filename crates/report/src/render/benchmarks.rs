@@ -132,6 +132,27 @@ fn cell(m: &Metric) -> Cell {
     }
 }
 
+/// The column headings of a category table over `runs` runs, as the page
+/// and the Markdown print them: test, unit, then per run its value (min,
+/// max), n and interval, and each later run's verdict against the first.
+pub fn columns(runs: usize) -> Vec<String> {
+    let mut v = vec!["test".to_string(), "unit".to_string()];
+    for i in 0..runs {
+        let run = if runs > 1 {
+            format!("#{} ", i + 1)
+        } else {
+            String::new()
+        };
+        v.push(format!("{run}value (min, max)"));
+        v.push(format!("{run}n"));
+        v.push(format!("{run}95 % CI of the median"));
+        if i > 0 {
+            v.push(format!("#{} vs #1", i + 1));
+        }
+    }
+    v
+}
+
 /// The benchmark tables of `runs`, in seed 002's order of categories,
 /// "Other" last.
 pub fn tables(runs: &[Run]) -> Vec<Table> {

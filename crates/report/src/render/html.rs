@@ -635,20 +635,9 @@ fn bench(h: &mut String, runs: &[Run], rows: &[Row]) {
         .collect();
     for t in &tables {
         let _ = writeln!(h, "<h3>{}</h3>", esc(&t.title));
-        h.push_str("<table class=\"bench\"><tr><th>test</th><th>unit</th>");
-        for i in 0..runs.len() {
-            let run = if runs.len() > 1 {
-                format!("#{} ", i + 1)
-            } else {
-                String::new()
-            };
-            let _ = write!(
-                h,
-                "<th>{run}value (min, max)</th><th>{run}n</th><th>{run}95 % CI of the median</th>"
-            );
-            if i > 0 {
-                let _ = write!(h, "<th>#{} vs #1</th>", i + 1);
-            }
+        h.push_str("<table class=\"bench\"><tr>");
+        for c in benchmarks::columns(runs.len()) {
+            let _ = write!(h, "<th>{}</th>", esc(&c));
         }
         h.push_str("</tr>\n");
         for test in &t.tests {

@@ -244,20 +244,9 @@ fn usecase_table(m: &mut String, runs: &[Run]) {
 fn bench(m: &mut String, runs: &[Run], rows: &[Row]) {
     for t in benchmarks::tables(runs) {
         let _ = writeln!(m, "\n### {}\n", md(&t.title));
-        m.push_str("| test | unit |");
-        for i in 0..runs.len() {
-            let run = if runs.len() > 1 {
-                format!("#{} ", i + 1)
-            } else {
-                String::new()
-            };
-            let _ = write!(
-                m,
-                " {run}value (min, max) | {run}n | {run}95 % CI of the median |"
-            );
-            if i > 0 {
-                let _ = write!(m, " #{} vs #1 |", i + 1);
-            }
+        m.push('|');
+        for c in benchmarks::columns(runs.len()) {
+            let _ = write!(m, " {c} |");
         }
         m.push_str("\n|---|---|");
         m.push_str(&"---:|".repeat(runs.len() * 4 - 1));
