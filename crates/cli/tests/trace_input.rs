@@ -89,3 +89,217 @@ fn control_characters_in_task_names_are_escaped() {
     assert!(out.contains("\\x1b]0;pwned\\x07"), "{out}");
     assert!(!out.chars().any(|c| c.is_control() && c != '\n'), "{out:?}");
 }
+
+/// A trace directory in the shared folder of real CTF traces; `None`
+/// (with the reason printed) where the folder is not beside the project,
+/// which under CI=true is a failure.
+fn shared_ctf(rel: &str) -> Option<std::path::PathBuf> {
+    let d = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/third-party/ctf")
+        .join(rel);
+    if d.is_dir() {
+        return Some(d);
+    }
+    assert!(
+        !lever_testkit::in_ci(),
+        "{} missing under CI=true",
+        d.display()
+    );
+    eprintln!("SKIP: {} not here", d.display());
+    None
+}
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &to.join(e.file_name()));
+        } else {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+/// Chrome trace events of phase `ph` named `name` (`None`: any name).
+/// Call-stack slices are B/E pairs; an E names nothing.
+fn events(v: &serde_json::Value, name: Option<&str>, ph: &str) -> usize {
+    v["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == ph && name.is_none_or(|n| e["name"] == n))
+        .count()
+}
+
+/// Seed 000 §4.2 step 5: an LTTng session directory with a kernel trace
+/// and a cyg-profile UST trace below it is one input. Analyze gives the
+/// kernel's scheduling and the application's call stacks together, each
+/// as from its own trace alone; export holds the CPU slices and the call
+/// stacks. (The shared kernel and UST traces come from different
+/// machines, so their times do not overlap: merged by clock, one follows
+/// the other.)
+#[test]
+fn an_lttng_session_with_kernel_and_ust_traces_is_one_input() {
+    let (Some(kernel), Some(ust)) = (
+        shared_ctf("synctraces/scp_src"),
+        shared_ctf("cyg-profile/glxgears-cyg-profile"),
+    ) else {
+        return;
+    };
+    let map = ust.parent().unwrap().join("cyg-profile-mapping.txt");
+    let map = map.to_str().unwrap();
+    let session = tempfile::tempdir().unwrap();
+    copy_dir(&kernel, &session.path().join("kernel"));
+    copy_dir(&ust, &session.path().join("ust/uid/1000/64-bit"));
+    let s = session.path().to_str().unwrap();
+    let json = |args: &[&str]| -> serde_json::Value {
+        serde_json::from_str(&common::ok(
+            &[&["--json", "trace", "analyze"], args].concat(),
+        ))
+        .unwrap()
+    };
+    let both = json(&[s, "--sched", "--callstack", "--symbols", map]);
+    let k = json(&[kernel.to_str().unwrap(), "--sched"]);
+    let u = json(&[ust.to_str().unwrap(), "--callstack", "--symbols", map]);
+    assert_eq!(
+        both["summary"]["events"].as_u64().unwrap(),
+        k["summary"]["events"].as_u64().unwrap() + u["summary"]["events"].as_u64().unwrap()
+    );
+    let thread = |v: &serde_json::Value, tid: i64| {
+        v["sched"]["threads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["tid"] == tid)
+            .cloned()
+            .unwrap_or_else(|| panic!("thread {tid} in {v}"))
+    };
+    // ssh on the scp sender: the same run time and switches as alone.
+    for field in ["comm", "running_ns", "switches"] {
+        assert_eq!(
+            thread(&both, 7422)[field],
+            thread(&k, 7422)[field],
+            "{field}"
+        );
+    }
+    assert_eq!(thread(&both, 7422)["comm"], "ssh");
+    let func = |v: &serde_json::Value, name: &str| {
+        v["callstack"]["functions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("{name} in {v}"))
+    };
+    assert_eq!(func(&both, "draw_frame")["calls"], 617);
+    assert_eq!(func(&both, "draw_frame"), func(&u, "draw_frame"));
+
+    let out = tempfile::tempdir().unwrap();
+    let chrome = out.path().join("session.json");
+    common::ok(&[
+        "trace",
+        "export",
+        s,
+        "-o",
+        chrome.to_str().unwrap(),
+        "--symbols",
+        map,
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&chrome).unwrap()).unwrap();
+    assert_eq!(events(&v, Some("draw_frame"), "B"), 617);
+    // The recording stopped inside main → event_loop → draw_frame: three
+    // slices stay open to the end of the trace.
+    assert_eq!(events(&v, None, "B"), events(&v, None, "E") + 3);
+    assert!(
+        v["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["name"] == "ssh" && e["ph"] == "X"),
+        "ssh's run slices on its CPU"
+    );
+    // The Perfetto protobuf of the same session is written and not empty.
+    let pf = out.path().join("session.pftrace");
+    common::ok(&[
+        "trace",
+        "export",
+        s,
+        "-o",
+        pf.to_str().unwrap(),
+        "--symbols",
+        map,
+    ]);
+    assert!(std::fs::metadata(&pf).unwrap().len() > 100_000);
+}
+
+/// A cyg-profile UST trace recorded here: without `--symbols`, the
+/// functions are named from the program's own ELF symbols, found through
+/// the statedump's `bin_info` (the executable's path and base address).
+#[test]
+fn recorded_ust_functions_are_named_from_the_elf_the_statedump_names() {
+    use lever_testkit::lttng;
+    for tool in ["lttng", "gcc"] {
+        let ok = std::process::Command::new(tool)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !ok {
+            assert!(!lever_testkit::in_ci(), "{tool} missing under CI=true");
+            eprintln!("SKIP: {tool} not installed here");
+            return;
+        }
+    }
+    let work = tempfile::tempdir().unwrap();
+    if !lttng::build_prog(work.path()) {
+        return;
+    }
+    let out = match lttng::record(work.path(), "liblttng-ust-cyg-profile.so", &["2000"]) {
+        Ok(out) => out,
+        Err(why) => {
+            assert!(
+                !lever_testkit::in_ci(),
+                "cannot record a UST trace under CI=true: {why}"
+            );
+            eprintln!("SKIP: not available here because {why}");
+            return;
+        }
+    };
+    let o = out.to_str().unwrap();
+    let v: serde_json::Value = serde_json::from_str(&common::ok(&[
+        "--json",
+        "trace",
+        "analyze",
+        o,
+        "--callstack",
+    ]))
+    .unwrap();
+    let lost = v["summary"]["lost_events"].as_u64().unwrap_or(0);
+    let calls = |name: &str| {
+        v["callstack"]["functions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["name"] == name)
+            .unwrap_or_else(|| panic!("{name} named in {}", v["callstack"]))["calls"]
+            .as_u64()
+            .unwrap()
+    };
+    if lost == 0 {
+        // Two threads: top once each, mid n times each, leaf 3n times each.
+        assert_eq!(calls("top"), 2);
+        assert_eq!(calls("mid"), 2 * 2000);
+        assert_eq!(calls("leaf"), 2 * 6000);
+        assert_eq!(calls("main"), 1);
+    } else {
+        eprintln!("{lost} events lost: only the names are checked");
+        for f in ["top", "mid", "leaf"] {
+            calls(f);
+        }
+    }
+    let chrome = work.path().join("ust.json");
+    common::ok(&["trace", "export", o, "-o", chrome.to_str().unwrap()]);
+    let e: serde_json::Value = serde_json::from_slice(&std::fs::read(&chrome).unwrap()).unwrap();
+    assert_eq!(events(&e, Some("leaf"), "B") as u64, calls("leaf"));
+}

@@ -10,6 +10,8 @@
 //!   rewrites it).
 //! - [`snapshot`] and [`changed`]: every file under a root with its bytes,
 //!   and what differs between two snapshots, for exact restore checks.
+//! - [`lttng`]: user-space LTTng traces of a small instrumented program.
+//! - [`in_ci`]: is this run `CI=true` (where a missing tool is a failure)?
 //!
 //! ```
 //! use lever_testkit::FakeTree;
@@ -21,6 +23,8 @@
 //! ```
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
+
+pub mod lttng;
 
 use lever_kernel::KernelFs;
 use std::collections::BTreeMap;
@@ -169,4 +173,10 @@ pub fn golden(path: &Path, actual: &str) {
         "{} differs; LEVER_UPDATE_GOLDEN=1 rewrites it",
         path.display()
     );
+}
+
+/// Is this run under `CI=true`? There, `.ci/run` has installed every tool
+/// the tests use, so a test that would skip for a missing tool fails.
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true")
 }

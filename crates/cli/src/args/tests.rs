@@ -172,6 +172,11 @@ const FREE_FORM: &[(&str, &str, &str)] = &[
     ("lever trace analyze", "ramp_task", "a task name"),
     ("lever trace export", "file", "a trace file"),
     ("lever trace export", "output", "a file to write"),
+    (
+        "lever trace export",
+        "symbols",
+        "an nm mapping file (its lines are checked when read: exit 3)",
+    ),
     ("lever trace mark", "text", "the marker's text"),
     ("lever trace bench", "file", "a trace file"),
     ("lever flamegraph", "input", "a file"),

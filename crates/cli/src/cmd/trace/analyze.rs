@@ -263,6 +263,7 @@ pub fn export(
     file: &Path,
     output: &Path,
     format: Option<ExportFormat>,
+    symbols: Option<&Path>,
 ) -> anyhow::Result<()> {
     let format = format.unwrap_or_else(|| {
         let name = output.to_string_lossy();
@@ -272,7 +273,7 @@ pub fn export(
             ExportFormat::Json
         }
     });
-    let (input, len) = open_input(file)?;
+    let (input, len) = lever_trace_input::open_sized_with_symbols(file, symbols)?;
     let progress = Progress::new(format!("exporting {}", file.display()));
     let tick = |b: u64| progress.update(b >> 20, len.map(|l| l >> 20), "MiB");
     let (n, left_out, summary) = match format {

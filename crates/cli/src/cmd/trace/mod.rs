@@ -26,7 +26,8 @@ pub enum TraceCommand {
     /// Convert a trace to Chrome trace JSON or a Perfetto protobuf trace
     /// (both open in ui.perfetto.dev).
     Export {
-        /// Trace file: text, trace.dat, or either gzip/zstd-compressed.
+        /// Trace file: text, trace.dat, or either gzip/zstd-compressed; or
+        /// a CTF directory (LTTng kernel/UST session, perf's CTF).
         file: PathBuf,
         /// Output file.
         #[arg(short, long)]
@@ -37,6 +38,12 @@ pub enum TraceCommand {
         /// `.pftrace` or `.perfetto-trace`, else `json`.
         #[arg(long, value_enum)]
         format: Option<analyze::ExportFormat>,
+        /// Symbols of the traced binary (`nm` output, absolute addresses)
+        /// naming cyg-profile function addresses in the call-stack
+        /// slices; without it, the ELF files the trace's statedump names
+        /// are read where they exist here.
+        #[arg(long, value_name = "FILE")]
+        symbols: Option<PathBuf>,
     },
     /// Write TEXT to trace_marker (e.g. `B Connect`, `E|1234`).
     Mark {
@@ -62,7 +69,8 @@ pub fn run(global: &Global, cmd: TraceCommand) -> anyhow::Result<()> {
             file,
             output,
             format,
-        } => analyze::export(global, &file, &output, format),
+            symbols,
+        } => analyze::export(global, &file, &output, format, symbols.as_deref()),
         TraceCommand::Mark { text } => {
             let fs = KernelFs::new(&global.root);
             let tfs = Tracefs::locate_or_mount(&fs)?;
