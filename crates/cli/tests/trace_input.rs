@@ -255,7 +255,12 @@ fn recorded_ust_functions_are_named_from_the_elf_the_statedump_names() {
     if !lttng::build_prog(work.path()) {
         return;
     }
-    let out = match lttng::record(work.path(), "liblttng-ust-cyg-profile.so", &["2000"]) {
+    let out = match lttng::record(
+        work.path(),
+        "liblttng-ust-cyg-profile.so",
+        lttng::CYG_EVENTS,
+        &["2000"],
+    ) {
         Ok(out) => out,
         Err(why) => {
             assert!(
@@ -302,4 +307,139 @@ fn recorded_ust_functions_are_named_from_the_elf_the_statedump_names() {
     common::ok(&["trace", "export", o, "-o", chrome.to_str().unwrap()]);
     let e: serde_json::Value = serde_json::from_slice(&std::fs::read(&chrome).unwrap()).unwrap();
     assert_eq!(events(&e, Some("leaf"), "B") as u64, calls("leaf"));
+}
+
+/// Four threads taking one mutex in turn, holding it for a short loop.
+const MUTEX_PROG: &str = r#"
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+pthread_mutex_t shared_mutex = PTHREAD_MUTEX_INITIALIZER;
+static volatile long sink;
+static int n;
+static void *worker(void *a) {
+  for (int i = 0; i < n; i++) {
+    pthread_mutex_lock(&shared_mutex);
+    for (int k = 0; k < 2000; k++) sink += k;
+    pthread_mutex_unlock(&shared_mutex);
+  }
+  return NULL;
+}
+int main(int argc, char **argv) {
+  n = argc > 1 ? atoi(argv[1]) : 1000;
+  pthread_t t[4];
+  for (int i = 0; i < 4; i++) pthread_create(&t[i], NULL, worker, NULL);
+  for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);
+  printf("%p %ld\n", (void *)&shared_mutex, sink);
+  return 0;
+}
+"#;
+
+/// Locks where the events exist: a UST trace of `pthread_mutex_lock`
+/// (liblttng-ust-pthread-wrapper) gives `--locks` one row per mutex, and
+/// for the program's mutex the waits (request → acquisition of the same
+/// thread) equal a count made from babeltrace2's text of the same trace.
+#[test]
+fn pthread_mutex_waits_from_a_ust_trace_equal_babeltrace2() {
+    use lever_testkit::lttng;
+    for tool in ["lttng", "gcc", "babeltrace2"] {
+        let ok = std::process::Command::new(tool)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !ok {
+            assert!(!lever_testkit::in_ci(), "{tool} missing under CI=true");
+            eprintln!("SKIP: {tool} not installed here");
+            return;
+        }
+    }
+    let work = tempfile::tempdir().unwrap();
+    if !lttng::build(work.path(), MUTEX_PROG, &["-O1"]) {
+        return;
+    }
+    let out = match lttng::record(
+        work.path(),
+        "liblttng-ust-pthread-wrapper.so",
+        "lttng_ust_pthread:*",
+        &["500"],
+    ) {
+        Ok(out) => out,
+        Err(why) => {
+            assert!(
+                !lever_testkit::in_ci(),
+                "cannot record a UST trace under CI=true: {why}"
+            );
+            eprintln!("SKIP: not available here because {why}");
+            return;
+        }
+    };
+    // babeltrace2: per thread, the request's time; at the acquisition of
+    // the same mutex by that thread, one wait. Seconds.ns, as integers.
+    let bt = std::process::Command::new("babeltrace2")
+        .args(["--clock-seconds", "--no-delta"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(bt.status.success());
+    let field = |l: &str, k: &str| -> String {
+        l.split(&format!("{k} = "))
+            .nth(1)
+            .unwrap()
+            .split([',', ' ', '}'])
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    let mut open: std::collections::HashMap<String, i128> = Default::default();
+    let mut waits: std::collections::HashMap<String, (u64, u128)> = Default::default();
+    for l in String::from_utf8_lossy(&bt.stdout).lines() {
+        let ts = l.trim_start_matches('[').split(']').next().unwrap();
+        let (s, ns) = ts.split_once('.').unwrap();
+        let t = s.parse::<i128>().unwrap() * 1_000_000_000 + ns.parse::<i128>().unwrap();
+        let key = format!("{}/{}", field(l, "vtid"), field(l, "mutex"));
+        if l.contains(":pthread_mutex_lock_req:") {
+            open.insert(key, t);
+        } else if l.contains(":pthread_mutex_lock_acq:") {
+            if let Some(t0) = open.remove(&key) {
+                let m =
+                    u64::from_str_radix(field(l, "mutex").trim_start_matches("0x"), 16).unwrap();
+                let w = waits.entry(format!("{m:016x}")).or_default();
+                w.0 += 1;
+                w.1 += (t - t0) as u128;
+            }
+        }
+    }
+    let (addr, (count, total)) = waits
+        .iter()
+        .max_by_key(|(_, (n, _))| *n)
+        .map(|(a, w)| (a.clone(), *w))
+        .expect("mutex waits in babeltrace2's text");
+    // Four threads × 500 locks of the program's mutex (LTTng's own
+    // mutexes show up too, fewer).
+    assert_eq!(count, 4 * 500, "{waits:?}");
+    let v: serde_json::Value = serde_json::from_str(&common::ok(&[
+        "--json",
+        "trace",
+        "analyze",
+        out.to_str().unwrap(),
+        "--locks",
+    ]))
+    .unwrap();
+    let row = v["locks"]["locks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["addr"] == addr.as_str())
+        .unwrap_or_else(|| panic!("{addr} in {}", v["locks"]))
+        .clone();
+    assert_eq!(row["kind"], "pthread_mutex");
+    assert_eq!(row["wait"]["count"].as_u64().unwrap(), count);
+    assert_eq!(row["total_wait_ns"].as_u64().unwrap() as u128, total);
+    assert_eq!(row["tasks"], 4);
+    // The text report names it too.
+    let text = common::ok(&["trace", "analyze", out.to_str().unwrap(), "--locks"]);
+    assert!(
+        text.contains(&addr) && text.contains("pthread_mutex"),
+        "{text}"
+    );
 }

@@ -52,7 +52,7 @@ fn recorded_cyg_profile_traces_equal_babeltrace2() {
         if !lttng::build_prog(work.path()) {
             return;
         }
-        let dir = match lttng::record(work.path(), preload, &["3000"]) {
+        let dir = match lttng::record(work.path(), preload, lttng::CYG_EVENTS, &["3000"]) {
             Ok(out) => lever_ctf::find_traces(&out)
                 .into_iter()
                 .next()

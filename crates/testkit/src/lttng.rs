@@ -26,13 +26,17 @@ fn lttng(home: &Path, args: &[&str]) -> std::process::Output {
         .expect("run lttng")
 }
 
-/// Record `work/prog` (built by [`build_prog`]) under `LD_PRELOAD` of
-/// `preload` in a user-space LTTng session with the cyg-profile and
-/// statedump events and the vpid, vtid and procname contexts. The
+/// The events of a cyg-profile recording: function entries and exits, and
+/// the statedump that names the binaries.
+pub const CYG_EVENTS: &str = "lttng_ust_cyg_profile*,lttng_ust_statedump:*";
+
+/// Record `work/prog` (built by [`build_prog`] or [`build`]) under
+/// `LD_PRELOAD` of `preload` in a user-space LTTng session with `events`
+/// (e.g. [`CYG_EVENTS`]) and the vpid, vtid and procname contexts. The
 /// session's output directory (`ust/uid/UID/64-bit/` below it), or why it
 /// could not be made. A private `lttng-sessiond` is started (with
 /// `LTTNG_HOME` under `work`) where none answers, and killed after.
-pub fn record(work: &Path, preload: &str, args: &[&str]) -> Result<PathBuf, String> {
+pub fn record(work: &Path, preload: &str, events: &str, args: &[&str]) -> Result<PathBuf, String> {
     let home = work.join("home");
     std::fs::create_dir_all(&home).unwrap();
     let mut daemon = SessionDaemon(None);
@@ -73,7 +77,7 @@ pub fn record(work: &Path, preload: &str, args: &[&str]) -> Result<PathBuf, Stri
             "-u".into(),
             "-c".into(),
             "ch".into(),
-            "lttng_ust_cyg_profile*,lttng_ust_statedump:*".into(),
+            events.into(),
         ],
         vec![
             "add-context".into(),
@@ -138,11 +142,20 @@ int main(int argc, char **argv) {
 }
 "#;
 
-/// Build [`PROG`] as `work/prog` with `-finstrument-functions`; false (with the reason printed) without gcc.
+/// Build [`PROG`] as `work/prog` with `-finstrument-functions`; false
+/// (with the reason printed) without gcc.
 pub fn build_prog(work: &Path) -> bool {
-    std::fs::write(work.join("prog.c"), PROG).unwrap();
+    build(work, PROG, &["-O1", "-g", "-finstrument-functions"])
+}
+
+/// Build the C `source` as `work/prog` with gcc and `flags` (and
+/// `-lpthread`); false (with the reason printed) where gcc fails, which
+/// under CI=true is a test failure.
+pub fn build(work: &Path, source: &str, flags: &[&str]) -> bool {
+    std::fs::write(work.join("prog.c"), source).unwrap();
     let ok = Command::new("gcc")
-        .args(["-O1", "-g", "-finstrument-functions", "-o"])
+        .args(flags)
+        .arg("-o")
         .arg(work.join("prog"))
         .arg(work.join("prog.c"))
         .arg("-lpthread")

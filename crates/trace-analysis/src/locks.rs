@@ -199,7 +199,8 @@ impl LockTracker {
 pub struct LockRow {
     /// Address as the trace prints it (hashed for kernel locks).
     pub addr: String,
-    /// `SPIN`, `READ`, `WRITE`, `MUTEX`... or `futex`.
+    /// `SPIN`, `READ`, `WRITE`, `MUTEX`..., `futex`, or `pthread_mutex`
+    /// (an LTTng-UST trace's `pthread_mutex_lock` requests).
     pub kind: String,
     /// Sum of the waits.
     pub total_wait_ns: u64,

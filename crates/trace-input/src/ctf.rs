@@ -341,6 +341,27 @@ fn ftrace_form(
             );
             "irq_handler_exit"
         }
+        // liblttng-ust-pthread-wrapper: every pthread_mutex_lock is a
+        // request then an acquisition; the time between is the wait (about
+        // nothing when the mutex was free), read as a lock contention of
+        // kind `pthread_mutex` keyed by the mutex's address.
+        "lttng_ust_pthread:pthread_mutex_lock_req" => {
+            let _ = write!(
+                body,
+                "{:016x} (flags=pthread_mutex)",
+                int(e, "mutex")? as u64
+            );
+            "contention_begin"
+        }
+        "lttng_ust_pthread:pthread_mutex_lock_acq" => {
+            let _ = write!(
+                body,
+                "{:016x} (ret={})",
+                int(e, "mutex")? as u64,
+                int(e, "status")? as i32
+            );
+            "contention_end"
+        }
         "softirq_entry" | "softirq_exit" | "softirq_raise" => {
             let vec = int(e, "vec")?;
             let action = SOFTIRQS.get(vec as usize).copied().unwrap_or("?");

@@ -141,11 +141,15 @@ pub fn locks(r: &LockReport, top: usize) -> String {
     };
     let mut out = String::new();
     if r.lock_events > 0 {
-        out += &format!(
-            "\n== contended kernel locks ({} locks)\n{}",
-            r.locks.len(),
-            table(&r.locks)
-        );
+        // A UST trace's pthread mutexes (liblttng-ust-pthread-wrapper)
+        // record every lock, free or not; the kernel's only contentions.
+        let n = r.locks.len();
+        let title = if r.locks.iter().any(|l| l.kind == "pthread_mutex") {
+            format!("locks waited for ({n} locks; a pthread_mutex's WAITS count every lock, free or not)")
+        } else {
+            format!("contended kernel locks ({n} locks)")
+        };
+        out += &format!("\n== {title}\n{}", table(&r.locks));
     }
     if r.futex_calls > 0 {
         out += &format!(
