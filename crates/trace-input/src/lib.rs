@@ -11,7 +11,9 @@
 //! | anything else (NUL or control bytes) | not a trace | [`InputError::NotATrace`] |
 //!
 //! Every kind becomes a [`lever_trace::LineSource`], so the analyses
-//! (`lever_trace_analysis::analyze_source`) run on any of them unchanged.
+//! (`lever_trace_analysis::analyze_source`) run on any of them unchanged;
+//! [`run`] has them as plain functions of an [`Input`], compiled here for
+//! speed.
 //!
 //! ```
 //! use lever_trace::LineSource;
@@ -30,6 +32,7 @@
 pub mod ctf;
 pub mod dat;
 pub mod report;
+pub mod run;
 
 use dat::ring::DatReader;
 use dat::{DatError, Data};
