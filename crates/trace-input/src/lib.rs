@@ -11,9 +11,7 @@
 //! | anything else (NUL or control bytes) | not a trace | [`InputError::NotATrace`] |
 //!
 //! Every kind becomes a [`lever_trace::LineSource`], so the analyses
-//! (`lever_trace_analysis::analyze_source`) run on any of them unchanged;
-//! [`run`] has them as plain functions of an [`Input`], compiled here for
-//! speed.
+//! (`lever_trace_analysis::analyze_source`) run on any of them unchanged.
 //!
 //! ```
 //! use lever_trace::LineSource;
@@ -32,7 +30,6 @@
 pub mod ctf;
 pub mod dat;
 pub mod report;
-pub mod run;
 
 use dat::ring::DatReader;
 use dat::{DatError, Data};

@@ -6,7 +6,7 @@
 use super::skipped;
 use crate::model::{Better, Metric, Section};
 use crate::ReportError;
-use lever_trace_analysis::{KpiSpec, Options};
+use lever_trace_analysis::{analyze_source, KpiSpec, Options};
 use std::path::Path;
 
 /// Analyze `trace` for `kpis`, if a trace is given.
@@ -32,8 +32,7 @@ pub fn collect(trace: Option<&Path>, kpis: &[String]) -> Result<Section, ReportE
             })?);
     }
     let input = lever_trace_input::open(path).map_err(|e| bad(e.to_string()))?;
-    let report = lever_trace_input::run::analyze(input, &opts, &mut |_| {})
-        .map_err(|e| bad(e.to_string()))?;
+    let report = analyze_source(input, &opts, |_| {}).map_err(|e| bad(e.to_string()))?;
     let Some(markers) = report.markers else {
         return Ok(skipped(
             "markers",

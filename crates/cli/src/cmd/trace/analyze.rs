@@ -8,8 +8,9 @@ use clap::Args;
 use lever_kernel::KernelFs;
 use lever_measure::process::{self, Pid};
 use lever_trace_analysis::critical::CriticalPathSpec;
+use lever_trace_analysis::export::perfetto::export_perfetto_file;
 use lever_trace_analysis::ramp::compare::compare_runs;
-use lever_trace_analysis::{FrameSpec, KpiSpec, Options};
+use lever_trace_analysis::{analyze_source, export_chrome_file, FrameSpec, KpiSpec, Options};
 use lever_trace_input::Input;
 use std::path::{Path, PathBuf};
 
@@ -204,7 +205,7 @@ pub fn analyze(global: &Global, a: AnalyzeArgs) -> anyhow::Result<()> {
     }
     let (input, len) = lever_trace_input::open_sized_with_symbols(&a.file, a.symbols.as_deref())?;
     let progress = Progress::new(format!("parsing {}", a.file.display()));
-    let mut report = lever_trace_input::run::analyze(input, &opts, &mut |b| {
+    let mut report = analyze_source(input, &opts, |b| {
         progress.update(b >> 20, len.map(|l| l >> 20), "MiB")
     })
     .with_context(|| format!("reading {}", a.file.display()))?;
@@ -274,15 +275,13 @@ pub fn export(
     });
     let (input, len) = lever_trace_input::open_sized_with_symbols(file, symbols)?;
     let progress = Progress::new(format!("exporting {}", file.display()));
-    let mut tick = |b: u64| progress.update(b >> 20, len.map(|l| l >> 20), "MiB");
+    let tick = |b: u64| progress.update(b >> 20, len.map(|l| l >> 20), "MiB");
     let (n, left_out, summary) = match format {
         ExportFormat::Json => {
-            let (n, summary) = lever_trace_input::run::export_chrome(input, output, &mut tick)?;
+            let (n, summary) = export_chrome_file(input, output, tick)?;
             (n, 0, summary)
         }
-        ExportFormat::Perfetto => {
-            lever_trace_input::run::export_perfetto(input, output, &mut tick)?
-        }
+        ExportFormat::Perfetto => export_perfetto_file(input, output, tick)?,
     };
     progress.finish();
     summary.require_events(&input_name(file))?;
@@ -304,7 +303,11 @@ pub fn bench(global: &Global, file: &Path, threads: Option<usize>) -> anyhow::Re
     // their type for the exit code); "no events" needs it added.
     lever_trace_input::open(file)?;
     let threads = threads.unwrap_or_else(|| default_threads(file));
-    let mut res = lever_trace_input::run::bench(file, threads).map_err(|e| match e.kind() {
+    let mut res = lever_trace_analysis::bench::bench(
+        || lever_trace_input::open(file).map_err(std::io::Error::other),
+        threads,
+    )
+    .map_err(|e| match e.kind() {
         std::io::ErrorKind::InvalidData => anyhow::anyhow!("{}: {e}", file.display()),
         _ => anyhow::Error::new(e),
     })?;
