@@ -354,11 +354,24 @@ fn quick_runs_every_test_within_a_minute() {
         eprintln!("--quick took {wall:.1} s under qemu-user; the 60 s bound is for native runs");
         return;
     }
-    assert!(
-        wall < 60.0,
-        "--quick took {wall:.1} s (load average {})",
-        r["conditions"]["load_1m"]
-    );
+    // A time bound means something only on a quiet machine: where the
+    // run's own conditions record other work (a runner building beside
+    // it: 63.9 s at load 3.6 on 2 CPUs), the time is printed with why.
+    let conditions: lever_conditions::Conditions =
+        serde_json::from_value(r["conditions"]["run"].clone()).expect("the run's conditions");
+    let disturbed = conditions.disturbances();
+    // Loaded or not, three times the budget means --quick no longer
+    // holds to it (a test's time budget ignored, a runaway).
+    assert!(wall < 180.0, "--quick took {wall:.1} s");
+    if !disturbed.is_empty() {
+        let why: Vec<&str> = disturbed.iter().map(|d| d.text.as_str()).collect();
+        eprintln!(
+            "--quick took {wall:.1} s; not held to 60 s because the run was disturbed: {}",
+            why.join("; ")
+        );
+        return;
+    }
+    assert!(wall < 60.0, "--quick took {wall:.1} s on a quiet machine");
 }
 
 #[test]
