@@ -277,7 +277,7 @@ const SC7280_REGION_USERS: &[(&str, &[&str])] = &[
 
 /// The SC7280 SoC tree: Debian's `sc7280-idp.dtb` (crates/sim/data/NOTICE.md).
 const SC7280_TREE: SocTree = SocTree {
-    dtb: include_bytes!("../data/sc7280-idp.dtb"),
+    dtb_zst: include_bytes!("../data/sc7280-idp.dtb.zst"),
     source: "sc7280-idp.dtb (Debian linux-image-6.1.0-47-arm64, 6.1.170-3)",
     absent_cpus: &[],
     region_users: SC7280_REGION_USERS,

@@ -383,8 +383,9 @@ pub(crate) enum Cooler {
 /// users of the board's carveouts).
 #[derive(Debug)]
 pub(crate) struct SocTree {
-    /// The DTB's bytes (`include_bytes!`).
-    pub dtb: &'static [u8],
+    /// The DTB, zstd-compressed (`include_bytes!` of a `.dtb.zst`: a
+    /// sixth of the size in the binary); [`SocTree::dtb`] gives the bytes.
+    pub dtb_zst: &'static [u8],
     /// Where it comes from, for the docs and errors (`sc7280-idp.dtb`).
     pub source: &'static str,
     /// CPU nodes the part does not have (fused-off cores): left out, with
@@ -397,4 +398,11 @@ pub(crate) struct SocTree {
     /// Labels of the SoC's source (`cpu0_opp_table`) for `__symbols__`:
     /// (label, node path); one whose node is not written is left out.
     pub labels: &'static [(&'static str, &'static str)],
+}
+
+impl SocTree {
+    /// The DTB's bytes, decompressed.
+    pub fn dtb(&self) -> std::io::Result<Vec<u8>> {
+        zstd::stream::decode_all(self.dtb_zst)
+    }
 }

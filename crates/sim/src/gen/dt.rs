@@ -61,7 +61,10 @@ pub(crate) fn write(board: &Board, tree: &mut Tree) -> Result<(), SimError> {
         source_dtb: soc.source,
         message,
     };
-    let dt = lever_dt::fdt::parse(soc.dtb).map_err(|e| fail(e.to_string()))?;
+    let bytes = soc
+        .dtb()
+        .map_err(|e| fail(format!("decompressing it: {e}")))?;
+    let dt = lever_dt::fdt::parse(&bytes).map_err(|e| fail(e.to_string()))?;
     let max_phandle = dt
         .nodes()
         .filter_map(|(id, _)| dt.u32(id, "phandle").ok().flatten())
@@ -247,13 +250,28 @@ mod tests {
     use crate::boards;
 
     #[test]
+    fn the_compressed_tree_is_debians_file_byte_for_byte() {
+        for b in boards::ALL {
+            if let Some(soc) = &b.device_tree {
+                assert_eq!(
+                    soc.dtb().unwrap(),
+                    include_bytes!("../../data/sc7280-idp.dtb"),
+                    "{}: zstd -d of data/sc7280-idp.dtb.zst",
+                    b.name
+                );
+            }
+        }
+    }
+
+    #[test]
     fn the_selection_holds_what_lever_reads_and_leaves_out_absent_cpus() {
         let fp1 = boards::ALL
             .iter()
             .find(|b| b.name == "qcs5430-fp1")
             .unwrap();
         let soc = fp1.device_tree.as_ref().unwrap();
-        let dt = lever_dt::fdt::parse(soc.dtb).unwrap();
+        let bytes = soc.dtb().unwrap();
+        let dt = lever_dt::fdt::parse(&bytes).unwrap();
         let sel = select(&dt, soc).unwrap();
         let has = |p: &str| sel.written.contains(&dt.find(p).unwrap());
         assert!(has("/opp-table-cpu0") && has("/opp-table-cpu4"));
