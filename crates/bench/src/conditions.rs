@@ -116,7 +116,16 @@ impl Conditions {
     /// What makes these results noisy.
     pub fn noise(&self) -> Vec<String> {
         let mut w = Vec::new();
-        if let Some(load) = self.load_1m {
+        if let Some(run) = &self.run {
+            // The run's own record judges load as `compare` does: the
+            // average and tasks runnable then, and runnable tasks during.
+            for d in run.disturbances().into_iter().filter(|d| d.kind == "load") {
+                w.push(format!(
+                    "the machine was busy ({}); results will be slower and wider",
+                    d.text
+                ));
+            }
+        } else if let Some(load) = self.load_1m {
             // Anything above a quarter of a CPU busy elsewhere competes
             // with the benchmark's own threads.
             if load > 0.25 * self.cpus.max(1) as f64 {

@@ -48,6 +48,7 @@ fn collect_records_and_render_compares_conditions() {
     assert_eq!(c["load_before"]["value"]["runnable"], 1);
     // The same run, its base taken under the load.
     run["conditions"]["load_before"]["value"]["load_1m"] = serde_json::json!(6.8);
+    run["conditions"]["load_before"]["value"]["runnable"] = serde_json::json!(7);
     let loaded = dir.path().join("loaded.json");
     std::fs::write(&loaded, run.to_string()).unwrap();
     let md = dir.path().join("out.md");

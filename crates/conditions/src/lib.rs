@@ -372,7 +372,8 @@ impl Conditions {
 
     /// What makes this run's figures untrustworthy against another's:
     /// other work on the machine ([`BUSY_FRACTION`] of the CPUs before the
-    /// run by the 1-minute load average, or during it by runnable tasks
+    /// run by the 1-minute load average and by the tasks runnable then
+    /// besides the reader, or during it by runnable tasks
     /// beyond the run's own [`OWN_RUNNABLE`]), and throttling of any kind
     /// but a standing cap ([`ThrottleKind::disturbs`]). Empty for a quiet
     /// run.
@@ -380,13 +381,23 @@ impl Conditions {
         let cpus = self.cpus().max(1);
         let busy = BUSY_FRACTION * cpus as f64;
         let mut out = Vec::new();
-        if let Some(l) = self.load_before.value().filter(|l| l.load_1m > busy) {
+        // Loaded before: the 1-minute average says the machine was busy
+        // lately, and runnable tasks besides the reader say it still is.
+        // The average alone would count a run made a minute earlier (it
+        // decays over minutes: two quiet runs back to back had 0.53 on 2
+        // CPUs), the instant count alone a passing blip.
+        if let Some(l) = self
+            .load_before
+            .value()
+            .filter(|l| l.load_1m > busy && f64::from(l.runnable.saturating_sub(1)) > busy)
+        {
             out.push(Disturbance {
                 kind: "load".into(),
                 phase: Phase::Before,
                 text: format!(
-                    "loaded before the run: load average {:.2} on {cpus} CPUs",
-                    l.load_1m
+                    "loaded before the run: load average {:.2} on {cpus} CPUs, {} other tasks runnable",
+                    l.load_1m,
+                    l.runnable.saturating_sub(1)
                 ),
             });
         }

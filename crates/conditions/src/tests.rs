@@ -180,8 +180,15 @@ fn load_before_and_during() {
     assert_eq!(d.len(), 1);
     assert_eq!(
         d[0].text,
-        "loaded before the run: load average 6.80 on 2 CPUs"
+        "loaded before the run: load average 6.80 on 2 CPUs, 6 other tasks runnable"
     );
+    // The average alone (an earlier run still in it, nothing runnable but
+    // the reader now) is not a loaded machine; nor is a blip alone.
+    for (avg, runnable) in [(0.53, 1), (1.9, 1), (0.1, 5)] {
+        let before = snap(0.0, load(avg, runnable), 2_400_000, 40_000, 0);
+        let c = Conditions::new(f.clone(), &before, Avail::Value(vec![]), &before);
+        assert_eq!(c.disturbances(), vec![], "{avg} {runnable}");
+    }
     assert_eq!(
         c.load_during,
         Avail::Unavailable(
@@ -220,7 +227,7 @@ fn a_loaded_run_is_not_judged_unless_forced() {
     assert!(!c.judged);
     assert_eq!(
         c.disturbed,
-        ["base run: loaded before the run: load average 6.80 on 8 CPUs"]
+        ["base run: loaded before the run: load average 6.80 on 8 CPUs, 6 other tasks runnable"]
     );
     assert_eq!(c.differences[0].what, "load");
     assert_eq!(c.differences[0].new, "quiet");

@@ -418,7 +418,8 @@ fn a_busy_run_leads_its_conditions_with_the_load_one_column_per_run() {
             load_1m,
             load_5m: 1.0,
             load_15m: 1.0,
-            runnable: 1,
+            // Busy (the 6.80) with tasks runnable beside the reader.
+            runnable: if load_1m > 1.0 { 7 } else { 1 },
             tasks: 120,
         }),
         cpufreq: Avail::Unavailable(
@@ -442,7 +443,7 @@ fn a_busy_run_leads_its_conditions_with_the_load_one_column_per_run() {
     let panel = &panel[..panel.find("</section>").unwrap()];
     assert!(
         panel.contains(
-            "<tr class=\"warn\"><th>disturbed (load)</th><td>—</td><td>loaded before the run: load average 6.80 on 2 CPUs</td></tr>"
+            "<tr class=\"warn\"><th>disturbed (load)</th><td>—</td><td>loaded before the run: load average 6.80 on 2 CPUs, 6 other tasks runnable</td></tr>"
         ),
         "{panel}"
     );
