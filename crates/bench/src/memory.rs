@@ -252,6 +252,44 @@ pub enum Kernel {
 /// `int`s per stride of the stride kernels (16 bytes).
 const STRIDE_INTS: usize = 4;
 
+/// `int`s per block of the stride kernels (512 bytes): LMBench unrolls its
+/// loop over a block, 32 strides in one expression, so the loads and
+/// stores of a block do not wait for each other or for the loop.
+const BLOCK_INTS: usize = 128;
+
+/// `f` on every stride of `buf` (its first `int`), a block at a time with
+/// the block's length known to the compiler (so its loop unrolls), then
+/// the strides of a last partial block.
+#[inline(always)]
+fn strides(buf: &[u32], mut f: impl FnMut(u32)) {
+    let mut blocks = buf.chunks_exact(BLOCK_INTS);
+    for b in &mut blocks {
+        let b: &[u32; BLOCK_INTS] = b.try_into().expect("chunks_exact gives whole blocks");
+        for i in (0..BLOCK_INTS).step_by(STRIDE_INTS) {
+            f(b[i]);
+        }
+    }
+    for c in blocks.remainder().chunks_exact(STRIDE_INTS) {
+        f(c[0]);
+    }
+}
+
+/// [`strides`] writing: `f` gives the new value of each stride's first
+/// `int` from its old one.
+#[inline(always)]
+fn strides_mut(buf: &mut [u32], mut f: impl FnMut(u32) -> u32) {
+    let mut blocks = buf.chunks_exact_mut(BLOCK_INTS);
+    for b in &mut blocks {
+        let b: &mut [u32; BLOCK_INTS] = b.try_into().expect("chunks_exact gives whole blocks");
+        for i in (0..BLOCK_INTS).step_by(STRIDE_INTS) {
+            b[i] = f(b[i]);
+        }
+    }
+    for c in blocks.into_remainder().chunks_exact_mut(STRIDE_INTS) {
+        c[0] = f(c[0]);
+    }
+}
+
 impl Kernel {
     /// Every kernel, in LMBench's order.
     pub const ALL: [Kernel; 9] = [
@@ -287,22 +325,17 @@ impl Kernel {
         let dst = black_box(dst);
         match self {
             Kernel::Rd => {
-                let sum = src
-                    .chunks_exact(STRIDE_INTS)
-                    .fold(0u32, |a, c| a.wrapping_add(c[0]));
+                let mut sum = 0u32;
+                strides(src, |v| sum = sum.wrapping_add(v));
                 black_box(sum);
             }
-            Kernel::Wr => {
-                for c in dst.chunks_exact_mut(STRIDE_INTS) {
-                    c[0] = 1;
-                }
-            }
+            Kernel::Wr => strides_mut(dst, |_| 1),
             Kernel::RdWr => {
                 let mut sum = 0u32;
-                for c in dst.chunks_exact_mut(STRIDE_INTS) {
-                    sum = sum.wrapping_add(c[0]);
-                    c[0] = 1;
-                }
+                strides_mut(dst, |v| {
+                    sum = sum.wrapping_add(v);
+                    1
+                });
                 black_box(sum);
             }
             Kernel::Cp => {
@@ -332,6 +365,25 @@ impl Kernel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stride_kernels_touch_the_first_int_of_every_16_bytes() {
+        // Two whole blocks and a partial one (3 strides and 2 spare ints).
+        let n = 2 * BLOCK_INTS + 3 * STRIDE_INTS + 2;
+        let buf: Vec<u32> = (0..n as u32).collect();
+        let mut seen = Vec::new();
+        strides(&buf, |v| seen.push(v));
+        let want: Vec<u32> = (0..n as u32)
+            .filter(|i| i % 4 == 0 && (*i as usize) + 4 <= n)
+            .collect();
+        assert_eq!(seen, want);
+        let mut w = buf.clone();
+        strides_mut(&mut w, |v| v + 1000);
+        for (i, (a, b)) in buf.iter().zip(&w).enumerate() {
+            let touched = i % 4 == 0 && i + 4 <= n;
+            assert_eq!(*b, if touched { a + 1000 } else { *a }, "int {i}");
+        }
+    }
 
     #[test]
     fn the_ring_visits_every_line_once() {
