@@ -349,9 +349,12 @@ fn a_simulated_octa_core_has_eight_cores_and_their_frequencies() {
 
 #[test]
 fn report_collect_shows_a_use_case_cpu_beside_its_memory() {
-    // A use case whose shell starts a busy child for about a second: its
+    // A use case whose shell starts a busy child for a second: its
     // processes' CPU, per name, each core and the total land in the memory
-    // section beside the use case's memory figures.
+    // section beside the use case's memory figures. The child runs for a
+    // fixed time (`timeout 1`), not a fixed count of loops: sampled every
+    // 0.2 s like top, a child that starts and is reaped between two
+    // samples is not seen (a 150,000-turn loop sometimes ended first).
     let _one = serial();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run.json");
@@ -362,7 +365,7 @@ fn report_collect_shows_a_use_case_cpu_beside_its_memory() {
         "-o",
         out.to_str().unwrap(),
         "--usecase",
-        "busy=sh -c 'i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done'; sleep 0.2",
+        "busy=timeout 1 sh -c 'while :; do :; done'; sleep 0.2",
         "--daemon-socket",
         dir.path().join("none.sock").to_str().unwrap(),
     ]);
