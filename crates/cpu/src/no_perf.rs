@@ -41,6 +41,7 @@ pub mod events {
     }
 
     /// A PMU event named in sysfs.
+    #[derive(Debug)]
     pub struct Dynamic;
     impl Dynamic {
         pub fn builder(_pmu: PathBuf) -> io::Result<Dynamic> {
