@@ -26,6 +26,9 @@ fn lttng(home: &Path, args: &[&str]) -> std::process::Output {
         .expect("run lttng")
 }
 
+/// Held while a recording is made (see [`record`]).
+static RECORDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// The events of a cyg-profile recording: function entries and exits, and
 /// the statedump that names the binaries.
 pub const CYG_EVENTS: &str = "lttng_ust_cyg_profile*,lttng_ust_statedump:*";
@@ -37,6 +40,11 @@ pub const CYG_EVENTS: &str = "lttng_ust_cyg_profile*,lttng_ust_statedump:*";
 /// could not be made. A private `lttng-sessiond` is started (with
 /// `LTTNG_HOME` under `work`) where none answers, and killed after.
 pub fn record(work: &Path, preload: &str, events: &str, args: &[&str]) -> Result<PathBuf, String> {
+    // One recording at a time in a test process: as root every session
+    // daemon is the machine's (LTTNG_HOME does not separate them), so a
+    // test's daemon, killed when its recording ends, would cut off a
+    // recording another test thread made through it.
+    let _one = RECORDING.lock().unwrap_or_else(|e| e.into_inner());
     let home = work.join("home");
     std::fs::create_dir_all(&home).unwrap();
     let mut daemon = SessionDaemon(None);
@@ -58,7 +66,14 @@ pub fn record(work: &Path, preload: &str, events: &str, args: &[&str]) -> Result
         }
     }
     let out = work.join("trace");
-    let name = format!("lever-ctf-test-{}", std::process::id());
+    let name = format!(
+        "lever-ctf-test-{}-{}",
+        std::process::id(),
+        work.file_name().map_or_else(String::new, |n| n
+            .to_string_lossy()
+            .trim_start_matches('.')
+            .to_string())
+    );
     let steps: Vec<Vec<String>> = vec![
         vec![
             "create".into(),
