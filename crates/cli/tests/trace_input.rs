@@ -121,6 +121,23 @@ fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
     }
 }
 
+/// Are `tools` installed? A missing one is printed (the test skips) and
+/// is a failure under CI=true, where `.ci/run` installs them.
+fn have_tools(tools: &[&str]) -> bool {
+    for tool in tools {
+        let ok = std::process::Command::new(tool)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !ok {
+            assert!(!lever_testkit::in_ci(), "{tool} missing under CI=true");
+            eprintln!("SKIP: {tool} not installed here");
+            return false;
+        }
+    }
+    true
+}
+
 /// Chrome trace events of phase `ph` named `name` (`None`: any name).
 /// Call-stack slices are B/E pairs; an E names nothing.
 fn events(v: &serde_json::Value, name: Option<&str>, ph: &str) -> usize {
@@ -240,16 +257,8 @@ fn an_lttng_session_with_kernel_and_ust_traces_is_one_input() {
 #[test]
 fn recorded_ust_functions_are_named_from_the_elf_the_statedump_names() {
     use lever_testkit::lttng;
-    for tool in ["lttng", "gcc"] {
-        let ok = std::process::Command::new(tool)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if !ok {
-            assert!(!lever_testkit::in_ci(), "{tool} missing under CI=true");
-            eprintln!("SKIP: {tool} not installed here");
-            return;
-        }
+    if !have_tools(&["lttng", "gcc"]) {
+        return;
     }
     let work = tempfile::tempdir().unwrap();
     if !lttng::build_prog(work.path()) {
@@ -342,16 +351,8 @@ int main(int argc, char **argv) {
 #[test]
 fn pthread_mutex_waits_from_a_ust_trace_equal_babeltrace2() {
     use lever_testkit::lttng;
-    for tool in ["lttng", "gcc", "babeltrace2"] {
-        let ok = std::process::Command::new(tool)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if !ok {
-            assert!(!lever_testkit::in_ci(), "{tool} missing under CI=true");
-            eprintln!("SKIP: {tool} not installed here");
-            return;
-        }
+    if !have_tools(&["lttng", "gcc", "babeltrace2"]) {
+        return;
     }
     let work = tempfile::tempdir().unwrap();
     if !lttng::build(work.path(), MUTEX_PROG, &["-O1"]) {
