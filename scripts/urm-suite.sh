@@ -87,80 +87,119 @@ done
 echo "built URM's suite and urmCli against Lever's libUrmClient.so.1 in $((SECONDS - s)) s ($work)"
 $build_only && exit 0
 
-# The simulated board, with what URM's tests read and write created
-# under its root: URM's test nodes (installed by URM at
-# /etc/urm/tests/nodes), its Baseline.yaml, the SoC's machine name, and
-# the per-CPU PM QoS node of the common configuration (0: no constraint,
-# the kernel's default).
-root=$work/root
-# (realetc is only an empty mount point out here: rmdir, never rm -r.)
-rm -rf "$root" "$work/state" "$work/urm" "$work/etc" "$work/lever.sock"
-[ ! -d "$work/realetc" ] || rmdir "$work/realetc"
-"$lever" sim create qcs6490 "$root" >/dev/null
-mkdir -p "$root/etc/urm/tests/nodes" "$root/etc/urm/tests/configs" "$root/sys/devices/soc0"
-cp "$src"/tests/Configs/ResourceSysFsNodes/*.txt "$root/etc/urm/tests/nodes/"
-cp "$src"/tests/Configs/*.yaml "$root/etc/urm/tests/configs/"
-echo QCS6490 >"$root/sys/devices/soc0/machine"
-for cpu in "$root"/sys/devices/system/cpu/cpu[0-9]*; do
-    mkdir -p "$cpu/power" && echo 0 >"$cpu/power/pm_qos_resume_latency_us"
-done
+# URM's tests need two kinds of client (URM makes a root client a system
+# one): most expect a third-party client (a system-only resource refused,
+# a request another process cannot untune), and those below tune a
+# system-only resource (URM's cgroup resources are `Permissions: system`
+# in its configs/; TEST_RESOURCE_5 in tests/Configs), which URM refuses
+# to a third-party client too. So the suite runs twice at once, each
+# against its own daemon and simulated board in its own mount namespace:
+# as nobody, and as root; a test counts from the run as the client it
+# needs (docs/urm.md).
+system_tests=(TestCgroupWriteAndResetBasicCase TestCgroupWriteAndReset1 TestCgroupWriteAndReset2
+    TestCgroupWriteAndReset3 TestCgroupWriteAndReset4 TestCgroupWriteAndReset5 TestCgroupWriteAndReset6
+    TestSimplePassThroughApplication TestSimplePassThroughConcurrentApplication)
+is_system() { local t; for t in "${system_tests[@]}"; do [ "$t" = "$1" ] && return 0; done; return 1; }
+log_of() { if is_system "$1"; then echo "$work/root/suite.log"; else echo "$work/nobody/suite.log"; fi; }
+
 # URM's layering for its tests: configs/ is common, tests/Configs the
 # custom layer its test plugin registers.
+# (realetc is only an empty mount point out here: rmdir, never rm -r.)
+for pass in nobody root; do
+    [ ! -d "$work/$pass/realetc" ] || rmdir "$work/$pass/realetc"
+done
+rm -rf "$work/urm" "$work/nobody" "$work/root"
 mkdir -p "$work/urm/common" "$work/urm/custom"
 cp "$src"/configs/*.yaml "$work/urm/common/"
 for f in ResourcesConfig SignalsConfig InitConfig PropertiesConfig PerApp; do
     cp "$src/tests/Configs/$f.yaml" "$work/urm/custom/"
 done
 
+# A simulated board per run, with what URM's tests read and write created
+# under its root: URM's test nodes (installed by URM at
+# /etc/urm/tests/nodes), its Baseline.yaml, the SoC's machine name, and
+# the per-CPU PM QoS node of the common configuration (0: no constraint,
+# the kernel's default). URM's cgroups (InitConfig `Create: true`) are
+# made by the daemon at start, as URM makes them.
+for pass in nobody root; do
+    root=$work/$pass/board
+    mkdir -p "$work/$pass/run"
+    chmod 0755 "$work/$pass" && chmod 0777 "$work/$pass/run"
+    "$lever" sim create qcs6490 "$root" >/dev/null
+    mkdir -p "$root/etc/urm/tests/nodes" "$root/etc/urm/tests/configs" "$root/sys/devices/soc0"
+    cp "$src"/tests/Configs/ResourceSysFsNodes/*.txt "$root/etc/urm/tests/nodes/"
+    cp "$src"/tests/Configs/*.yaml "$root/etc/urm/tests/configs/"
+    echo QCS6490 >"$root/sys/devices/soc0/machine"
+    for cpu in "$root"/sys/devices/system/cpu/cpu[0-9]*; do
+        mkdir -p "$cpu/power" && echo 0 >"$cpu/power/pm_qos_resume_latency_us"
+    done
+done
+
 # In a private mount namespace: /etc/urm, /sys and /proc/sys are the
 # board's (every other /etc entry stays visible through a symlink).
-cat >"$work/inner.sh" <<'EOF'
+cat >"$work/inner.sh" <<'INNER'
 set -euo pipefail
-work=$1 lever=$2
-root=$work/root
-mkdir -p "$work/realetc" "$work/etc"
-mount --bind /etc "$work/realetc"
+work=$1 lever=$2 pass=$3
+dir=$work/$pass
+root=$dir/board
+mkdir -p "$dir/realetc" "$dir/etc"
+mount --bind /etc "$dir/realetc"
 for e in /etc/* /etc/.[!.]*; do
     [ -e "$e" ] || [ -L "$e" ] || continue
-    ln -s "$work/realetc/${e#/etc/}" "$work/etc/${e#/etc/}"
+    ln -s "$dir/realetc/${e#/etc/}" "$dir/etc/${e#/etc/}"
 done
-ln -s "$root/etc/urm" "$work/etc/urm"
-mount --bind "$work/etc" /etc
+ln -s "$root/etc/urm" "$dir/etc/urm"
+mount --bind "$dir/etc" /etc
 mount --bind "$root/sys" /sys
 mount --bind "$root/proc/sys" /proc/sys
 # A system group no one is in: the socket is open to every uid (0666).
-"$lever" daemon --root "$root" --urm "$work/urm" --socket "$work/lever.sock" \
-    --state-dir "$work/state" --no-apps --quiet --system-group lever-urm-suite-none \
-    2>"$work/daemon.log" &
+"$lever" daemon --root "$root" --urm "$work/urm" --socket "$dir/lever.sock" \
+    --state-dir "$dir/state" --no-apps --quiet --system-group lever-urm-suite-none \
+    2>"$dir/daemon.log" &
 daemon=$!
-for _ in $(seq 100); do [ -S "$work/lever.sock" ] && break; sleep 0.1; done
-[ -S "$work/lever.sock" ] || { cat "$work/daemon.log"; echo "daemon did not start" >&2; exit 1; }
-# The suite runs as an unprivileged user: URM makes a root client a
-# system one, and its tests expect a third-party client (a system-only
-# resource refused, a request another process cannot untune).
-mkdir -p "$work/run" && chmod 0777 "$work/run" && cd "$work/run"
-LEVER_SOCKET=$work/lever.sock setpriv --reuid=nobody --regid=nogroup --clear-groups \
-    "$work/UrmIntegrationTests" >"$work/suite.log" 2>&1 || true
+for _ in $(seq 100); do [ -S "$dir/lever.sock" ] && break; sleep 0.1; done
+[ -S "$dir/lever.sock" ] || { cat "$dir/daemon.log"; echo "daemon did not start" >&2; exit 1; }
+cd "$dir/run"
+if [ "$pass" = root ]; then
+    LEVER_SOCKET=$dir/lever.sock "$work/UrmIntegrationTests" >"$dir/suite.log" 2>&1 || true
+else
+    LEVER_SOCKET=$dir/lever.sock setpriv --reuid=nobody --regid=nogroup --clear-groups \
+        "$work/UrmIntegrationTests" >"$dir/suite.log" 2>&1 || true
+fi
 kill "$daemon"; wait "$daemon" || true
 exit 0
-EOF
+INNER
 s=$SECONDS
-unshare -m --propagation private bash "$work/inner.sh" "$work" "$lever" ||
-    fail "the namespace run failed (daemon log: $work/daemon.log)"
-log=$work/suite.log
+unshare -m --propagation private bash "$work/inner.sh" "$work" "$lever" nobody &
+as_nobody=$!
+unshare -m --propagation private bash "$work/inner.sh" "$work" "$lever" root &
+as_root=$!
+wait "$as_nobody" || fail "the run as nobody failed (daemon log: $work/nobody/daemon.log)"
+wait "$as_root" || fail "the run as root failed (daemon log: $work/root/daemon.log)"
 took=$((SECONDS - s))
-total=$(sed -n 's/^Ran \([0-9]*\) Test Cases$/\1/p' "$log")
-passed=$(sed -n 's/^Pass: \([0-9]*\)$/\1/p' "$log")
-[ -n "$total" ] && [ -n "$passed" ] || { tail -30 "$log"; fail "the suite did not finish (log: $log)"; }
+for pass in nobody root; do
+    log=$work/$pass/suite.log
+    t=$(sed -n 's/^Ran \([0-9]*\) Test Cases$/\1/p' "$log")
+    p=$(sed -n 's/^Pass: \([0-9]*\)$/\1/p' "$log")
+    [ -n "$t" ] && [ -n "$p" ] || { tail -30 "$log"; fail "the suite did not finish as $pass (log: $log)"; }
+    pass_counts+=("as $pass $p of $t by URM's own count")
+done
+total=$(sed -n 's/^Ran \([0-9]*\) Test Cases$/\1/p' "$work/nobody/suite.log")
 # A test passed when it logged "Run Successful"; every other test that
 # started did not (a failed assertion, or an early return for a node the
-# board lacks, which URM counts as neither).
-mapfile -t started < <(sed -n 's/.*Running Test: \(.*\)$/\1/p' "$log")
+# board lacks, which URM counts as neither). Each from the run as the
+# client it needs.
+mapfile -t started < <(sed -n 's/.*Running Test: \(.*\)$/\1/p' "$work/nobody/suite.log")
 not_passed=()
+passed=0
 for t in "${started[@]}"; do
-    grep -q "\] $t: Run Successful" "$log" || not_passed+=("$t")
+    if grep -q "\] $t: Run Successful" "$(log_of "$t")"; then
+        passed=$((passed + 1))
+    else
+        not_passed+=("$t")
+    fi
 done
-echo "URM integration suite against lever daemon --urm: $passed passed of $total ($took s)"
+echo "URM integration suite against lever daemon --urm: $passed passed of $total ($took s; ${pass_counts[0]}, ${pass_counts[1]}; the ${#system_tests[@]} tests of a system client counted from the run as root)"
 unexpected=()
 for t in "${not_passed[@]}"; do
     why=$(grep -m1 "^| \`$t\` |" docs/urm.md | cut -d'|' -f4 | sed 's/^ *//;s/ *$//' || true)
@@ -169,6 +208,7 @@ for t in "${not_passed[@]}"; do
     else
         echo "  NOT PASSED, not in docs/urm.md: $t"
         # The test's own lines: from its "Running Test" to the next one.
+        log=$(log_of "$t")
         awk -v t="Running Test: $t" 'index($0, "Running Test: ") { on = substr($0, index($0, "Running Test: ")) == t }
             on && /Assertion failed|Aborting|Skipped/' "$log" | head -3 | sed 's/^/      /'
         unexpected+=("$t")

@@ -1318,6 +1318,7 @@ fn spec_info(spec: &ResourceSpec) -> SpecInfo {
                 values: values.clone(),
             },
             ResourceKind::HoldFd => KindInfo::HoldFd,
+            ResourceKind::CpuList => KindInfo::CpuList,
         },
         description: spec.description.clone(),
     }

@@ -92,6 +92,9 @@ pub struct Loaded {
     pub file: lever_targets::TargetFile,
     /// Warnings, each one log line.
     pub warnings: Vec<String>,
+    /// What loading did besides (a URM directory's cgroups created), each
+    /// one log line at info level.
+    pub notes: Vec<String>,
     /// What URM's client API is served (URM request), for a target
     /// imported from a URM directory.
     pub urm: Option<lever_protocol::UrmView>,
@@ -324,6 +327,9 @@ pub fn run_locked(config: Config, lock: journal::StateLock) -> Result<(), Daemon
             for w in &loaded.warnings {
                 log.warn(w);
             }
+            for n in &loaded.notes {
+                log.info(n);
+            }
             (loaded.file.bind(&fs)?, loaded.warnings, loaded.urm)
         }
         None => (
@@ -454,6 +460,9 @@ pub fn run_locked(config: Config, lock: journal::StateLock) -> Result<(), Daemon
                 reload_log.warn(w);
             }
             said = loaded.warnings;
+            for n in &loaded.notes {
+                reload_log.info(n);
+            }
             let target = loaded.file.bind(&reload_fs).map_err(|e| e.to_string())?;
             // A reload that fails keeps the running target and its view.
             *urm_view.lock().unwrap_or_else(|p| p.into_inner()) = loaded.urm;

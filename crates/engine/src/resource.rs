@@ -105,6 +105,10 @@ pub enum ResourceKind {
     /// as `/dev/cpu_dma_latency` (PM QoS): open, write the value as a binary
     /// 32-bit integer, keep it open; closing it drops the request.
     HoldFd,
+    /// A node holding a set of CPUs in the kernel's list form (`0-1,3`),
+    /// such as a cgroup's `cpuset.cpus`. A value is the set as a bit mask
+    /// (bit N is CPU N, so CPUs 0 to 62); the empty set is 0.
+    CpuList,
 }
 
 impl ResourceKind {
@@ -116,6 +120,7 @@ impl ResourceKind {
             ResourceKind::PairMax { .. } => "pair-max",
             ResourceKind::Enum { .. } => "enum",
             ResourceKind::HoldFd => "hold-fd",
+            ResourceKind::CpuList => "cpulist",
         }
     }
 }
@@ -252,9 +257,10 @@ impl ResourceSpec {
     }
 
     /// Render a level as the text written to the node (enum names for
-    /// `Enum`, decimal otherwise).
+    /// `Enum`, a CPU list for `CpuList`, decimal otherwise).
     pub fn render(&self, level: i64) -> String {
         match &self.kind {
+            ResourceKind::CpuList => lever_text::mask_cpu_list(level),
             ResourceKind::Enum { values } => usize::try_from(level)
                 .ok()
                 .and_then(|i| values.get(i))
@@ -265,11 +271,13 @@ impl ResourceSpec {
     }
 
     /// Parse node text (or a user's value such as `performance`) as a level:
-    /// an enum's value name, or an integer as [`lever_text::parse_int`]
-    /// reads it (`1017600`, `-1`, `+5`, `0x1F`).
+    /// an enum's value name, a CPU list's mask (`0-1,3` → `0b1011`), or an
+    /// integer as [`lever_text::parse_int`] reads it (`1017600`, `-1`, `+5`,
+    /// `0x1F`).
     pub fn parse_level(&self, text: &str) -> Option<i64> {
         let t = text.trim();
         match &self.kind {
+            ResourceKind::CpuList => lever_text::cpu_list_mask(t),
             ResourceKind::Enum { values } => values
                 .iter()
                 .position(|v| v == t)

@@ -478,49 +478,7 @@ pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
     }
 }
 
-/// Format CPUs in the kernel's list form (`%*pbl`): `[0, 1, 2, 3, 7]` →
-/// `0-3,7`. The inverse of [`parse_cpu_list`] for sorted input.
-pub fn format_cpu_list(cpus: &[u32]) -> String {
-    let mut out = String::new();
-    let mut i = 0;
-    while i < cpus.len() {
-        let start = cpus[i];
-        let mut end = start;
-        while i + 1 < cpus.len() && cpus[i + 1] == end + 1 {
-            i += 1;
-            end = cpus[i];
-        }
-        if !out.is_empty() {
-            out.push(',');
-        }
-        if start == end {
-            out.push_str(&start.to_string());
-        } else {
-            out.push_str(&format!("{start}-{end}"));
-        }
-        i += 1;
-    }
-    out
-}
-
-/// Parse a kernel CPU list such as `0-3,7` (from `online`, `related_cpus` in
-/// list form, `cpulist`). Returns `None` on malformed input.
-pub fn parse_cpu_list(text: &str) -> Option<Vec<u32>> {
-    let mut cpus = Vec::new();
-    for part in text.trim().split(',').filter(|p| !p.is_empty()) {
-        match part.split_once('-') {
-            Some((lo, hi)) => {
-                let (lo, hi): (u32, u32) = (lo.trim().parse().ok()?, hi.trim().parse().ok()?);
-                if lo > hi {
-                    return None;
-                }
-                cpus.extend(lo..=hi);
-            }
-            None => cpus.push(part.trim().parse().ok()?),
-        }
-    }
-    Some(cpus)
-}
+pub use lever_text::{format_cpu_list, parse_cpu_list};
 
 /// Format CPUs as the kernel prints a cpumask (`%*pb`): hex, lowest CPU in
 /// the lowest bit, `nr_cpus` bits wide, a comma between 32-bit groups:

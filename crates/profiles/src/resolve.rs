@@ -881,6 +881,7 @@ pub fn check_value(spec: &ResourceSpec, text: &str) -> Result<String, String> {
             ResourceKind::Enum { values } => {
                 format!("`{t}` is not one of: {}, min, max", values.join(", "))
             }
+            ResourceKind::CpuList => format!("`{t}` is not a CPU list such as 0-1,3 (or min, max)"),
             _ => format!("`{t}` is not an integer (or min, max)"),
         })?,
     };

@@ -488,6 +488,8 @@ pub enum KindInfo {
     },
     /// A device held by an open file descriptor (PM QoS).
     HoldFd,
+    /// A set of CPUs in the kernel's list form; values are bit masks.
+    CpuList,
 }
 
 impl KindInfo {
@@ -499,6 +501,7 @@ impl KindInfo {
             KindInfo::PairMax { .. } => "pair-max",
             KindInfo::Enum { .. } => "enum",
             KindInfo::HoldFd => "hold-fd",
+            KindInfo::CpuList => "cpulist",
         }
     }
 

@@ -32,6 +32,10 @@ pub enum UrmPer {
     Cluster,
     /// One instance per CPU: `ResInfo` bits 15..8 and 7..0.
     Cpu,
+    /// One instance per cgroup of URM's `CgroupsInfo`: the request's
+    /// `Values[0]` is the cgroup ID (the entry's `cgroup`), the rest the
+    /// value.
+    Cgroup,
 }
 
 /// One URM resource code the daemon's target carries.
@@ -50,6 +54,18 @@ pub struct UrmCode {
     /// daemon would clamp it, so URM's client API checks first).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub range: Option<(i64, i64)>,
+    /// For `per: cgroup`, the cgroup ID this entry is for (one entry per
+    /// cgroup, all with the same `code`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup: Option<u32>,
+    /// The value is a set of CPUs (`cpuset.cpus`): the request's values
+    /// (after a cgroup ID) are CPU numbers, sent as a bit mask.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub cpus: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// One cluster of the daemon's target.
@@ -78,6 +94,92 @@ impl UrmView {
         self.codes.iter().find(|c| c.code == code)
     }
 
+    /// The Lever opcode and value of one URM `SysResource`: code
+    /// `code`, `ResInfo` `res_info`, `Values` `values`; or why URM's
+    /// server would drop it.
+    ///
+    /// A cgroup resource takes the cgroup ID first, then its value (or,
+    /// for a set of CPUs, the CPUs); any other resource takes exactly one
+    /// value (a node holds one). The value is multiplied by the `Unit`
+    /// factor and checked against the thresholds, as URM's verifier does
+    /// (Lever's daemon would clamp it instead).
+    pub fn pair(&self, code: u32, res_info: u32, values: &[i32]) -> Result<(u32, i64), String> {
+        let (entry, opcode, values) = match self.code(code) {
+            Some(c) if c.per == UrmPer::Cgroup => {
+                let Some((&id, rest)) = values.split_first() else {
+                    return Err(format!(
+                        "URM resource 0x{code:08X} is a cgroup resource: its values are [CGROUP_ID, VALUE...], and none were given"
+                    ));
+                };
+                let entry = self
+                    .codes
+                    .iter()
+                    .find(|c| c.code == code && c.cgroup.is_some_and(|g| i64::from(g) == i64::from(id)))
+                    .ok_or_else(|| {
+                        let ids: Vec<String> = self
+                            .codes
+                            .iter()
+                            .filter(|c| c.code == code)
+                            .filter_map(|c| c.cgroup.map(|g| g.to_string()))
+                            .collect();
+                        format!(
+                            "URM resource 0x{code:08X}: cgroup ID {id} is not one of InitConfig's CgroupsInfo that exist on this board ({})",
+                            if ids.is_empty() { "none".to_string() } else { ids.join(", ") }
+                        )
+                    })?;
+                (entry, entry.opcode, rest)
+            }
+            _ => {
+                let (opcode, _) = self.opcode(code, res_info)?;
+                (self.code(code).expect("opcode found it"), opcode, values)
+            }
+        };
+        let value = if entry.cpus {
+            let board: Vec<u32> = self
+                .clusters
+                .iter()
+                .flat_map(|k| k.cpus.iter().copied())
+                .collect();
+            let mut mask = 0i64;
+            for &cpu in values {
+                if !(0..63).contains(&cpu) || (!board.is_empty() && !board.contains(&(cpu as u32)))
+                {
+                    return Err(format!(
+                        "URM resource 0x{code:08X}: CPU {cpu} is not on this board"
+                    ));
+                }
+                mask |= 1 << cpu;
+            }
+            if mask == 0 {
+                return Err(format!(
+                    "URM resource 0x{code:08X} takes the CPUs to run on; none were given"
+                ));
+            }
+            mask
+        } else {
+            let [value] = values[..] else {
+                return Err(format!(
+                    "URM resource 0x{code:08X} was given {} values{}; it takes one",
+                    values.len(),
+                    if entry.per == UrmPer::Cgroup {
+                        " after the cgroup ID"
+                    } else {
+                        ""
+                    }
+                ));
+            };
+            i64::from(value) * entry.factor
+        };
+        if let Some((low, high)) = entry.range {
+            if !(low..=high).contains(&value) {
+                return Err(format!(
+                    "value {value} of URM resource 0x{code:08X} is outside its thresholds {low}..={high} (URM drops such a request)"
+                ));
+            }
+        }
+        Ok((opcode, value))
+    }
+
     /// The opcode of URM resource `code` with `res_info` (bits 15..8 the
     /// logical cluster, 7..0 the core within it from 1), or why there is
     /// none. The value factor comes with it.
@@ -100,6 +202,11 @@ impl UrmView {
         };
         let opcode = match c.per {
             UrmPer::None => c.opcode,
+            UrmPer::Cgroup => {
+                return Err(format!(
+                    "URM resource 0x{code:08X} is a cgroup resource: its Values[0] names the cgroup"
+                ))
+            }
             UrmPer::Cluster => {
                 find_cluster()?;
                 c.opcode | cluster << 8
@@ -137,6 +244,8 @@ mod tests {
                     per: UrmPer::None,
                     factor: 1,
                     range: Some((0, 1024)),
+                    cgroup: None,
+                    cpus: false,
                 },
                 UrmCode {
                     code: 0x00FF_000A,
@@ -144,6 +253,8 @@ mod tests {
                     per: UrmPer::Cluster,
                     factor: 1,
                     range: None,
+                    cgroup: None,
+                    cpus: false,
                 },
                 UrmCode {
                     code: 0x00FF_0005,
@@ -151,6 +262,8 @@ mod tests {
                     per: UrmPer::Cpu,
                     factor: 1000,
                     range: None,
+                    cgroup: None,
+                    cpus: false,
                 },
             ],
             clusters: vec![
@@ -185,6 +298,82 @@ mod tests {
             e.contains("0x00090007 is not in the daemon's target"),
             "{e}"
         );
+    }
+
+    fn with_cgroups() -> UrmView {
+        let mut v = view();
+        for (g, opcode) in [(801, 0x4FC0_C000), (802, 0x4FC1_0000)] {
+            v.codes.push(UrmCode {
+                code: 0x0009_0007,
+                opcode,
+                per: UrmPer::Cgroup,
+                factor: 1,
+                range: None,
+                cgroup: Some(g),
+                cpus: false,
+            });
+        }
+        v.codes.push(UrmCode {
+            code: 0x0009_0002,
+            opcode: 0x4FC1_4000,
+            per: UrmPer::Cgroup,
+            factor: 1,
+            range: None,
+            cgroup: Some(802),
+            cpus: true,
+        });
+        v.codes.push(UrmCode {
+            code: 0x0009_000B,
+            opcode: 0x4FC1_8000,
+            per: UrmPer::Cgroup,
+            factor: 1024,
+            range: None,
+            cgroup: Some(802),
+            cpus: false,
+        });
+        v
+    }
+
+    #[test]
+    fn a_cgroup_resource_takes_the_cgroup_id_first() {
+        let v = with_cgroups();
+        assert_eq!(v.pair(0x0009_0007, 0, &[802, 52]), Ok((0x4FC1_0000, 52)));
+        assert_eq!(v.pair(0x0009_0007, 0, &[801, 55]), Ok((0x4FC0_C000, 55)));
+        // URM's KB unit: the value times 1024.
+        assert_eq!(
+            v.pair(0x0009_000B, 0, &[802, 950]),
+            Ok((0x4FC1_8000, 950 * 1024))
+        );
+        // CPUs 0, 1 and 3 as a mask.
+        assert_eq!(
+            v.pair(0x0009_0002, 0, &[802, 0, 1, 3]),
+            Ok((0x4FC1_4000, 0b1011))
+        );
+        let e = v.pair(0x0009_0002, 0, &[802, 0, 9]).unwrap_err();
+        assert!(e.contains("CPU 9 is not on this board"), "{e}");
+        let e = v.pair(0x0009_0007, 0, &[803, 52]).unwrap_err();
+        assert!(
+            e.contains("cgroup ID 803 is not one of") && e.contains("801, 802"),
+            "{e}"
+        );
+        let e = v.pair(0x0009_0007, 0, &[]).unwrap_err();
+        assert!(e.contains("[CGROUP_ID, VALUE...]"), "{e}");
+        let e = v.pair(0x0009_0007, 0, &[802, 1, 2]).unwrap_err();
+        assert!(e.contains("2 values after the cgroup ID"), "{e}");
+        let e = v.opcode(0x0009_0007, 0).unwrap_err();
+        assert!(e.contains("Values[0] names the cgroup"), "{e}");
+        // Other resources: one value, thresholds checked.
+        assert_eq!(v.pair(0x00FF_0005, 0x102, &[7]), Ok((0x4FC1_4050, 7000)));
+        let e = v.pair(0x00FF_0000, 0, &[2000]).unwrap_err();
+        assert!(e.contains("outside its thresholds 0..=1024"), "{e}");
+        let e = v.pair(0x00FF_0000, 0, &[1, 2]).unwrap_err();
+        assert!(e.contains("was given 2 values; it takes one"), "{e}");
+        let text = serde_json::to_string(&v).unwrap();
+        assert!(
+            text.contains(r#""per":"cgroup""#) && text.contains(r#""cpus":true"#),
+            "{text}"
+        );
+        assert_eq!(serde_json::from_str::<UrmView>(&text).unwrap(), v);
     }
 
     #[test]

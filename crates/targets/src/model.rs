@@ -127,6 +127,8 @@ pub enum TemplateKind {
     },
     /// A request held by an open file descriptor (PM QoS).
     HoldFd,
+    /// A set of CPUs in the kernel's list form (`cpuset.cpus`).
+    CpuList,
 }
 
 /// One `resources:` entry, before expansion.
@@ -200,5 +202,6 @@ pub(crate) fn kind_name(k: &TemplateKind) -> &'static str {
         TemplateKind::PairMax { .. } => "pair-max",
         TemplateKind::Enum { .. } => "enum",
         TemplateKind::HoldFd => "hold-fd",
+        TemplateKind::CpuList => "cpulist",
     }
 }

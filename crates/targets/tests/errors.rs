@@ -427,7 +427,7 @@ fn unknown_enumerated_values_list_the_allowed_ones() {
     let msg = error(&edit("    aggregation: newest", "    aggregation: latest"));
     assert_eq!(msg, "bad.yaml:34:18: field `resources[2].aggregation`: unknown value `latest` (allowed: max, min, newest, oldest)");
     let msg = error(&edit("    kind: pair-max", "    kind: pair-maximum"));
-    assert_eq!(msg, "bad.yaml:21:11: field `resources[1].kind`: unknown value `pair-maximum` (allowed: plain, pair-min, pair-max, enum, hold-fd)");
+    assert_eq!(msg, "bad.yaml:21:11: field `resources[1].kind`: unknown value `pair-maximum` (allowed: plain, pair-min, pair-max, enum, hold-fd, cpulist)");
     let msg = error(&edit(
         "    aggregation: newest\n    permission: third-party",
         "    aggregation: newest\n    permission: everyone",

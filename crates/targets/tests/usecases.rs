@@ -307,3 +307,47 @@ fn qcs6490_game_use_case_floors_cpu_and_gpu_until_released() {
         .contains(&(Opcode(0x44008000), 1516800)));
     assert_eq!(resolved.adjustments().len(), 3);
 }
+
+/// A `kind: cpulist` resource (a cgroup's `cpuset.cpus`): its values are
+/// CPU lists, held as masks, written back in the kernel's list form.
+#[test]
+fn a_cpulist_resource_takes_and_writes_cpu_lists() {
+    let text = "\
+target: t
+resources:
+  - name: audio_cpus
+    opcode: 0x4FFC0000
+    kind: cpulist
+    node: /sys/fs/cgroup/audio/cpuset.cpus
+    unit: cpus
+    low: 0
+    high: 0xFF
+    aggregation: newest
+    permission: system
+usecases:
+  - name: pin
+    id: 1
+    resources:
+      audio_cpus: \"0-1,3\"
+";
+    let f = parse("t.yaml", text).unwrap();
+    assert_eq!(
+        f.usecases[0].resolve(&[]).adjustments(),
+        vec![(Opcode(0x4FFC0000), 0b1011)]
+    );
+    let bad = text.replace("\"0-1,3\"", "\"0-x\"");
+    let e = err(&bad);
+    assert!(e.contains("`0-x` is not a CPU list such as 0-1,3"), "{e}");
+    let dir = tempfile::tempdir().unwrap();
+    let fs = lever_kernel::KernelFs::new(dir.path());
+    fs.create_node("/sys/fs/cgroup/audio/cpuset.cpus", "\n")
+        .unwrap();
+    let t = f.bind(&fs).unwrap();
+    let spec = &t.resources[0];
+    assert_eq!(spec.kind.as_str(), "cpulist");
+    assert_eq!(spec.render(0b1011), "0-1,3");
+    assert_eq!(spec.render(0), "");
+    assert_eq!(spec.parse_level("0-1,3\n"), Some(0b1011));
+    assert_eq!(spec.parse_level(""), Some(0));
+    assert_eq!(spec.parse_level("63"), None);
+}

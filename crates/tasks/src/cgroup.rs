@@ -165,18 +165,33 @@ impl Cgroups {
             ("cgroup.procs", ""),
             ("cgroup.threads", ""),
             ("cgroup.type", "domain"),
+            ("cgroup.freeze", "0"),
         ];
         let on = |c: &str| enabled.split_whitespace().any(|w| w == c);
         if on("cpu") {
             files.extend([
                 ("cpu.weight", "100"),
+                ("cpu.weight.nice", "0"),
                 ("cpu.max", "max 100000"),
+                ("cpu.idle", "0"),
                 ("cpu.uclamp.min", "0.00"),
                 ("cpu.uclamp.max", "max"),
             ]);
         }
         if on("cpuset") {
             files.extend([("cpuset.cpus", ""), ("cpuset.cpus.partition", "member")]);
+        }
+        if on("memory") {
+            files.extend([
+                ("memory.min", "0"),
+                ("memory.low", "0"),
+                ("memory.high", "max"),
+                ("memory.max", "max"),
+                ("memory.swap.max", "max"),
+            ]);
+        }
+        if on("io") {
+            files.push(("io.weight", "default 100"));
         }
         for (file, value) in files {
             // The kernel prints an empty list of pids as nothing, any other

@@ -8,6 +8,8 @@
 //!   always had, so old command lines still work.
 //! - [`ParseError`]: "this file, this line, this text is not what was
 //!   expected", the one error every parser of kernel text returns.
+//! - [`parse_cpu_list`] and [`format_cpu_list`]: the kernel's CPU list
+//!   form (`0-3,7`).
 //! - [`nearest_rank`] and [`percentile_sorted`]: what "p99" means wherever
 //!   Lever prints a percentile (latency histograms, trace distributions,
 //!   daemon benchmarks): the nearest-rank definition.
@@ -53,6 +55,65 @@ impl ParseError {
             expected,
         }
     }
+}
+
+/// Format CPUs in the kernel's list form (`%*pbl`): `[0, 1, 2, 3, 7]` →
+/// `0-3,7`. The inverse of [`parse_cpu_list`] for sorted input.
+pub fn format_cpu_list(cpus: &[u32]) -> String {
+    let mut out = String::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let start = cpus[i];
+        let mut end = start;
+        while i + 1 < cpus.len() && cpus[i + 1] == end + 1 {
+            i += 1;
+            end = cpus[i];
+        }
+        if !out.is_empty() {
+            out.push(',');
+        }
+        if start == end {
+            out.push_str(&start.to_string());
+        } else {
+            out.push_str(&format!("{start}-{end}"));
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Parse a kernel CPU list such as `0-3,7` (from `online`, `related_cpus` in
+/// list form, `cpulist`). Returns `None` on malformed input.
+pub fn parse_cpu_list(text: &str) -> Option<Vec<u32>> {
+    let mut cpus = Vec::new();
+    for part in text.trim().split(',').filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((lo, hi)) => {
+                let (lo, hi): (u32, u32) = (lo.trim().parse().ok()?, hi.trim().parse().ok()?);
+                if lo > hi {
+                    return None;
+                }
+                cpus.extend(lo..=hi);
+            }
+            None => cpus.push(part.trim().parse().ok()?),
+        }
+    }
+    Some(cpus)
+}
+
+/// A CPU list (`0-1,3`) as a bit mask (bit N is CPU N): `0b1011`. `None`
+/// when the list is malformed or names a CPU above 62 (the mask is an
+/// `i64` level, as every resource value is).
+pub fn cpu_list_mask(text: &str) -> Option<i64> {
+    parse_cpu_list(text)?
+        .into_iter()
+        .try_fold(0i64, |m, c| (c < 63).then(|| m | 1 << c))
+}
+
+/// The CPUs of a mask made by [`cpu_list_mask`], in list form.
+pub fn mask_cpu_list(mask: i64) -> String {
+    let cpus: Vec<u32> = (0..63).filter(|c| mask >> c & 1 == 1).collect();
+    format_cpu_list(&cpus)
 }
 
 /// Parse an integer as the kernel and our files write it: optional

@@ -147,32 +147,10 @@ impl Session {
         };
         let mut pairs = Vec::with_capacity(resources.len());
         for r in resources {
-            let (opcode, factor) = match view.opcode(r.code, r.info) {
-                Ok(o) => o,
+            match view.pair(r.code, r.info, &r.values) {
+                Ok(pair) => pairs.push(pair),
                 Err(m) => return Ok(Sent::Refused(m)),
-            };
-            // URM writes one value to a node; a multi-valued resource is
-            // a cgroup or a path-filling one, which Lever takes through
-            // use cases only.
-            let [value] = r.values[..] else {
-                return Ok(Sent::Refused(format!(
-                    "URM resource 0x{:08X} was given {} values; Lever's resources take one",
-                    r.code,
-                    r.values.len()
-                )));
-            };
-            let value = i64::from(value) * factor;
-            // URM's verifier drops a request with a value outside the
-            // thresholds; Lever's daemon would clamp it instead.
-            if let Some((low, high)) = view.code(r.code).and_then(|c| c.range) {
-                if !(low..=high).contains(&value) {
-                    return Ok(Sent::Refused(format!(
-                        "value {value} of URM resource 0x{:08X} is outside its thresholds {low}..={high} (URM drops such a request)",
-                        r.code
-                    )));
-                }
             }
-            pairs.push((opcode, value));
         }
         Ok(Sent::Done(pairs))
     }

@@ -278,6 +278,69 @@ fn urm_cli_unchanged_against_lever() {
     assert!(request(&lever, &board, &h).is_none());
     assert_eq!(read(), "107");
 
+    // A cgroup resource (URM's RES_CGRP_RUN_CORES and RES_CGRP_UCLAMP_MIN,
+    // system-only; this test runs as root): Values[0] is the cgroup ID of
+    // InitConfig's CgroupsInfo (802, audio-cgroup, `Create: true`: the
+    // daemon made it at start, as URM does), the rest the value, here the
+    // CPUs to run on. Both are written, and restored at untune.
+    let cg = board.root.join("sys/fs/cgroup/audio-cgroup");
+    let file = |f: &str| {
+        std::fs::read_to_string(cg.join(f))
+            .unwrap_or_else(|e| panic!("{f}: {e}"))
+            .trim()
+            .to_string()
+    };
+    let cpus = || file("cpuset.cpus");
+    let uclamp = || file("cpu.uclamp.min");
+    assert_eq!((cpus(), uclamp()), ("".to_string(), "0.00".to_string()));
+    let out = urm_cli(
+        &exe,
+        &board,
+        &[
+            "--tune",
+            "--duration",
+            "20000",
+            "--priority",
+            "0",
+            "--num",
+            "2",
+            "--res",
+            "0x00090002:802,0,1,3;0x00090007:802,52",
+        ],
+    );
+    let h = handle_in(&out);
+    assert_eq!(
+        (cpus(), uclamp()),
+        ("0-1,3".to_string(), "52".to_string()),
+        "{out}"
+    );
+    let out = urm_cli(&exe, &board, &["--untune", "--handle", &h]);
+    assert!(
+        out.contains("Untune Request Successfully Submitted"),
+        "{out}"
+    );
+    assert_eq!((cpus(), uclamp()), ("".to_string(), "0.00".to_string()));
+    // A cgroup ID CgroupsInfo does not have is refused (URM drops it): the
+    // handle holds nothing, and nothing is written.
+    let out = urm_cli(
+        &exe,
+        &board,
+        &[
+            "--tune",
+            "--duration",
+            "20000",
+            "--priority",
+            "0",
+            "--num",
+            "1",
+            "--res",
+            "0x00090007:999,52",
+        ],
+    );
+    let h = handle_in(&out);
+    assert!(request(&lever, &board, &h).is_none(), "{out}");
+    assert_eq!(uclamp(), "0.00");
+
     // signal TEST_SIGNAL_1 (Category 0x0d, SigId 0): its use case, for its
     // own Timeout (4000 ms); urmCli waits 3 s before it exits.
     let out = urm_cli(&exe, &board, &["--signal", "--scode", "0x000d0000"]);

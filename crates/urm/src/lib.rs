@@ -94,9 +94,50 @@ pub struct Import {
     /// `PropertiesConfig.yaml`'s `Name: Value` pairs, layered (a later
     /// layer's value replaces an earlier one's), sorted by name.
     pub properties: std::collections::BTreeMap<String, String>,
+    /// `InitConfig`'s cgroups with `Create: true` (not threaded), which
+    /// URM creates at start: see [`Import::create_cgroups`].
+    pub cgroups: Vec<String>,
 }
 
 impl Import {
+    /// Create the cgroups URM creates at start (`Create: true` in
+    /// `CgroupsInfo`), with their parents, below `fs`'s root, enabling in
+    /// each parent the controllers the hierarchy's root offers among cpu,
+    /// cpuset, memory and io, so the cgroup has the files URM's cgroup
+    /// resources write. On a simulated board the kernel's files are made
+    /// as the kernel would. Returns a line per cgroup created or found,
+    /// and a line per cgroup that could not be.
+    pub fn create_cgroups(&self, fs: &lever_kernel::KernelFs) -> (Vec<String>, Vec<String>) {
+        let (mut done, mut failed) = (Vec::new(), Vec::new());
+        if self.cgroups.is_empty() {
+            return (done, failed);
+        }
+        let cg = lever_tasks::Cgroups::discover(fs.clone());
+        if let Err(e) = cg.check() {
+            failed.push(format!(
+                "URM's cgroups ({}) not created: {e}",
+                self.cgroups.join(", ")
+            ));
+            return (done, failed);
+        }
+        let controllers: Vec<&str> = ["cpu", "cpuset", "memory", "io"]
+            .into_iter()
+            .filter(|c| cg.controller_unavailable(c).is_none())
+            .collect();
+        for name in &self.cgroups {
+            let existed = cg.exists(name);
+            match cg.ensure(name, &controllers) {
+                Ok(()) if existed => done.push(format!("URM cgroup {name}: already there")),
+                Ok(()) => done.push(format!(
+                    "URM cgroup {name}: created (controllers {})",
+                    controllers.join(", ")
+                )),
+                Err(e) => failed.push(format!("URM cgroup {name}: not created: {e}")),
+            }
+        }
+        (done, failed)
+    }
+
     /// What a daemon serves to URM's client API: the codes, the target's
     /// clusters, the properties.
     pub fn view(&self) -> lever_protocol::UrmView {
@@ -396,5 +437,6 @@ pub fn import(dir: &Path, name: &str, clusters: &[Cluster]) -> Result<Import, Ur
         files,
         codes,
         properties: cfg.properties,
+        cgroups: cfg.init.create,
     })
 }

@@ -100,6 +100,9 @@ pub struct UrmInit {
     pub clusters: Vec<(u32, String)>,
     /// `CgroupsInfo`: id → name (URM's path below /sys/fs/cgroup).
     pub cgroups: Vec<(u32, String)>,
+    /// The `CgroupsInfo` names with `Create: true` (not threaded): URM
+    /// creates them at start, and so does `lever daemon --urm`.
+    pub create: Vec<String>,
 }
 
 /// URM's macro names for `ResCode` and `ResInfo` values (its client
@@ -774,14 +777,24 @@ pub(crate) fn init(
                         let cm = f.map(c, &cp, CGROUP_KEYS)?;
                         let id = f.uint(f.req(&cm, "ID", &cp)?, &join(&cp, "ID"), u32::MAX)?;
                         let name = f.text(f.req(&cm, "Name", &cp)?, &join(&cp, "Name"))?;
+                        let mut threaded = false;
                         if let Some(t) = cm.get("IsThreaded") {
                             if f.text(t, &join(&cp, "IsThreaded"))? == "true" {
+                                threaded = true;
                                 warnings.push(Warning::new(&f.at(cm.pos), &join(&cp, "IsThreaded"),
                                     "threaded cgroups are not created by Lever; thread moves need a threaded subtree made by the system"));
                             }
                         }
                         init.cgroups.retain(|(x, _)| *x != id);
                         init.cgroups.push((id, name.to_string()));
+                        let create = match cm.get("Create") {
+                            Some(c) => f.text(c, &join(&cp, "Create"))? == "true",
+                            None => false,
+                        };
+                        init.create.retain(|n| n != name);
+                        if create && !threaded {
+                            init.create.push(name.to_string());
+                        }
                     }
                 }
                 other => {

@@ -23,28 +23,126 @@ enum Placed {
         /// URM's `Unit` factor: the value written is the value times this.
         factor: i64,
     },
-    /// A cgroup file.
+    /// A cgroup file Lever's task rules write (a use case's `cgroups:`).
     Cgroup(CgroupKnob),
+    /// Any other cgroup value file: one Lever resource per cgroup.
+    PerCgroup {
+        /// Cgroup ID → the resource's name.
+        names: Vec<(u32, String)>,
+        /// URM's `Unit` factor.
+        factor: i64,
+        /// The value is a set of CPUs.
+        cpus: bool,
+    },
 }
 
 /// Lever opcodes for URM codes: ResType 0..=0xE with ResID 0..=0xFF keep
 /// their numbers (major `0x30 + ResType`, minor ResID); any other code is
-/// given the next free minor of major 0x3F, in file order.
+/// given the next free minor of major 0x3F, in file order; the instances
+/// of cgroup resources (one per cgroup) take its minors from 0xFF down, so
+/// they do not move the others.
 struct Opcodes {
     next_spare: u32,
+    /// One past the next minor from the top (0x100 at first).
+    next_top: u32,
 }
 
 impl Opcodes {
     fn get(&mut self, res_type: u32, res_id: u32) -> Option<u32> {
-        let (major, minor) = if res_type <= 0xE && res_id <= 0xFF {
-            (URM_MAJOR + res_type, res_id)
-        } else if self.next_spare <= 0xFF {
-            self.next_spare += 1;
-            (URM_MAJOR + 0xF, self.next_spare - 1)
+        if res_type <= 0xE && res_id <= 0xFF {
+            Some(0x4000_0000 | (URM_MAJOR + res_type) << 22 | res_id << 14)
         } else {
+            self.spare()
+        }
+    }
+
+    /// The next free minor of major 0x3F from the bottom.
+    fn spare(&mut self) -> Option<u32> {
+        if self.next_spare >= self.next_top {
             return None;
-        };
-        Some(0x4000_0000 | major << 22 | minor << 14)
+        }
+        self.next_spare += 1;
+        Some(Self::spare_opcode(self.next_spare - 1))
+    }
+
+    /// The next free minor of major 0x3F from the top (cgroup instances).
+    fn top(&mut self) -> Option<u32> {
+        if self.next_spare >= self.next_top {
+            return None;
+        }
+        self.next_top -= 1;
+        Some(Self::spare_opcode(self.next_top))
+    }
+
+    fn spare_opcode(minor: u32) -> u32 {
+        0x4000_0000 | (URM_MAJOR + 0xF) << 22 | minor << 14
+    }
+}
+
+/// One Lever resource as the target file declares it.
+struct Declared<'a> {
+    name: &'a str,
+    opcode: u32,
+    per: &'a str,
+    node: &'a str,
+    kind: &'a str,
+    unit: &'a str,
+    low: i64,
+    high: i64,
+    aggregation: &'a str,
+    system: bool,
+    description: String,
+}
+
+impl Declared<'_> {
+    fn write(&self, y: &mut String) {
+        let _ = writeln!(y, "  - name: {}", self.name);
+        let _ = writeln!(y, "    opcode: 0x{:08X}", self.opcode);
+        if self.per != "none" {
+            let _ = writeln!(y, "    per: {}", self.per);
+        }
+        if self.kind != "plain" {
+            let _ = writeln!(y, "    kind: {}", self.kind);
+        }
+        let _ = writeln!(y, "    node: {}", quote(self.node));
+        let _ = writeln!(y, "    unit: {}", quote(self.unit));
+        let _ = writeln!(y, "    low: {}", self.low);
+        let _ = writeln!(y, "    high: {}", self.high);
+        let _ = writeln!(y, "    aggregation: {}", self.aggregation);
+        let _ = writeln!(
+            y,
+            "    permission: {}",
+            if self.system { "system" } else { "third-party" }
+        );
+        let _ = writeln!(y, "    optional: true");
+        let _ = writeln!(y, "    description: {}", quote(&self.description));
+    }
+}
+
+/// Lever's aggregation for URM's `Policy`, with a warning where the two
+/// differ or the declared policy looks wrong (it is honoured as declared).
+fn aggregation(r: &UrmResource, warn: &mut dyn FnMut(&str, String)) -> &'static str {
+    match r.policy.as_str() {
+        "higher_is_better" => "max",
+        "lower_is_better" => {
+            if is_floor(r) {
+                warn("Policy", "lower_is_better on a floor (a minimum frequency or uclamp min): the lowest request wins, so any small request undoes a boost; imported as declared (aggregation: min), check the configuration".into());
+            }
+            "min"
+        }
+        "instant_apply" => "newest",
+        "lazy_apply" => {
+            warn("Policy", "lazy_apply (URM keeps the first request until it ends) is imported as aggregation: oldest".into());
+            "oldest"
+        }
+        "pass_through_append" => {
+            warn("Policy", "pass_through_append (URM appends every request to the node) is imported as aggregation: newest".into());
+            "newest"
+        }
+        _ => {
+            warn("Policy", "pass_through (URM writes every request as it comes) is imported as aggregation: newest".into());
+            "newest"
+        }
     }
 }
 
@@ -162,7 +260,10 @@ pub(crate) fn target(
     let mut placed: BTreeMap<u32, Placed> = BTreeMap::new();
     let _ = writeln!(y, "resources:");
     let mut names: Vec<String> = Vec::new();
-    let mut opcodes = Opcodes { next_spare: 0 };
+    let mut opcodes = Opcodes {
+        next_spare: 0,
+        next_top: 0x100,
+    };
     for r in &cfg.resources {
         let i = r.index;
         let field = |k: &str| format!("ResourceConfigs[{i}].{k}");
@@ -220,15 +321,105 @@ pub(crate) fn target(
             .unwrap_or(1);
         if r.apply_type == "cgroup" {
             let file = path.rsplit('/').next().unwrap_or("");
-            match CgroupKnob::from_file(file) {
-                Some(k) if factor == 1 => {
-                    placed.insert(code, Placed::Cgroup(k));
-                }
-                _ => warn(
+            // A use case's `cgroups:` settings (signals) take the files
+            // Lever's task rules write.
+            let knob = CgroupKnob::from_file(file).filter(|_| factor == 1);
+            if let Some(k) = knob {
+                placed.insert(code, Placed::Cgroup(k));
+            }
+            // tuneResources takes every value file: one resource per cgroup.
+            match file {
+                "cgroup.procs" | "cgroup.threads" => warn(
                     warnings,
                     "Path",
-                    format!("cgroup file `{file}` is not one Lever writes; left out"),
+                    format!("`{file}` moves a process or thread into a cgroup: through tuneResources Lever moves nothing (a use case's or app's thread rule does, and restores it); left out of tuneResources"),
                 ),
+                "cpuset.cpus.partition" => warn(
+                    warnings,
+                    "Path",
+                    "`cpuset.cpus.partition` takes a word (member, root, isolated), not URM's number; left out of tuneResources".into(),
+                ),
+                _ if !path.contains("%s") => warn(
+                    warnings,
+                    "Path",
+                    format!("`{path}` has no %s for the cgroup's name; left out"),
+                ),
+                _ => {
+                    let mut w = |k: &str, m: String| warnings.push(Warning::new(&r.at, &field(k), m));
+                    let aggregation = aggregation(r, &mut w);
+                    let cpus = file == "cpuset.cpus" || file == "cpuset.cpus.exclusive";
+                    let all_cpus = clusters
+                        .iter()
+                        .flat_map(|c| c.cpus.iter())
+                        .filter(|&&c| c < 63)
+                        .fold(0i64, |m, c| m | 1 << c);
+                    let range = match (r.low, r.high) {
+                        (Some(l), Some(h)) if !cpus => Some((l.min(h) * factor, l.max(h) * factor)),
+                        _ => None,
+                    };
+                    let (low, high) = match range {
+                        Some(lh) => lh,
+                        None if cpus => (0, if all_cpus == 0 { i64::MAX } else { all_cpus }),
+                        None => (i64::from(i32::MIN) * factor, i64::from(i32::MAX) * factor),
+                    };
+                    let unit = if cpus {
+                        "cpus"
+                    } else if factor == 1024 {
+                        "bytes"
+                    } else {
+                        "count"
+                    };
+                    let mut per_cgroup = Vec::new();
+                    for (id, cg) in &cfg.init.cgroups {
+                        let Some(opcode) = opcodes.top() else {
+                            warn(warnings, "ResID", format!("cgroup {cg}: more than 256 URM resources outside ResType 0..=0xE, ResID 0..=0xFF or per cgroup; left out"));
+                            continue;
+                        };
+                        let mut tname = format!("{}_{}", ident(if r.name.is_empty() { "cgroup" } else { &r.name }, '_'), ident(cg, '_'));
+                        if names.contains(&tname) {
+                            tname = format!("{tname}_{code:x}");
+                        }
+                        names.push(tname.clone());
+                        per_cgroup.push((*id, tname.clone()));
+                        let node = path.replace("%s", cg);
+                        Declared {
+                            name: &tname,
+                            opcode,
+                            per: "none",
+                            node: &node,
+                            kind: if cpus { "cpulist" } else { "plain" },
+                            unit,
+                            low,
+                            high,
+                            aggregation,
+                            system: r.system,
+                            description: format!(
+                                "URM {} of cgroup {cg} (ID {id}; code 0x{code:08X}, Values [{id}, VALUE]; {}:{})",
+                                r.name, r.at.file, r.at.line
+                            ),
+                        }
+                        .write(&mut y);
+                        codes.push(lever_protocol::UrmCode {
+                            code,
+                            opcode,
+                            per: lever_protocol::UrmPer::Cgroup,
+                            factor,
+                            range,
+                            cgroup: Some(*id),
+                            cpus,
+                        });
+                    }
+                    if knob.is_none() && !per_cgroup.is_empty() {
+                        placed.insert(
+                            code,
+                            Placed::PerCgroup {
+                                names: per_cgroup,
+                                factor,
+                                cpus,
+                            },
+                        );
+                    }
+                }
             }
             continue;
         }
@@ -276,28 +467,9 @@ pub(crate) fn target(
         }
         names.push(tname.clone());
         // A declared policy is honoured as declared.
-        let aggregation = match r.policy.as_str() {
-            "higher_is_better" => "max",
-            "lower_is_better" => {
-                if is_floor(r) {
-                    warn(warnings, "Policy", "lower_is_better on a floor (a minimum frequency or uclamp min): the lowest request wins, so any small request undoes a boost; imported as declared (aggregation: min), check the configuration".into());
-                }
-                "min"
-            }
-            "instant_apply" => "newest",
-            "lazy_apply" => {
-                warn(warnings, "Policy", "lazy_apply (URM keeps the first request until it ends) is imported as aggregation: oldest".into());
-                "oldest"
-            }
-            "pass_through_append" => {
-                warn(warnings, "Policy", "pass_through_append (URM appends every request to the node) is imported as aggregation: newest".into());
-                "newest"
-            }
-            _ => {
-                warn(warnings, "Policy", "pass_through (URM writes every request as it comes) is imported as aggregation: newest".into());
-                "newest"
-            }
-        };
+        let aggregation = aggregation(r, &mut |k: &str, m: String| {
+            warnings.push(Warning::new(&r.at, &field(k), m))
+        });
         let unit = match r.unit.as_deref() {
             None | Some("NA") | Some("na") => "count".to_string(),
             Some("Hz") | Some("hz") if khz_node(path) => {
@@ -321,39 +493,24 @@ pub(crate) fn target(
                 (None, None)
             }
         };
-        let _ = writeln!(y, "  - name: {tname}");
-        let _ = writeln!(y, "    opcode: 0x{opcode:08X}");
-        if per != "none" {
-            let _ = writeln!(y, "    per: {per}");
-        }
-        let _ = writeln!(y, "    node: {}", quote(&node));
-        let _ = writeln!(y, "    unit: {}", quote(&unit));
-        // Without both thresholds URM takes any 32-bit value.
-        let _ = writeln!(
-            y,
-            "    low: {}",
-            low.unwrap_or(i64::from(i32::MIN) * factor)
-        );
-        let _ = writeln!(
-            y,
-            "    high: {}",
-            high.unwrap_or(i64::from(i32::MAX) * factor)
-        );
-        let _ = writeln!(y, "    aggregation: {aggregation}");
-        let _ = writeln!(
-            y,
-            "    permission: {}",
-            if r.system { "system" } else { "third-party" }
-        );
-        let _ = writeln!(y, "    optional: true");
-        let _ = writeln!(
-            y,
-            "    description: {}",
-            quote(&format!(
+        Declared {
+            name: &tname,
+            opcode,
+            per,
+            node: &node,
+            kind: "plain",
+            unit: &unit,
+            // Without both thresholds URM takes any 32-bit value.
+            low: low.unwrap_or(i64::from(i32::MIN) * factor),
+            high: high.unwrap_or(i64::from(i32::MAX) * factor),
+            aggregation,
+            system: r.system,
+            description: format!(
                 "URM {} (ResType 0x{:X}, ResID 0x{:X}, code 0x{code:08X}; {}:{})",
                 r.name, r.res_type, r.res_id, r.at.file, r.at.line
-            ))
-        );
+            ),
+        }
+        .write(&mut y);
         codes.push(lever_protocol::UrmCode {
             code,
             opcode,
@@ -364,6 +521,8 @@ pub(crate) fn target(
             },
             factor,
             range: low.zip(high),
+            cgroup: None,
+            cpus: false,
         });
         placed.insert(
             code,
@@ -401,7 +560,7 @@ fn settings(
     indent: &str,
 ) -> String {
     let i = s.index;
-    let mut nodes: Vec<(String, i64)> = Vec::new();
+    let mut nodes: Vec<(String, String)> = Vec::new();
     let mut cgroups: Vec<(String, CgroupKnob, String)> = Vec::new();
     for (j, r) in s.resources.iter().enumerate() {
         let at = At {
@@ -460,6 +619,47 @@ fn settings(
                     continue;
                 }
                 cgroups.push((cg.clone(), *knob, v));
+            }
+            Some(Placed::PerCgroup {
+                names,
+                factor,
+                cpus,
+            }) => {
+                // URM: Values[0] is the cgroup ID, the rest the value (a
+                // CPU per value for a set of CPUs).
+                let Some((&id, rest)) = values.split_first().filter(|(_, r)| !r.is_empty()) else {
+                    warn("a cgroup resource takes [CGROUP_ID, VALUE...]; one value given, which URM ignores; left out".into());
+                    continue;
+                };
+                let Some((_, name)) = names.iter().find(|(g, _)| i64::from(*g) == id) else {
+                    warn(format!(
+                        "Values[0] {id} is not a cgroup ID of InitConfig's CgroupsInfo; left out"
+                    ));
+                    continue;
+                };
+                let v = if *cpus {
+                    let list: Vec<String> = rest.iter().map(|c| c.to_string()).collect();
+                    match lever_text::cpu_list_mask(&list.join(",")) {
+                        Some(mask) => quote(&lever_text::mask_cpu_list(mask)),
+                        None => {
+                            warn(format!(
+                                "CPUs {} are not CPUs 0 to 62; left out",
+                                list.join(",")
+                            ));
+                            continue;
+                        }
+                    }
+                } else {
+                    if rest.len() > 1 {
+                        warn(format!("{} values given: URM's writer takes exactly [CGROUP_ID, VALUE] and ignores the entry; left out", values.len()));
+                        continue;
+                    }
+                    (rest[0] * factor).to_string()
+                };
+                match nodes.iter_mut().find(|(n, _)| n == name) {
+                    Some(n) => n.1 = v,
+                    None => nodes.push((name.clone(), v)),
+                }
             }
             Some(Placed::Node {
                 name,
@@ -528,8 +728,8 @@ fn settings(
                 }
                 for f in full {
                     match nodes.iter_mut().find(|(n, _)| *n == f) {
-                        Some(n) => n.1 = v,
-                        None => nodes.push((f, v)),
+                        Some(n) => n.1 = v.to_string(),
+                        None => nodes.push((f, v.to_string())),
                     }
                 }
             }

@@ -136,3 +136,74 @@ fn invalid_syntax_is_refused() {
     );
     check("invalid-syntax", &got);
 }
+
+/// URM's cgroups: those with `Create: true` are made (with their parents
+/// and controllers) as URM makes them at start, and each cgroup of
+/// `CgroupsInfo` gets the cgroup resources, selected by `Values[0]`, that
+/// bind once it exists.
+#[test]
+fn cgroups_are_created_and_their_resources_bind() {
+    let Some(tree) = urm_tree() else { return };
+    let c = tree.join("configs");
+    let t = tree.join("tests/Configs");
+    let dir = layout(&[
+        (
+            "common/ResourcesConfig.yaml",
+            &c.join("ResourcesConfig.yaml"),
+        ),
+        ("common/InitConfig.yaml", &c.join("InitConfig.yaml")),
+        ("custom/InitConfig.yaml", &t.join("InitConfig.yaml")),
+    ]);
+    let sim = tempfile::tempdir().unwrap();
+    lever_sim::create("qcs6490", sim.path()).unwrap();
+    let fs = KernelFs::new(sim.path());
+    let clusters = lever_targets::discover_clusters(&fs).unwrap();
+    let import = lever_urm::import(dir.path(), "urm", &clusters).unwrap();
+    assert_eq!(
+        import.cgroups,
+        ["urm.slice/focused.apps", "camera-cgroup", "audio-cgroup"],
+        "video-cgroup is threaded: not created"
+    );
+    let (done, failed) = import.create_cgroups(&fs);
+    assert!(failed.is_empty(), "{failed:?}");
+    assert_eq!(done.len(), 3, "{done:?}");
+    assert!(done[2].contains("audio-cgroup: created"), "{done:?}");
+    let read = |p: &str| fs.read(p).unwrap();
+    assert_eq!(read("/sys/fs/cgroup/audio-cgroup/memory.max"), "max");
+    assert_eq!(read("/sys/fs/cgroup/audio-cgroup/cpu.uclamp.min"), "0.00");
+    assert!(read("/sys/fs/cgroup/urm.slice/cgroup.subtree_control").contains("cpu"));
+    // Made again (a reload): found, not remade.
+    let (again, _) = import.create_cgroups(&fs);
+    assert!(
+        again[2].contains("audio-cgroup: already there"),
+        "{again:?}"
+    );
+
+    let target = import.target.bind(&fs).unwrap();
+    let spec = |name: &str| {
+        target
+            .resources
+            .iter()
+            .find(|r| r.name == name)
+            .unwrap_or_else(|| panic!("no {name}"))
+    };
+    let cpus = spec("res_cgrp_run_cores_audio_cgroup");
+    assert_eq!(cpus.kind.as_str(), "cpulist");
+    assert_eq!(cpus.node, "/sys/fs/cgroup/audio-cgroup/cpuset.cpus");
+    assert_eq!(spec("res_cgrp_max_mem_audio_cgroup").unit, "bytes");
+    // The threaded cgroup was not made: its resources are dropped (optional).
+    assert!(!target
+        .resources
+        .iter()
+        .any(|r| r.name.ends_with("_video_cgroup")));
+    let view = import.view();
+    let (opcode, value) = view.pair(0x0009_000B, 0, &[802, 950]).unwrap();
+    assert_eq!(value, 950 * 1024);
+    assert_eq!(
+        opcode,
+        spec("res_cgrp_max_mem_audio_cgroup").opcode.0,
+        "Values[0] 802 is audio-cgroup"
+    );
+    let (_, mask) = view.pair(0x0009_0002, 0, &[802, 0, 1, 3]).unwrap();
+    assert_eq!(cpus.render(mask), "0-1,3");
+}

@@ -114,6 +114,9 @@ fn sim_root(board: &str, state_dir: &Path, quiet: bool) -> anyhow::Result<PathBu
 fn urm_loader(dir: PathBuf) -> lever_daemon::TargetLoader {
     lever_daemon::TargetLoader(std::sync::Arc::new(move |fs| {
         let import = lever_urm::import_dir(&dir, "urm", fs, None)?;
+        // URM creates its cgroups at start; their files must be there
+        // before the target binds the cgroup resources.
+        let (created, not_created) = import.create_cgroups(fs);
         let urm = Some(import.view());
         let mut file = import.target;
         file.source = format!("urm:{}", dir.display());
@@ -123,7 +126,9 @@ fn urm_loader(dir: PathBuf) -> lever_daemon::TargetLoader {
                 .warnings
                 .iter()
                 .map(|w| format!("URM import: {w}"))
+                .chain(not_created)
                 .collect(),
+            notes: created,
             urm,
         })
     }))

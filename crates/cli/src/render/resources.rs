@@ -65,6 +65,7 @@ pub fn listing(l: &Listing) -> String {
 fn range_cell(s: &ResourceSpec) -> String {
     match &s.kind {
         ResourceKind::Enum { values } => values.join("|"),
+        ResourceKind::CpuList => format!("CPUs {}", s.render(s.high)),
         _ => match &s.steps {
             Some(steps) if !steps.is_empty() => {
                 format!("{}..{} ({} steps)", s.low, s.high, steps.len())

@@ -226,6 +226,7 @@ pub(super) fn bind_one(
             values: values.clone(),
         },
         TemplateKind::HoldFd => ResourceKind::HoldFd,
+        TemplateKind::CpuList => ResourceKind::CpuList,
     };
     Ok(Ok(ResourceSpec {
         name: inst.name.clone(),

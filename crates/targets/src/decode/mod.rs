@@ -54,7 +54,9 @@ const RESOURCE_KEYS: &[&str] = &[
     "optional",
 ];
 const PER_VALUES: &[&str] = &["none", "cluster", "cpu"];
-const KIND_VALUES: &[&str] = &["plain", "pair-min", "pair-max", "enum", "hold-fd"];
+const KIND_VALUES: &[&str] = &[
+    "plain", "pair-min", "pair-max", "enum", "hold-fd", "cpulist",
+];
 const AGGREGATION_VALUES: &[&str] = &["max", "min", "newest", "oldest"];
 const PERMISSION_VALUES: &[&str] = &["system", "third-party"];
 

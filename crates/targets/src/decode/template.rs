@@ -134,6 +134,7 @@ pub(super) fn template(d: &InFile, i: usize, item: &Node, clusters: &Clusters) -
             }
         }
         "hold-fd" => TemplateKind::HoldFd,
+        "cpulist" => TemplateKind::CpuList,
         _ => TemplateKind::Plain,
     };
     let is_enum = matches!(kind, TemplateKind::Enum { .. });

@@ -273,6 +273,16 @@ fn level(d: &InFile, v: &Node, field: &str, t: &Template) -> Result<i64> {
             format!("unknown value `{text}` (allowed: {})", values.join(", ")),
         ));
     }
+    if let TemplateKind::CpuList = &t.kind {
+        let text = scalar(d, v, field, "a CPU list such as 0-1,3")?;
+        return lever_text::cpu_list_mask(text).ok_or_else(|| {
+            d.err(
+                v.pos,
+                field,
+                format!("`{text}` is not a CPU list such as 0-1,3 (CPUs 0 to 62)"),
+            )
+        });
+    }
     let value = integer(d, v, field)?;
     for (bound, below) in [(&t.low, true), (&t.high, false)] {
         if let Some(Bound::Value(b)) = bound {
