@@ -346,4 +346,17 @@ mod tests {
             .unwrap_err();
         assert!(e.to_string().contains("app x"), "{e}");
     }
+
+    /// The syntax the board's regex build keeps: Unicode \w, \d, \s, \b
+    /// and case folding. (Its property tables, `\p{Greek}`, are left out of
+    /// the board's build only: the test build has them through other
+    /// crates' regex features, so their absence is not testable here.)
+    #[test]
+    fn patterns_keep_perl_classes_and_case_folding() {
+        for ok in [r"\w+\s+\d", r"\bgst-launch\b", "(?i)CAMERA", "ä+"] {
+            assert!(check_regex(ok).is_ok(), "{ok}");
+        }
+        assert!(Regex::new("(?i)émile").unwrap().is_match("ÉMILE"));
+        assert!(Regex::new(r"^\w+$").unwrap().is_match("naïve"));
+    }
 }
