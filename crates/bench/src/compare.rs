@@ -41,6 +41,10 @@ pub enum Verdict {
     /// either run was taken under load or throttling
     /// ([`Comparison::conditions`]), and `--force` was not given.
     NotJudged,
+    /// The test found a significant change, but it is no larger than the
+    /// drift either run shows between its own passes over the suite
+    /// ([`Row::drift_pct`]): two runs of the same build differ that much.
+    WithinDrift,
 }
 
 /// One test in both runs.
@@ -58,6 +62,12 @@ pub struct Row {
     pub new: Option<f64>,
     /// (new - base) / base, percent.
     pub change_pct: Option<f64>,
+    /// The steadier run's drift: how far apart a run's own passes over the
+    /// suite put this test's median (highest pass median less lowest,
+    /// percent of the test's median), the smaller of the two runs'. `None`
+    /// for runs of one pass.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drift_pct: Option<f64>,
     /// Mann-Whitney two-sided p-value, when both sides have samples.
     pub p_value: Option<f64>,
     /// How significance was decided: `mann-whitney` or `intervals`.
@@ -173,6 +183,7 @@ fn row(base: Option<&TestResult>, new: Option<&TestResult>, threshold_pct: f64) 
         base: sb.map(|s| s.median),
         new: sn.map(|s| s.median),
         change_pct: None,
+        drift_pct: None,
         p_value: None,
         method: None,
         verdict: Verdict::NotCompared,
@@ -190,7 +201,37 @@ fn row(base: Option<&TestResult>, new: Option<&TestResult>, threshold_pct: f64) 
     r.p_value = j.p_value;
     r.method = j.method;
     r.verdict = j.verdict;
+    // The smaller of the two: a run that drifted more (a load that came
+    // and went) does not hide a change the steadier one's drift would not.
+    r.drift_pct = match (drift_pct(b), drift_pct(n)) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, y) => x.or(y),
+    };
+    // A worse mode ("modes") is a load's signature inside one run, judged
+    // on its own samples: drift between passes does not excuse it.
+    let significant = matches!(
+        r.verdict,
+        Verdict::Improved | Verdict::Regressed | Verdict::WorseWithinThreshold
+    ) && r.method.as_deref() != Some("modes");
+    if let (true, Some(change), Some(drift)) = (significant, r.change_pct, r.drift_pct) {
+        if change.abs() <= drift {
+            r.verdict = Verdict::WithinDrift;
+        }
+    }
     r
+}
+
+/// How far apart a run's passes put a test's median: the highest pass
+/// median less the lowest, percent of the median of all its samples.
+/// `None` with fewer than two passes.
+pub fn drift_pct(t: &TestResult) -> Option<f64> {
+    let m = t.summary.as_ref()?.median;
+    if t.pass_medians.len() < 2 || m == 0.0 {
+        return None;
+    }
+    let hi = t.pass_medians.iter().copied().fold(f64::MIN, f64::max);
+    let lo = t.pass_medians.iter().copied().fold(f64::MAX, f64::min);
+    Some(100.0 * (hi - lo) / m.abs())
 }
 
 /// What the significance test of [`compare`] says about one figure.
@@ -294,6 +335,7 @@ mod tests {
             elapsed_s: 0.0,
             skipped: None,
             pinned_cpu: None,
+            pass_medians: Vec::new(),
         }
     }
 
@@ -350,6 +392,36 @@ mod tests {
         assert_eq!(c.regressions, ["slower"]);
         assert!((c.rows[0].change_pct.unwrap() - 20.0).abs() < 3.0);
         assert_eq!(c.rows[0].method.as_deref(), Some("mann-whitney"));
+    }
+
+    /// Two runs whose passes are 20-30 % apart (the machine drifted
+    /// between minutes): a 17 % change between them is significant on the
+    /// samples but within that drift, so not called a change; against a
+    /// steady run the same change is (the steadier run's drift counts),
+    /// and a 60 % one always is.
+    #[test]
+    fn a_change_within_the_runs_own_drift_is_not_called_one() {
+        let with_passes = |first: f64, second: f64, seed: u64| {
+            let mut samples = noisy(first, 10, seed);
+            samples.extend(noisy(second, 10, seed + 1));
+            let mut t = result("t", Better::Lower, samples);
+            t.pass_medians = vec![first, second];
+            t
+        };
+        let base = with_passes(10.0, 13.0, 1);
+        let drift = drift_pct(&base).unwrap();
+        assert!((drift - 100.0 * 3.0 / base.summary.as_ref().unwrap().median).abs() < 1e-9);
+        let r = row(Some(&base), Some(&with_passes(12.0, 15.0, 3)), 10.0);
+        assert_eq!(r.verdict, Verdict::WithinDrift, "{r:?}");
+        assert!(r.change_pct.unwrap() > 10.0, "{r:?}");
+        assert!(r.drift_pct.unwrap() >= r.change_pct.unwrap(), "{r:?}");
+        let r = row(Some(&base), Some(&with_passes(13.5, 13.6, 5)), 10.0);
+        assert_eq!(r.verdict, Verdict::Regressed, "{r:?}");
+        let r = row(Some(&base), Some(&with_passes(18.0, 22.0, 7)), 10.0);
+        assert_eq!(r.verdict, Verdict::Regressed, "{r:?}");
+        // Runs of one pass have no drift: judged as before.
+        let one = result("t", Better::Lower, noisy(10.0, 20, 9));
+        assert_eq!(drift_pct(&one), None);
     }
 
     #[test]

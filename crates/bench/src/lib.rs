@@ -113,6 +113,17 @@ pub struct Options {
     /// The root the user gave (`--root`): a simulated board is not what
     /// is measured, and the report says so.
     pub root: PathBuf,
+    /// Passes over the suite: each test takes its samples in this many
+    /// parts, one per pass, a pass apart in time, so a run shows how far a
+    /// test drifts between minutes as well as its spread within one
+    /// ([`TestResult::pass_medians`]; `lever bench compare` does not call
+    /// a change within that drift one). Reports before passes had 1.
+    #[serde(default = "one_pass")]
+    pub passes: usize,
+}
+
+fn one_pass() -> usize {
+    1
 }
 
 impl Options {
@@ -133,6 +144,7 @@ impl Options {
             sample_time: Duration::from_millis(4),
             helper: None,
             root: PathBuf::from("/"),
+            passes: 2,
         }
     }
 
@@ -213,6 +225,10 @@ pub struct TestResult {
     /// two ends on one CPU and a rerun gives the same placement.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pinned_cpu: Option<usize>,
+    /// The median of each pass's samples ([`Options::passes`]), in pass
+    /// order; empty for a run of one pass.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pass_medians: Vec<f64>,
 }
 
 /// A whole run: the `--json` file.
@@ -332,45 +348,65 @@ pub fn run_defs(
         quick: opts.quick,
     };
     let started = Instant::now();
-    let total = defs.len();
-    let mut tests = Vec::new();
-    for (i, def) in defs.into_iter().enumerate() {
-        progress(i, total, &def.name);
-        let t0 = Instant::now();
-        // Peers spawned by `make` inherit this thread's affinity.
-        let pin = (def.peers && opts.cpu.is_none()).then(Pin::here).flatten();
-        let outcome = (def.make)(&env).and_then(|mut b| {
-            runner::sample(b.as_mut(), def.metric, &opts.policy, opts.sample_time)
-        });
-        let pinned_cpu = match pin {
-            Some(p) => Some(p.release()),
-            None if def.peers => opts.cpu,
-            None => None,
-        };
-        let mut r = TestResult {
-            name: def.name,
-            section: def.section,
-            unit: def.unit.into(),
-            better: def.better,
-            summary: None,
-            samples: Vec::new(),
-            stop: None,
-            iterations: 0,
-            elapsed_s: 0.0,
-            skipped: None,
-            pinned_cpu,
-        };
-        match outcome {
-            Ok(s) => {
-                r.summary = Summary::new(&s.samples);
-                r.samples = s.samples;
-                r.stop = Some(s.stop);
-                r.iterations = s.iterations;
+    let passes = opts.passes.max(1);
+    let total = defs.len() * passes;
+    let mut tests: Vec<TestResult> = Vec::new();
+    for pass in 0..passes {
+        let policy = opts.policy.pass(pass, passes);
+        for (i, def) in defs.iter().enumerate() {
+            progress(pass * defs.len() + i, total, &def.name);
+            let t0 = Instant::now();
+            // Peers spawned by `make` inherit this thread's affinity.
+            let pin = (def.peers && opts.cpu.is_none()).then(Pin::here).flatten();
+            let outcome = (def.make)(&env).and_then(|mut b| {
+                runner::sample(b.as_mut(), def.metric, &policy, opts.sample_time)
+            });
+            let pinned_cpu = match pin {
+                Some(p) => Some(p.release()),
+                None if def.peers => opts.cpu,
+                None => None,
+            };
+            if pass == 0 {
+                tests.push(TestResult {
+                    name: def.name.clone(),
+                    section: def.section,
+                    unit: def.unit.into(),
+                    better: def.better,
+                    summary: None,
+                    samples: Vec::new(),
+                    stop: None,
+                    iterations: 0,
+                    elapsed_s: 0.0,
+                    skipped: None,
+                    pinned_cpu,
+                    pass_medians: Vec::new(),
+                });
             }
-            Err(e) => r.skipped = Some(e.to_string()),
+            let r = &mut tests[i];
+            match outcome {
+                // A test skipped in one pass is skipped.
+                Ok(s) if r.skipped.is_none() => {
+                    if let Some(m) = Summary::new(&s.samples).map(|m| m.median) {
+                        r.pass_medians.push(m);
+                    }
+                    r.samples.extend(s.samples);
+                    r.summary = Summary::new(&r.samples);
+                    r.stop = Some(s.stop);
+                    r.iterations = s.iterations;
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    r.skipped = Some(e.to_string());
+                    r.summary = None;
+                    r.samples.clear();
+                    r.pass_medians.clear();
+                }
+            }
+            if passes == 1 {
+                r.pass_medians.clear();
+            }
+            r.elapsed_s += t0.elapsed().as_secs_f64();
         }
-        r.elapsed_s = t0.elapsed().as_secs_f64();
-        tests.push(r);
     }
     progress(total, total, "");
     conditions.finish(&fs, Some(recorder.finish()));
@@ -510,6 +546,7 @@ pub(crate) mod tests {
             elapsed_s: 0.0,
             skipped: None,
             pinned_cpu: None,
+            pass_medians: Vec::new(),
         };
         let mut c = empty_report().conditions;
         assert_eq!(dmips_per_mhz(std::slice::from_ref(&dhry), &c), None);

@@ -189,6 +189,29 @@ pub struct Policy {
     pub fixed: Option<usize>,
 }
 
+impl Policy {
+    /// The share of this policy one of `passes` passes over the suite
+    /// takes (`pass` from 0): the sample counts and the time budget
+    /// divided between the passes (at least 3 samples a pass, so each has
+    /// a median), the warm-up and target kept. A `--repeat N` gives the
+    /// first passes the odd samples.
+    pub fn pass(&self, pass: usize, passes: usize) -> Policy {
+        let passes = passes.max(1);
+        let share = |n: usize| {
+            let base = n / passes;
+            base + usize::from(pass < n % passes)
+        };
+        Policy {
+            warmup: self.warmup,
+            min_samples: share(self.min_samples).max(3),
+            max_samples: share(self.max_samples).max(3),
+            target_ci_pct: self.target_ci_pct,
+            max_time: self.max_time / passes as u32,
+            fixed: self.fixed.map(|n| share(n).max(1)),
+        }
+    }
+}
+
 /// Why sampling stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -415,6 +438,25 @@ mod tests {
         assert!((erfc(0.0) - 1.0).abs() < 1e-7);
         assert!((erfc(1.0) - 0.157_299_2).abs() < 1e-7);
         assert!((erfc(-1.0) - 1.842_700_8).abs() < 1e-7);
+    }
+
+    #[test]
+    fn passes_share_the_samples_and_the_time() {
+        let p = Policy {
+            warmup: Duration::from_millis(10),
+            min_samples: 7,
+            max_samples: 201,
+            target_ci_pct: 2.0,
+            max_time: Duration::from_millis(250),
+            fixed: Some(31),
+        };
+        let (a, b) = (p.pass(0, 2), p.pass(1, 2));
+        assert_eq!((a.min_samples, b.min_samples), (4, 3));
+        assert_eq!((a.max_samples, b.max_samples), (101, 100));
+        assert_eq!((a.fixed, b.fixed), (Some(16), Some(15)));
+        assert_eq!(a.max_time, Duration::from_millis(125));
+        assert_eq!((a.warmup, a.target_ci_pct), (p.warmup, p.target_ci_pct));
+        assert_eq!(p.pass(0, 1), p);
     }
 
     fn policy() -> Policy {

@@ -46,6 +46,9 @@ fn an_injected_delay_is_a_regression_and_the_same_body_is_not() {
 
 fn an_injected_delay_is_a_regression() {
     let base = run(40);
+    // Two passes (the default): 16 and 15 of the 31 samples, a median each.
+    let t = &base.tests[0];
+    assert_eq!((t.samples.len(), t.pass_medians.len()), (31, 2), "{t:?}");
     let slow = run(60); // +20 µs injected: +50%
     let c = compare(&base, &slow, 25.0);
     assert_eq!(c.rows[0].verdict, Verdict::Regressed, "{:?}", c.rows[0]);

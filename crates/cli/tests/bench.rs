@@ -399,3 +399,101 @@ fn dhrystone_reports_dmips_per_mhz_with_the_clock_source() {
         }
     }
 }
+
+/// Issue 31: a run with stress-ng pinned to the benchmark's CPU, compared
+/// with one without: the load is seen (its changes are not judged without
+/// `--force`), and with `--force` every test it slowed by more than 20 %
+/// is a regression; the run's two passes (each test's samples in two
+/// parts, half a run apart) are in the report.
+#[test]
+fn a_pinned_stress_ng_run_is_flagged_on_every_test_it_slowed() {
+    if Command::new("stress-ng").arg("--version").output().is_err() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI=true: stress-ng is required (.ci/run installs it)"
+        );
+        eprintln!("skipped: stress-ng is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let only = "lat_syscall-null,lat_syscall-read,dhrystone,whetstone,lat_ops-int-add";
+    let run = |file: &str| {
+        let path = dir.path().join(file);
+        let out = lever(&[
+            "bench",
+            "--quick",
+            "--cpu",
+            "0",
+            "--only",
+            only,
+            "-o",
+            path.to_str().unwrap(),
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        path.to_str().unwrap().to_string()
+    };
+    let quiet = run("quiet.json");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&quiet).unwrap()).unwrap();
+    for t in report["tests"].as_array().unwrap() {
+        assert_eq!(t["pass_medians"].as_array().map(Vec::len), Some(2), "{t}");
+    }
+    let mut stress = Command::new("stress-ng")
+        .args([
+            "--cpu",
+            "1",
+            "--taskset",
+            "0",
+            "--timeout",
+            "120",
+            "--quiet",
+        ])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let loaded = run("loaded.json");
+    stress.kill().unwrap();
+    stress.wait().unwrap();
+
+    // The comparison is the first JSON document (an error follows it when
+    // the check fails).
+    let first = |out: &Output| -> serde_json::Value {
+        serde_json::Deserializer::from_slice(&out.stdout)
+            .into_iter()
+            .next()
+            .expect("a JSON document")
+            .unwrap()
+    };
+    let plain = lever(&["--json", "bench", "compare", &quiet, &loaded]);
+    let c = first(&plain);
+    assert_eq!(
+        c["conditions"]["judged"], false,
+        "the load was not seen: {c}"
+    );
+    assert!(c["regressions"].as_array().unwrap().is_empty(), "{c}");
+
+    let forced = lever(&["--json", "bench", "compare", &quiet, &loaded, "--force"]);
+    let c = first(&forced);
+    let mut slowed = 0;
+    for r in c["rows"].as_array().unwrap() {
+        let change = r["change_pct"].as_f64().unwrap();
+        let worse = match r["better"].as_str().unwrap() {
+            "lower" => change,
+            _ => -change,
+        };
+        if worse > 20.0 {
+            slowed += 1;
+            assert_eq!(r["verdict"], "regressed", "slowed {worse:.0} %: {r}");
+        }
+    }
+    // stress-ng shares the one CPU with every test: none slowed would mean
+    // the load never ran beside them.
+    assert!(
+        slowed >= 3,
+        "only {slowed} tests slowed by more than 20 %: {c}"
+    );
+}

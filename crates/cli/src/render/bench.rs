@@ -258,6 +258,7 @@ pub fn comparison(c: &Comparison) -> String {
                 Verdict::Unchanged => "no significant change",
                 Verdict::NotCompared => "not in both runs",
                 Verdict::NotJudged => "not judged (conditions)",
+                Verdict::WithinDrift => "within the runs' drift",
             }
             .into(),
         ]);
@@ -271,6 +272,16 @@ pub fn comparison(c: &Comparison) -> String {
         out += &format!(
             "{} change(s) the test finds significant are not judged: a run was taken under load or throttling (above)\n",
             c.withheld
+        );
+    }
+    let drifted = c
+        .rows
+        .iter()
+        .filter(|r| r.verdict == Verdict::WithinDrift)
+        .count();
+    if drifted > 0 {
+        out += &format!(
+            "{drifted} change(s) the test finds significant are no larger than the drift a run shows between its own two passes over the suite: not called a change\n"
         );
     }
     out

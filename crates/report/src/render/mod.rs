@@ -398,6 +398,7 @@ fn verdict(j: &lever_bench::compare::Judgement) -> (&'static str, String) {
         Verdict::Unchanged => ("same", "no significant change"),
         Verdict::NotCompared => ("nc", "not judged"),
         Verdict::NotJudged => ("nc", "not judged: a run was taken under load or throttling"),
+        Verdict::WithinDrift => ("same", "within the drift between a run's own passes"),
     };
     let p = j.p_value.map_or(String::new(), |p| format!(", p={p:.3}"));
     (class, format!("{pct} {word}{p}").trim().to_string())
