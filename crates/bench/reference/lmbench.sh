@@ -3,7 +3,10 @@
 # `lever bench`'s tests of the same name, each pair back to back, the load
 # average before each (docs/bench.md, "LMBench side by side").
 #
-#   crates/bench/reference/lmbench.sh LMBENCH_SOURCE_DIR [path/to/lever]
+#   crates/bench/reference/lmbench.sh LMBENCH_SOURCE_DIR [path/to/lever [PARTS]]
+#
+# PARTS: any of bw1 (bw_mem at 1 MiB), bw16 (at 16 MiB), lat (lat_mem_rd),
+# comma-separated; default all three (about 25 minutes).
 #
 # LMBENCH_SOURCE_DIR is a checkout of LMBench 3 (github intel/lmbench; it
 # is not packaged by Debian). Only its src/ is used: bw_mem and lat_mem_rd
@@ -15,6 +18,8 @@
 set -eu
 src=${1:?usage: lmbench.sh LMBENCH_SOURCE_DIR [lever]}/src
 lever=${2:-target/release/lever}
+parts=${3:-bw1,bw16,lat}
+want() { case ",$parts," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 [ -f "$src/bw_mem.c" ] || { echo "lmbench.sh: no LMBench source at $src" >&2; exit 2; }
 [ -f /usr/include/tirpc/rpc/rpc.h ] || { echo "lmbench.sh: needs libtirpc-dev (apt-get install libtirpc-dev)" >&2; exit 2; }
 work=$(mktemp -d)
@@ -35,6 +40,7 @@ row() { # NAME LMBENCH LEVER
 }
 echo "test                            lmbench      lever  ratio"
 for mb in 1 16; do
+    want "bw$mb" || continue
     for k in rd wr rdwr cp fcp frd fwr bzero bcopy; do
         l=$(load)
         a=$("$work/bw_mem" -N 11 "${mb}m" "$k" 2>&1 | awk '{print $2}')
@@ -42,6 +48,7 @@ for mb in 1 16; do
         row "bw_mem-$k-${mb}mb" "$a" "$b" "$l"
     done
 done
+want lat || exit 0
 # lat_mem_rd: LMBench prints "size_MB ns" pairs for one sweep up to the
 # given size; the sizes Lever names are taken from that sweep.
 l=$(load)
