@@ -32,6 +32,7 @@ fn run(us: u64) -> BenchReport {
         // A sample of two or three spins: a preemption spoils few samples,
         // and the median ignores them.
         sample_time: Duration::from_micros(100),
+        passes: 2,
         ..Options::quick()
     };
     run_defs(&opts, vec![spin(us)], &mut |_, _, _| {}).unwrap()
@@ -46,7 +47,7 @@ fn an_injected_delay_is_a_regression_and_the_same_body_is_not() {
 
 fn an_injected_delay_is_a_regression() {
     let base = run(40);
-    // Two passes (the default): 16 and 15 of the 31 samples, a median each.
+    // Two passes: 16 and 15 of the 31 samples, a median each.
     let t = &base.tests[0];
     assert_eq!((t.samples.len(), t.pass_medians.len()), (31, 2), "{t:?}");
     let slow = run(60); // +20 µs injected: +50%

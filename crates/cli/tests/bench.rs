@@ -422,6 +422,8 @@ fn a_pinned_stress_ng_run_is_flagged_on_every_test_it_slowed() {
         let out = lever(&[
             "bench",
             "--quick",
+            "--passes",
+            "2",
             "--cpu",
             "0",
             "--only",

@@ -34,6 +34,12 @@ pub struct BenchArgs {
     /// interval of the median is within ±2%.
     #[arg(long, value_name = "N", value_parser = at_least_one)]
     pub repeat: Option<usize>,
+    /// Passes over the suite: each test's samples taken in N parts, a pass
+    /// apart, so the report shows how far a test drifts between them and
+    /// `bench compare` does not call a change within that drift one
+    /// (default 2; 1 with --quick, which keeps to its minute)
+    #[arg(long, value_name = "N", value_parser = at_least_one)]
+    pub passes: Option<usize>,
     /// Most sampling time per test (bare number: seconds; `500ms`, `2s`).
     #[arg(long, value_name = "TIME", value_parser = crate::cmd::util::positive_seconds)]
     pub max_time: Option<std::time::Duration>,
@@ -113,6 +119,9 @@ fn options(global: &Global, args: &BenchArgs) -> anyhow::Result<Options> {
     }
     if let Some(n) = args.repeat {
         opts.policy.fixed = Some(n);
+    }
+    if let Some(n) = args.passes {
+        opts.passes = n;
     }
     opts.only = args.only.clone();
     opts.cpu = args.cpu;
