@@ -65,4 +65,4 @@ echo "lat_mem_rd levels as lever names them (--only 'lat_mem_rd-*'):"
     python3 -c 'import json,sys
 d=json.load(sys.stdin)
 for p in d.get("plateaus", []):
-    print(f"  {p[\"level\"]:5} {p[\"from_kb\"]}-{p[\"to_kb\"]} KiB  {p[\"latency_ns\"]:.1f} ns  cache {p.get(\"cache_kb\")} KiB")'
+    print("  %-5s %s-%s KiB  %.1f ns  cache %s KiB" % (p["level"], p["from_kb"], p["to_kb"], p["latency_ns"], p.get("cache_kb")))'
