@@ -24,6 +24,14 @@ fn null_syscall(extra: &[&str]) -> Output {
     lever(&args)
 }
 
+/// The tests that run many benchmarks take turns: each one's runs are a
+/// measurement the other's would disturb (the whole `--quick` suite on
+/// both CPUs beside a run pinned with stress-ng).
+fn heavy() -> std::sync::MutexGuard<'static, ()> {
+    static HEAVY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    HEAVY.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 fn json(out: &Output) -> serde_json::Value {
     assert!(
         out.status.success(),
@@ -323,6 +331,7 @@ fn errors_exit_with_their_class() {
 
 #[test]
 fn quick_runs_every_test_within_a_minute() {
+    let _turn = heavy();
     let listed = json(&lever(&["--json", "bench", "--quick", "--list"]));
     let listed: Vec<&str> = listed
         .as_array()
@@ -407,6 +416,7 @@ fn dhrystone_reports_dmips_per_mhz_with_the_clock_source() {
 /// parts, half a run apart) are in the report.
 #[test]
 fn a_pinned_stress_ng_run_is_flagged_on_every_test_it_slowed() {
+    let _turn = heavy();
     if Command::new("stress-ng").arg("--version").output().is_err() {
         assert!(
             std::env::var("CI").as_deref() != Ok("true"),
