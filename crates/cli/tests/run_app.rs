@@ -290,9 +290,10 @@ fn lever_run_of_a_command_the_daemon_detected_as_that_app_runs_it() {
     d.client()
         .register(pid, "probe")
         .unwrap_or_else(|e| panic!("REGISTER after detection: {e}\n{}", d.log()));
+    // The daemon writes its log after the reply: wait for the line.
+    let said = format!("app probe (pid {pid}) is already configured");
     assert!(
-        d.log()
-            .contains(&format!("app probe (pid {pid}) is already configured")),
+        wait_until(Duration::from_secs(5), || d.log().contains(&said)).is_some(),
         "{}",
         d.log()
     );
