@@ -168,6 +168,26 @@ fn urm_cli(exe: &Path, board: &Board, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// `urmCli --tune` of `num` resources `res` for 20 s at high priority.
+fn tune(exe: &Path, board: &Board, num: u32, res: &str) -> String {
+    let num = num.to_string();
+    urm_cli(
+        exe,
+        board,
+        &[
+            "--tune",
+            "--duration",
+            "20000",
+            "--priority",
+            "0",
+            "--num",
+            &num,
+            "--res",
+            res,
+        ],
+    )
+}
+
 fn handle_in(out: &str) -> String {
     out.lines()
         .find_map(|l| l.strip_prefix("Handle Received from Server is: "))
@@ -236,21 +256,7 @@ fn urm_cli_unchanged_against_lever() {
 
     // tune: TEST_RESOURCE_3 (0xff/0x0002) for 20 s outlives urmCli, as
     // URM keeps a urmCli request for its parent.
-    let out = urm_cli(
-        &exe,
-        &board,
-        &[
-            "--tune",
-            "--duration",
-            "20000",
-            "--priority",
-            "0",
-            "--num",
-            "1",
-            "--res",
-            "0x00ff0002:55",
-        ],
-    );
+    let out = tune(&exe, &board, 1, "0x00ff0002:55");
     let h = handle_in(&out);
     assert_eq!(read(), "55", "{out}");
     assert_eq!(request(&lever, &board, &h).unwrap()["duration_ms"], 20000);
@@ -293,21 +299,7 @@ fn urm_cli_unchanged_against_lever() {
     let cpus = || file("cpuset.cpus");
     let uclamp = || file("cpu.uclamp.min");
     assert_eq!((cpus(), uclamp()), ("".to_string(), "0.00".to_string()));
-    let out = urm_cli(
-        &exe,
-        &board,
-        &[
-            "--tune",
-            "--duration",
-            "20000",
-            "--priority",
-            "0",
-            "--num",
-            "2",
-            "--res",
-            "0x00090002:802,0,1,3;0x00090007:802,52",
-        ],
-    );
+    let out = tune(&exe, &board, 2, "0x00090002:802,0,1,3;0x00090007:802,52");
     let h = handle_in(&out);
     assert_eq!(
         (cpus(), uclamp()),
@@ -322,21 +314,7 @@ fn urm_cli_unchanged_against_lever() {
     assert_eq!((cpus(), uclamp()), ("".to_string(), "0.00".to_string()));
     // A cgroup ID CgroupsInfo does not have is refused (URM drops it): the
     // handle holds nothing, and nothing is written.
-    let out = urm_cli(
-        &exe,
-        &board,
-        &[
-            "--tune",
-            "--duration",
-            "20000",
-            "--priority",
-            "0",
-            "--num",
-            "1",
-            "--res",
-            "0x00090007:999,52",
-        ],
-    );
+    let out = tune(&exe, &board, 1, "0x00090007:999,52");
     let h = handle_in(&out);
     assert!(request(&lever, &board, &h).is_none(), "{out}");
     assert_eq!(uclamp(), "0.00");
