@@ -42,7 +42,7 @@ pub enum Verdict {
     /// ([`Comparison::conditions`]), and `--force` was not given.
     NotJudged,
     /// The test found a significant change, but it is no larger than the
-    /// drift either run shows between its own passes over the suite
+    /// drift the runs show between their own passes over the suite
     /// ([`Row::drift_pct`]): two runs of the same build differ that much.
     WithinDrift,
 }
@@ -62,10 +62,10 @@ pub struct Row {
     pub new: Option<f64>,
     /// (new - base) / base, percent.
     pub change_pct: Option<f64>,
-    /// The steadier run's drift: how far apart a run's own passes over the
-    /// suite put this test's median (highest pass median less lowest,
-    /// percent of the test's median), the smaller of the two runs'. `None`
-    /// for runs of one pass.
+    /// The runs' drift: how far apart a run's own passes over the suite
+    /// put this test's median (highest pass median less lowest, percent of
+    /// the test's median), the smaller of the two runs' or, when both were
+    /// quiet, the larger ([`DriftRule`]). `None` for runs of one pass.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drift_pct: Option<f64>,
     /// Mann-Whitney two-sided p-value, when both sides have samples.
@@ -106,8 +106,31 @@ pub fn read_report(path: &Path) -> Result<BenchReport, BenchError> {
     })
 }
 
-/// Compare `new` against `base`.
+/// Which run's drift excuses a change ([`Row::drift_pct`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DriftRule {
+    /// The steadier run's (the smaller): used unless both runs are known
+    /// to be quiet, so that a run whose load came and went does not
+    /// excuse a change the other's drift would not.
+    Steadier,
+    /// The larger of the two: both runs were quiet, so either run's drift
+    /// is what a rerun of the same build moves the test by.
+    Larger,
+}
+
+/// Compare `new` against `base`, a change within the steadier run's drift
+/// not called one.
 pub fn compare(base: &BenchReport, new: &BenchReport, threshold_pct: f64) -> Comparison {
+    compare_with(base, new, threshold_pct, DriftRule::Steadier)
+}
+
+/// [`compare`] with the drift that excuses a change chosen by `rule`.
+pub fn compare_with(
+    base: &BenchReport,
+    new: &BenchReport,
+    threshold_pct: f64,
+    rule: DriftRule,
+) -> Comparison {
     let mut rows: Vec<Row> = base
         .tests
         .iter()
@@ -116,6 +139,7 @@ pub fn compare(base: &BenchReport, new: &BenchReport, threshold_pct: f64) -> Com
                 Some(b),
                 new.tests.iter().find(|n| n.name == b.name),
                 threshold_pct,
+                rule,
             )
         })
         .collect();
@@ -123,7 +147,7 @@ pub fn compare(base: &BenchReport, new: &BenchReport, threshold_pct: f64) -> Com
         new.tests
             .iter()
             .filter(|n| !base.tests.iter().any(|b| b.name == n.name))
-            .map(|n| row(None, Some(n), threshold_pct)),
+            .map(|n| row(None, Some(n), threshold_pct, rule)),
     );
     let regressions = rows
         .iter()
@@ -142,20 +166,30 @@ pub fn compare(base: &BenchReport, new: &BenchReport, threshold_pct: f64) -> Com
 /// [`compare`], then the runs' conditions: when either run was taken
 /// under load or throttling (`lever_conditions::compare`), every change
 /// the test calls significant becomes [`Verdict::NotJudged`] and no
-/// regression is reported, unless `force`. Identical quiet conditions
-/// leave the comparison as [`compare`] made it.
+/// regression is reported, unless `force`. When both runs' conditions
+/// were recorded and neither was disturbed, a change within the larger of
+/// their drifts is not called one ([`DriftRule::Larger`]); otherwise the
+/// steadier run's drift is the measure, as in [`compare`].
 pub fn compare_runs(
     base: &BenchReport,
     new: &BenchReport,
     threshold_pct: f64,
     force: bool,
 ) -> Comparison {
-    let mut c = compare(base, new, threshold_pct);
     let conditions = lever_conditions::compare(
         base.conditions.run.as_ref(),
         new.conditions.run.as_ref(),
         force,
     );
+    let both_quiet = base.conditions.run.is_some()
+        && new.conditions.run.is_some()
+        && conditions.disturbed.is_empty();
+    let rule = if both_quiet {
+        DriftRule::Larger
+    } else {
+        DriftRule::Steadier
+    };
+    let mut c = compare_with(base, new, threshold_pct, rule);
     if !conditions.judged {
         for r in &mut c.rows {
             if matches!(
@@ -172,7 +206,12 @@ pub fn compare_runs(
     c
 }
 
-fn row(base: Option<&TestResult>, new: Option<&TestResult>, threshold_pct: f64) -> Row {
+fn row(
+    base: Option<&TestResult>,
+    new: Option<&TestResult>,
+    threshold_pct: f64,
+    rule: DriftRule,
+) -> Row {
     let any = base.or(new).expect("one side exists");
     let sb = base.and_then(|t| t.summary.as_ref());
     let sn = new.and_then(|t| t.summary.as_ref());
@@ -201,11 +240,10 @@ fn row(base: Option<&TestResult>, new: Option<&TestResult>, threshold_pct: f64) 
     r.p_value = j.p_value;
     r.method = j.method;
     r.verdict = j.verdict;
-    // The smaller of the two: a run that drifted more (a load that came
-    // and went) does not hide a change the steadier one's drift would not.
-    r.drift_pct = match (drift_pct(b), drift_pct(n)) {
-        (Some(x), Some(y)) => Some(x.min(y)),
-        (x, y) => x.or(y),
+    r.drift_pct = match (drift_pct(b), drift_pct(n), rule) {
+        (Some(x), Some(y), DriftRule::Steadier) => Some(x.min(y)),
+        (Some(x), Some(y), DriftRule::Larger) => Some(x.max(y)),
+        (x, y, _) => x.or(y),
     };
     // A worse mode ("modes") is a load's signature inside one run, judged
     // on its own samples: drift between passes does not excuse it.
@@ -335,6 +373,7 @@ mod tests {
             elapsed_s: 0.0,
             skipped: None,
             pinned_cpu: None,
+            pass_cpus: Vec::new(),
             pass_medians: Vec::new(),
         }
     }
@@ -411,13 +450,38 @@ mod tests {
         let base = with_passes(10.0, 13.0, 1);
         let drift = drift_pct(&base).unwrap();
         assert!((drift - 100.0 * 3.0 / base.summary.as_ref().unwrap().median).abs() < 1e-9);
-        let r = row(Some(&base), Some(&with_passes(12.0, 15.0, 3)), 10.0);
+        let r = row(
+            Some(&base),
+            Some(&with_passes(12.0, 15.0, 3)),
+            10.0,
+            DriftRule::Steadier,
+        );
         assert_eq!(r.verdict, Verdict::WithinDrift, "{r:?}");
         assert!(r.change_pct.unwrap() > 10.0, "{r:?}");
         assert!(r.drift_pct.unwrap() >= r.change_pct.unwrap(), "{r:?}");
-        let r = row(Some(&base), Some(&with_passes(13.5, 13.6, 5)), 10.0);
+        let r = row(
+            Some(&base),
+            Some(&with_passes(13.5, 13.6, 5)),
+            10.0,
+            DriftRule::Steadier,
+        );
         assert_eq!(r.verdict, Verdict::Regressed, "{r:?}");
-        let r = row(Some(&base), Some(&with_passes(18.0, 22.0, 7)), 10.0);
+        let r = row(
+            Some(&base),
+            Some(&with_passes(18.0, 22.0, 7)),
+            10.0,
+            DriftRule::Steadier,
+        );
+        assert_eq!(r.verdict, Verdict::Regressed, "{r:?}");
+        // Both runs quiet: the larger drift is what a rerun moves the
+        // test by, so a steady base does not make the other run's drift
+        // a regression; the steadier run's drift would.
+        let steady = with_passes(10.0, 10.2, 11);
+        let drifting = with_passes(10.5, 16.0, 13);
+        let r = row(Some(&steady), Some(&drifting), 10.0, DriftRule::Larger);
+        assert_eq!(r.verdict, Verdict::WithinDrift, "{r:?}");
+        assert!(r.change_pct.unwrap() > 20.0, "{r:?}");
+        let r = row(Some(&steady), Some(&drifting), 10.0, DriftRule::Steadier);
         assert_eq!(r.verdict, Verdict::Regressed, "{r:?}");
         // Runs of one pass have no drift: judged as before.
         let one = result("t", Better::Lower, noisy(10.0, 20, 9));
@@ -428,7 +492,7 @@ mod tests {
     fn few_samples_fall_back_to_intervals() {
         let a = result("t", Better::Lower, vec![1.0, 1.1, 1.0]);
         let b = result("t", Better::Lower, vec![2.0, 2.1, 2.0]);
-        let r = row(Some(&a), Some(&b), 10.0);
+        let r = row(Some(&a), Some(&b), 10.0, DriftRule::Steadier);
         assert_eq!(
             (r.method.as_deref(), r.verdict),
             (Some("intervals"), Verdict::Regressed)

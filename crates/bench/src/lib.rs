@@ -29,6 +29,7 @@ pub mod nbench;
 pub mod ops;
 pub mod os;
 pub mod pagefault;
+pub mod passes;
 pub mod runner;
 pub mod stats;
 
@@ -114,8 +115,10 @@ pub struct Options {
     /// is measured, and the report says so.
     pub root: PathBuf,
     /// Passes over the suite: each test takes its samples in this many
-    /// parts, one per pass, a pass apart in time, so a run shows how far a
-    /// test drifts between minutes as well as its spread within one
+    /// parts, one per pass, a pass apart in time and (through the helper
+    /// mode) each pass in a process of its own with the two-ended tests on
+    /// the next CPU ([`passes`]), so a run shows how far a test drifts
+    /// between reruns as well as its spread within one
     /// ([`TestResult::pass_medians`]; `lever bench compare` does not call
     /// a change within that drift one). Reports before passes had 1.
     #[serde(default = "one_pass")]
@@ -223,12 +226,17 @@ pub struct TestResult {
     pub elapsed_s: f64,
     /// Why the test did not run.
     pub skipped: Option<String>,
-    /// The CPU a test with peer threads or processes ran on, with its
-    /// peers ([`catalog::TestDef::peers`]): without `--cpu` such a test
-    /// is pinned to the CPU it started on, so that every sample has its
-    /// two ends on one CPU and a rerun gives the same placement.
+    /// The CPU a test with peer threads or processes ran on in the first
+    /// pass, with its peers ([`catalog::TestDef::peers`]): without `--cpu`
+    /// pass *k* pins such a test to the *k*-th CPU the run may use
+    /// ([`passes`]), so that every sample has its two ends on one CPU, the
+    /// passes cover the placements, and a rerun gives the same ones.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pinned_cpu: Option<usize>,
+    /// The CPU each pass ran a two-ended test on, in pass order; empty
+    /// for other tests and for a run of one pass.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pass_cpus: Vec<usize>,
     /// The median of each pass's samples ([`Options::passes`]), in pass
     /// order; empty for a run of one pass.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -306,17 +314,30 @@ pub fn run(
             opts.only.clone().unwrap_or_default(),
         ));
     }
-    run_defs(opts, defs, progress)
+    // Several passes through the binary's helper mode: each in a fresh
+    // process (`passes`).
+    let in_processes = opts.passes > 1 && opts.helper.is_some();
+    measure(opts, defs, in_processes, progress)
 }
 
 /// How often the run's conditions are sampled while the tests run: a few
 /// dozen small reads a second, under 0.1 % of one CPU.
 pub const CONDITIONS_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// Run `defs` (the catalog's, or a caller's own) with `opts`' policy.
+/// Run `defs` (the catalog's, or a caller's own) with `opts`' policy, every
+/// pass in this process.
 pub fn run_defs(
     opts: &Options,
     defs: Vec<catalog::TestDef>,
+    progress: &mut dyn FnMut(usize, usize, &str),
+) -> Result<BenchReport, BenchError> {
+    measure(opts, defs, false, progress)
+}
+
+fn measure(
+    opts: &Options,
+    defs: Vec<catalog::TestDef>,
+    in_processes: bool,
     progress: &mut dyn FnMut(usize, usize, &str),
 ) -> Result<BenchReport, BenchError> {
     let fs = KernelFs::system();
@@ -329,6 +350,7 @@ pub fn run_defs(
         Some(CONDITIONS_EVERY),
         "",
     );
+    let allowed = passes::allowed_cpus();
     if let Some(cpu) = opts.cpu {
         // CpuSet::set panics past its fixed size: refuse such a CPU first.
         if cpu >= rustix::thread::CpuSet::MAX_CPU {
@@ -339,6 +361,7 @@ pub fn run_defs(
         }
         let mut set = rustix::thread::CpuSet::new();
         set.set(cpu);
+        // A pass's process inherits it.
         rustix::thread::sched_setaffinity(None, &set).map_err(|e| BenchError::Affinity {
             cpu,
             source: e.into(),
@@ -354,62 +377,41 @@ pub fn run_defs(
     let started = Instant::now();
     let passes = opts.passes.max(1);
     let total = defs.len() * passes;
-    let mut tests: Vec<TestResult> = Vec::new();
+    let mut tests: Vec<TestResult> = defs
+        .iter()
+        .map(|def| TestResult {
+            name: def.name.clone(),
+            section: def.section,
+            unit: def.unit.into(),
+            better: def.better,
+            summary: None,
+            samples: Vec::new(),
+            stop: None,
+            iterations: 0,
+            elapsed_s: 0.0,
+            skipped: None,
+            pinned_cpu: None,
+            pass_cpus: Vec::new(),
+            pass_medians: Vec::new(),
+        })
+        .collect();
     for pass in 0..passes {
-        let policy = opts.policy.pass(pass, passes);
-        for (i, def) in defs.iter().enumerate() {
-            progress(pass * defs.len() + i, total, &def.name);
-            let t0 = Instant::now();
-            // Peers spawned by `make` inherit this thread's affinity.
-            let pin = (def.peers && opts.cpu.is_none()).then(Pin::here).flatten();
-            let outcome = (def.make)(&env).and_then(|mut b| {
-                runner::sample(b.as_mut(), def.metric, &policy, opts.sample_time)
-            });
-            let pinned_cpu = match pin {
-                Some(p) => Some(p.release()),
-                None if def.peers => opts.cpu,
-                None => None,
-            };
-            if pass == 0 {
-                tests.push(TestResult {
-                    name: def.name.clone(),
-                    section: def.section,
-                    unit: def.unit.into(),
-                    better: def.better,
-                    summary: None,
-                    samples: Vec::new(),
-                    stop: None,
-                    iterations: 0,
-                    elapsed_s: 0.0,
-                    skipped: None,
-                    pinned_cpu,
-                    pass_medians: Vec::new(),
-                });
+        let cpu = passes::peer_cpu(opts, &allowed, pass);
+        let mut part_progress = |i: usize, name: &str| progress(pass * defs.len() + i, total, name);
+        let part = match (in_processes, opts.helper.as_deref()) {
+            (true, Some(helper)) => {
+                passes::run_pass_process(opts, helper, &defs, pass, cpu, &mut part_progress)?
             }
-            let r = &mut tests[i];
-            match outcome {
-                // A test skipped in one pass is skipped.
-                Ok(s) if r.skipped.is_none() => {
-                    if let Some(m) = Summary::new(&s.samples).map(|m| m.median) {
-                        r.pass_medians.push(m);
-                    }
-                    r.samples.extend(s.samples);
-                    r.summary = Summary::new(&r.samples);
-                    r.stop = Some(s.stop);
-                    r.iterations = s.iterations;
-                }
-                Ok(_) => {}
-                Err(e) => {
-                    r.skipped = Some(e.to_string());
-                    r.summary = None;
-                    r.samples.clear();
-                    r.pass_medians.clear();
-                }
-            }
-            if passes == 1 {
-                r.pass_medians.clear();
-            }
-            r.elapsed_s += t0.elapsed().as_secs_f64();
+            _ => passes::run_pass(opts, &defs, &env, pass, cpu, &mut part_progress),
+        };
+        for (r, p) in tests.iter_mut().zip(part) {
+            merge_pass(r, p, pass == 0);
+        }
+    }
+    if passes == 1 {
+        for r in &mut tests {
+            r.pass_medians.clear();
+            r.pass_cpus.clear();
         }
     }
     progress(total, total, "");
@@ -450,36 +452,31 @@ pub fn run_defs(
     })
 }
 
-/// The calling thread pinned to the CPU it is on, until [`Pin::release`]
-/// puts its affinity back: a two-ended test's samples then all have both
-/// ends on one CPU. Unpinned, a pipe round trip on a 2-vCPU VM was 1.8 µs
-/// or 75 µs by whether the peer woke on the same CPU, and three runs
-/// disagreed far outside each one's ±2 % interval.
-struct Pin {
-    cpu: usize,
-    before: rustix::thread::CpuSet,
-}
-
-impl Pin {
-    /// `None` where the affinity cannot be read or set (then the test
-    /// runs unpinned, as before).
-    fn here() -> Option<Pin> {
-        let before = rustix::thread::sched_getaffinity(None).ok()?;
-        let cpu = rustix::thread::sched_getcpu();
-        if cpu >= rustix::thread::CpuSet::MAX_CPU {
-            return None;
-        }
-        let mut one = rustix::thread::CpuSet::new();
-        one.set(cpu);
-        rustix::thread::sched_setaffinity(None, &one).ok()?;
-        Some(Pin { cpu, before })
+/// Add one pass's part of a test to its result: its samples, and their
+/// median as the pass's. A test skipped in one pass is skipped.
+fn merge_pass(r: &mut TestResult, p: passes::PassTest, first: bool) {
+    if first {
+        r.pinned_cpu = p.pinned_cpu;
     }
-
-    /// Restore the affinity; the CPU it was pinned to.
-    fn release(self) -> usize {
-        let _ = rustix::thread::sched_setaffinity(None, &self.before);
-        self.cpu
+    r.pass_cpus.extend(p.pinned_cpu);
+    r.elapsed_s += p.elapsed_s;
+    if let Some(why) = p.skipped {
+        r.skipped = Some(why);
+        r.summary = None;
+        r.samples.clear();
+        r.pass_medians.clear();
+        return;
     }
+    if r.skipped.is_some() {
+        return;
+    }
+    if let Some(m) = Summary::new(&p.samples).map(|m| m.median) {
+        r.pass_medians.push(m);
+    }
+    r.samples.extend(p.samples);
+    r.summary = Summary::new(&r.samples);
+    r.stop = p.stop;
+    r.iterations = p.iterations;
 }
 
 /// Dhrystone's median over the clock, when both are known.
@@ -507,10 +504,12 @@ pub fn write_report(path: &std::path::Path, report: &BenchReport) -> Result<(), 
 
 /// The hidden helper mode (`lever bench __helper MODE …`): `null` exits at
 /// once (for `lat_proc-exec`/`-shell`); `ctx KB` is a `lat_ctx` ring
-/// member on stdin/stdout.
+/// member on stdin/stdout; `pass` runs one pass of a run in a process of
+/// its own ([`passes`]).
 pub fn helper_main(args: &[String]) -> Result<(), BenchError> {
     match args {
         [m] if m == "null" => Ok(()),
+        [m] if m == "pass" => passes::pass_main(),
         [m, kb] if m == "ctx" => ipc::ctx_member(
             kb.parse()
                 .map_err(|_| BenchError::Broken(format!("ctx: bad size {kb:?}")))?,
@@ -550,6 +549,7 @@ pub(crate) mod tests {
             elapsed_s: 0.0,
             skipped: None,
             pinned_cpu: None,
+            pass_cpus: Vec::new(),
             pass_medians: Vec::new(),
         };
         let mut c = empty_report().conditions;

@@ -509,3 +509,46 @@ fn a_pinned_stress_ng_run_is_flagged_on_every_test_it_slowed() {
         "only {slowed} tests slowed by more than 20 %: {c}"
     );
 }
+
+/// Issue 31: a run of several passes makes each in a process of its own
+/// and runs a two-ended test on the next CPU it may use each pass
+/// (pass_cpus), a median per pass; a one-ended test has no pass CPUs.
+#[test]
+fn each_pass_runs_two_ended_tests_on_the_next_cpu() {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let allowed = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .and_then(lever_text::parse_cpu_list)
+        .expect("Cpus_allowed_list");
+    let r = json(&lever(&[
+        "--json",
+        "bench",
+        "--quick",
+        "--passes",
+        "3",
+        "--only",
+        "lat_pipe,lat_syscall-null",
+    ]));
+    let tests = r["tests"].as_array().unwrap();
+    let pipe = tests.iter().find(|t| t["name"] == "lat_pipe").unwrap();
+    let want: Vec<u64> = (0..3)
+        .map(|p| u64::from(allowed[p % allowed.len()]))
+        .collect();
+    let got: Vec<u64> = pipe["pass_cpus"]
+        .as_array()
+        .expect("pass_cpus")
+        .iter()
+        .map(|c| c.as_u64().unwrap())
+        .collect();
+    assert_eq!(got, want, "{pipe}");
+    assert_eq!(pipe["pinned_cpu"].as_u64(), Some(want[0]));
+    for t in tests {
+        assert_eq!(t["pass_medians"].as_array().map(Vec::len), Some(3), "{t}");
+    }
+    let null = tests
+        .iter()
+        .find(|t| t["name"] == "lat_syscall-null")
+        .unwrap();
+    assert!(null.get("pass_cpus").is_none(), "{null}");
+}
