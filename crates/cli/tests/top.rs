@@ -322,6 +322,58 @@ fn watches_a_command_and_passes_its_exit_status_through() {
     assert_eq!(svg.matches("<svg").count(), 3);
 }
 
+/// A command whose CPU is all in children that live a few milliseconds
+/// each, born and reaped between two samples: no row shows them, their
+/// CPU lands in the shell's `cutime`/`cstime` when it reaps them, and the
+/// shell's "children %" carries it into the command's figure. That figure
+/// must match what the shell's own `times` says it and its children used
+/// (within 5 % and 3 ticks: both read the same clock-tick counters, and
+/// the shell's own last ticks after `times` are not in it).
+#[test]
+fn short_lived_children_count_in_their_parents_and_the_commands_cpu() {
+    let _one = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let times = dir.path().join("times");
+    let script = format!(
+        "sleep 0.3; for i in $(seq 300); do sh -c 'i=0; while [ $i -lt 2000 ]; do i=$((i+1)); done'; done; times >{}; sleep 0.8",
+        times.display()
+    );
+    let out = Command::new(common::LEVER)
+        .args(["top", "-i", "0.5", "--json", "--", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // dash and bash print `0m0.01s 0m0.02s` (the shell) and the same for
+    // its children.
+    let seconds = |field: &str| -> f64 {
+        let (m, s) = field.trim_end_matches('s').split_once('m').unwrap();
+        m.parse::<f64>().unwrap() * 60.0 + s.parse::<f64>().unwrap()
+    };
+    let reported = std::fs::read_to_string(&times).unwrap();
+    let by_times: f64 = reported.split_whitespace().map(seconds).sum();
+    let s = &json["summary"];
+    let command_s = s["command_pct"].as_f64().unwrap() * s["window_s"].as_f64().unwrap() / 100.0;
+    let pid = json["command_pid"].as_u64().unwrap();
+    let shell = s["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == pid)
+        .expect("the shell's row");
+    let children_s = shell["children_s"].as_f64().unwrap();
+    let tick = 1.0 / 100.0;
+    assert!(
+        by_times > 0.2,
+        "the children were to burn CPU: times said {reported}"
+    );
+    assert!(
+        (command_s - by_times).abs() <= 0.05 * by_times + 3.0 * tick,
+        "lever top: the command used {command_s:.2} s (the shell's children {children_s:.2} s); its own times: {by_times:.2} s ({reported})"
+    );
+    assert!(children_s > 0.8 * by_times, "{shell}");
+}
+
 #[test]
 fn a_simulated_octa_core_has_eight_cores_and_their_frequencies() {
     let dir = tempfile::tempdir().unwrap();

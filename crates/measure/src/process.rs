@@ -277,6 +277,9 @@ pub struct Stat {
     pub ppid: Option<u32>,
     /// `utime` and `stime` (fields 14, 15).
     pub cpu: CpuTicks,
+    /// `cutime` and `cstime` (fields 16, 17): the CPU of the children it
+    /// has waited for (and of theirs), added when each is reaped.
+    pub children: Option<CpuTicks>,
     /// `num_threads` (field 20).
     pub num_threads: Option<u64>,
     /// `starttime` (field 22): when the task started, in clock ticks after
@@ -327,6 +330,9 @@ pub fn parse_stat(path: &str, text: &str) -> Result<Stat, MeasureError> {
             user: field(14).ok_or_else(bad)?,
             system: field(15).ok_or_else(bad)?,
         },
+        children: field(16)
+            .zip(field(17))
+            .map(|(user, system)| CpuTicks { user, system }),
         num_threads: field(20),
         start_ticks: field(22),
         processor: small(39),

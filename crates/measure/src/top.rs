@@ -194,6 +194,8 @@ pub struct TaskSample {
     pub user_ticks: u64,
     /// `stime` clock ticks.
     pub system_ticks: u64,
+    /// `cutime` + `cstime` clock ticks: its reaped children's CPU.
+    pub children_ticks: u64,
     /// The CPU it last ran on.
     pub processor: Option<u32>,
     /// Threads in the process.
@@ -293,6 +295,7 @@ fn read_task(fs: &KernelFs, dir: &str, id: u32) -> Result<Option<TaskSample>, Me
         start_ticks: stat.start_ticks,
         user_ticks: stat.cpu.user,
         system_ticks: stat.cpu.system,
+        children_ticks: stat.children.map_or(0, |c| c.user + c.system),
         processor: stat.processor,
         num_threads: stat.num_threads,
         voluntary_ctxt_switches: status.voluntary_ctxt_switches,
@@ -502,6 +505,16 @@ pub struct TaskUse {
     pub user_s: f64,
     /// Kernel-mode CPU time in the interval, s.
     pub system_s: f64,
+    /// CPU time of its children that ended in the interval and is in no
+    /// task's row, s: children born and reaped between two samples (the
+    /// compilers a `make` runs), and what ended children used after their
+    /// last sample. Its `cutime` + `cstime` growth less what its children
+    /// that ended had shown; 0 for threads.
+    #[serde(default)]
+    pub children_s: f64,
+    /// [`TaskUse::children_s`] as % of one core.
+    #[serde(default)]
+    pub children_pct: f64,
     /// Voluntary context switches in the interval.
     pub voluntary_ctxt_switches: Option<u64>,
     /// Involuntary context switches in the interval.
@@ -592,6 +605,8 @@ fn task_use(
         system_pct: pct(system),
         user_s: user as f64 / hz,
         system_s: system as f64 / hz,
+        children_s: 0.0,
+        children_pct: 0.0,
         voluntary_ctxt_switches: ctxt(
             cur.voluntary_ctxt_switches,
             prev.map(|p| p.voluntary_ctxt_switches),
@@ -606,6 +621,31 @@ fn task_use(
         in_command,
         threads,
     })
+}
+
+/// The ticks `task`'s `cutime` + `cstime` grew by from `prev` to `cur`
+/// that no row showed: less the last-seen ticks (own and children's) of
+/// each of its children in `prev` that is gone from `cur` (reaped; a
+/// zombie is still listed). A task new in `cur` counts all it has.
+fn unseen_children_ticks(prev: &TopSample, cur: &TopSample, task: &TaskSample) -> u64 {
+    let same = |a: &TaskSample, b: &TaskSample| a.start_ticks == b.start_ticks;
+    let before = prev
+        .tasks
+        .get(&task.id)
+        .filter(|p| same(p, task))
+        .map_or(0, |p| p.children_ticks);
+    let grown = task.children_ticks.saturating_sub(before);
+    if grown == 0 {
+        return 0;
+    }
+    let shown: u64 = prev
+        .tasks
+        .values()
+        .filter(|c| c.ppid == Some(task.id))
+        .filter(|c| cur.tasks.get(&c.id).is_none_or(|now| !same(now, c)))
+        .map(|c| c.user_ticks + c.system_ticks + c.children_ticks)
+        .sum();
+    grown.saturating_sub(shown)
 }
 
 /// Descending CPU, then id.
@@ -663,7 +703,11 @@ impl TopInterval {
                     uptime_s: prev.uptime_s,
                 };
                 let in_command = command.is_some_and(|c| c.contains(t));
-                task_use(before, t, hz, wall_s, in_command)
+                let mut u = task_use(before, t, hz, wall_s, in_command)?;
+                let children = unseen_children_ticks(prev, cur, t);
+                u.children_s = children as f64 / hz;
+                u.children_pct = children as f64 / hz / wall_s * 100.0;
+                Some(u)
             })
             .collect();
         tasks.sort_by(by_cpu);
@@ -689,12 +733,14 @@ impl TopInterval {
         }
     }
 
-    /// CPU % of the command's processes (0 when there is no command).
+    /// CPU % of the command's processes, with the children they reaped
+    /// in the interval that no row showed ([`TaskUse::children_pct`]); 0
+    /// when there is no command.
     pub fn command_pct(&self) -> f64 {
         self.tasks
             .iter()
             .filter(|t| t.in_command)
-            .map(TaskUse::cpu_pct)
+            .map(|t| t.cpu_pct() + t.children_pct)
             .sum()
     }
 }
@@ -745,6 +791,11 @@ pub struct TaskTotal {
     pub max_pct: f64,
     /// CPU time in the run, s (user + system).
     pub cpu_s: f64,
+    /// CPU time of its children that ended during the run and showed in
+    /// no row, s ([`TaskUse::children_s`]).
+    pub children_s: f64,
+    /// [`TaskTotal::children_s`] over the whole run, % of one core.
+    pub children_pct: f64,
     /// Voluntary context switches in the run.
     pub voluntary_ctxt_switches: Option<u64>,
     /// Involuntary context switches in the run.
@@ -779,8 +830,8 @@ pub struct TopSummary {
     pub max_total_pct: f64,
     /// N × 100 %: what the total can reach.
     pub capacity_pct: f64,
-    /// Mean CPU % of the command's processes together; `None` without a
-    /// command.
+    /// Mean CPU % of the command's processes together, with the children
+    /// they reaped that no row showed; `None` without a command.
     pub command_pct: Option<f64>,
     /// Highest command CPU % of one interval.
     pub max_command_pct: Option<f64>,
@@ -793,6 +844,7 @@ struct TaskAcc {
     comm: String,
     user_s: f64,
     system_s: f64,
+    children_s: f64,
     max_pct: f64,
     voluntary: Option<u64>,
     nonvoluntary: Option<u64>,
@@ -813,6 +865,7 @@ impl TaskAcc {
         self.comm = t.comm.clone();
         self.user_s += t.user_s;
         self.system_s += t.system_s;
+        self.children_s += t.children_s;
         self.max_pct = self.max_pct.max(t.cpu_pct());
         self.voluntary = add(self.voluntary, t.voluntary_ctxt_switches);
         self.nonvoluntary = add(self.nonvoluntary, t.nonvoluntary_ctxt_switches);
@@ -848,6 +901,8 @@ impl TaskAcc {
             system_pct: pct(self.system_s),
             max_pct: self.max_pct,
             cpu_s: self.user_s + self.system_s,
+            children_s: self.children_s,
+            children_pct: pct(self.children_s),
             voluntary_ctxt_switches: self.voluntary,
             nonvoluntary_ctxt_switches: self.nonvoluntary,
             processor: self.processor,
@@ -893,7 +948,7 @@ impl TopTotals {
                 .tasks
                 .iter()
                 .filter(|t| t.in_command)
-                .map(|t| t.user_s + t.system_s)
+                .map(|t| t.user_s + t.system_s + t.children_s)
                 .sum::<f64>();
             *max = max.max(i.command_pct());
         }
@@ -1102,6 +1157,50 @@ mod tests {
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() < 1e-9
+    }
+
+    /// A parent with `ctime` ticks of reaped children's CPU (`cutime`
+    /// all user) in a stat line like [`stat`]'s.
+    fn stat_with_children(pid: u32, utime: u64, start: u64, ctime: u64) -> String {
+        stat(pid, "make", 1, utime, 0, start, 0).replacen(
+            &format!(" {utime} 0 0 0 20 "),
+            &format!(" {utime} 0 {ctime} 0 20 "),
+            1,
+        )
+    }
+
+    /// Children reaped between two samples: what no row showed lands in
+    /// the parent's children figure, and a child seen at the earlier
+    /// sample is not counted twice.
+    #[test]
+    fn reaped_children_count_once_in_their_parent() {
+        let tree = FakeTree::with(&[
+            ("/proc/stat", &proc_stat(&[(0, 0, 100)])),
+            ("/proc/uptime", "10.00 5.00\n"),
+            ("/proc/10/stat", &stat_with_children(10, 5, 100, 40)),
+            ("/proc/10/status", &status(0, 0)),
+            ("/proc/11/stat", &stat(11, "cc", 10, 30, 5, 900, 0)),
+            ("/proc/11/status", &status(0, 0)),
+        ]);
+        let opts = ReadOptions::default();
+        let before = TopSample::read(tree.fs(), 0.0, &opts).unwrap();
+        // One second later: child 11 (35 ticks when last seen) ended and
+        // was reaped with 50; two children born and reaped in between
+        // used 70; so `cutime` grew by 120 and 85 of it was in no row.
+        tree.node("/proc/stat", &proc_stat(&[(100, 0, 100)]));
+        tree.node("/proc/uptime", "11.00 5.00\n");
+        tree.node("/proc/10/stat", &stat_with_children(10, 6, 100, 160));
+        tree.remove("/proc/11/stat").remove("/proc/11/status");
+        std::fs::remove_dir(tree.root().join("proc/11")).unwrap();
+        let after = TopSample::read(tree.fs(), 1.0, &opts).unwrap();
+        let i = TopInterval::new(&before, &after, 100, None);
+        let make = i.tasks.iter().find(|t| t.id == 10).unwrap();
+        assert!(close(make.children_s, 0.85), "{make:?}");
+        assert!(close(make.children_pct, 85.0), "{make:?}");
+        assert!(close(make.cpu_pct(), 1.0), "{make:?}");
+        // Nothing reaped: nothing unseen.
+        let again = TopInterval::new(&after, &after, 100, None);
+        assert_eq!(again.tasks[0].children_s, 0.0);
     }
 
     #[test]

@@ -51,6 +51,10 @@ fn task_row(t: &TaskTotal, indent: &str) -> Vec<String> {
         pct(t.system_pct),
         pct(t.max_pct),
         fixed(t.cpu_s, 2),
+        match t.children_s > 0.0 {
+            true => pct(t.children_pct),
+            false => String::new(),
+        },
         or_dash(t.voluntary_ctxt_switches),
         or_dash(t.nonvoluntary_ctxt_switches),
         or_dash(t.processor),
@@ -135,8 +139,19 @@ pub fn report(r: &TopReport, rows: usize) -> String {
         return out;
     }
     let mut t = Table::new(&[
-        "pid", "command", "CPU %", "user %", "system %", "max %", "CPU s", "vol cs", "invol cs",
-        "core", "threads", "",
+        "pid",
+        "command",
+        "CPU %",
+        "user %",
+        "system %",
+        "max %",
+        "CPU s",
+        "children %",
+        "vol cs",
+        "invol cs",
+        "core",
+        "threads",
+        "",
     ]);
     let shown = if rows == 0 { s.tasks.len() } else { rows };
     for task in s.tasks.iter().take(shown) {
@@ -149,7 +164,7 @@ pub fn report(r: &TopReport, rows: usize) -> String {
         };
         for th in task.threads.iter().filter(busy) {
             let mut row = task_row(th, "  ");
-            row[10] = String::new();
+            row[11] = String::new();
             t.row(row);
         }
     }
@@ -162,6 +177,7 @@ pub fn report(r: &TopReport, rows: usize) -> String {
     }
     out +=
         "CPU % is the mean over the whole run (as pidstat's Average), max % the busiest interval; \
+            children % is the CPU of its children that ended between two samples (short-lived ones no row shows; as pidstat -T CHILD), counted in the command's figure; \
             vol/invol cs are context switches in the run; core is the CPU it last ran on; \
             cmd: the command or its descendant, new: started during the run; threads are indented below their process, those that neither ran nor switched left out\n";
     if let Some(p) = &r.svg {
