@@ -4,8 +4,8 @@
 # Boots linux-image-$ABI-arm64-unsigned and its PREEMPT_RT flavour
 # (linux-image-$ABI-rt-arm64-unsigned) under qemu-system-aarch64 -M virt
 # (no KVM) with an initramfs of busybox-static:arm64, the static aarch64
-# musl lever (BIN, default target/aarch64-unknown-linux-musl/debug/lever:
-# scripts/cross.sh --install aarch64-unknown-linux-musl builds it) and
+# musl lever (BIN, default the board's: target/aarch64-unknown-linux-musl/board/lever,
+# which scripts/cross.sh --install --board aarch64-unknown-linux-musl builds) and
 # scripts/arm64-guest-init.sh as /init, which runs the checks on the real
 # root. Each step's name, result and time comes back on the serial console
 # (LEVER-STEP lines, printed here); the files the steps wrote come back on
@@ -24,7 +24,7 @@ KERNEL_ABI=6.1.0-47
 KERNEL_VERSION=6.1.170-3
 
 CACHE=/var/tmp/lever-ci/arm64-kernel
-lever=target/aarch64-unknown-linux-musl/debug/lever
+lever=target/aarch64-unknown-linux-musl/board/lever
 out=$CACHE/out
 flavours=()
 while [ $# -gt 0 ]; do
@@ -36,7 +36,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 [ ${#flavours[@]} -gt 0 ] || flavours=(generic rt)
-[ -x "$lever" ] || { echo "arm64-kernel.sh: no $lever; build it with scripts/cross.sh --install aarch64-unknown-linux-musl" >&2; exit 1; }
+[ -x "$lever" ] || { echo "arm64-kernel.sh: no $lever; build it with scripts/cross.sh --install --board aarch64-unknown-linux-musl" >&2; exit 1; }
 file -L "$lever" | grep -q 'ARM aarch64.*statically linked' ||
     { echo "arm64-kernel.sh: $lever is not a static aarch64 binary" >&2; exit 1; }
 
