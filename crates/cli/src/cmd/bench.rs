@@ -34,8 +34,9 @@ pub struct BenchArgs {
     /// interval of the median is within ±2%.
     #[arg(long, value_name = "N", value_parser = at_least_one)]
     pub repeat: Option<usize>,
-    /// Passes over the suite: each test's samples taken in N parts, a pass
-    /// apart, so the report shows how far a test drifts between them and
+    /// Passes over the suite, each in a process of its own with the
+    /// two-ended tests on the next CPU: each test's samples taken in N
+    /// parts, so the report shows how far a test drifts between them and
     /// `bench compare` does not call a change within that drift one
     /// (default 2; 1 with --quick, which keeps to its minute)
     #[arg(long, value_name = "N", value_parser = at_least_one)]
