@@ -204,7 +204,11 @@ fn a_refused_third_write_rolls_back_the_first_two_and_names_node_and_errno() {
     let st = c.status().unwrap();
     assert_eq!(st.requests.len(), 1);
     c.release(lock).unwrap();
-    assert!(d.log().contains("profile three refused"), "{}", d.log());
+    // The daemon's log reaches us through a pipe and a reader thread.
+    let logged = common::daemon::wait_until(std::time::Duration::from_secs(5), || {
+        d.log().contains("profile three refused")
+    });
+    assert!(logged.is_some(), "{}", d.log());
 }
 
 /// Issue 27 item 1: with `performance` in effect, a game's use case, a

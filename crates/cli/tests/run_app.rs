@@ -117,11 +117,10 @@ fn a_process_registered_twice_is_done_once_and_one_not_running_is_refused() {
     // 27 item 2).
     c.register(child.id(), "gst-camera").unwrap();
     assert_eq!(c.status().unwrap().live_requests, live);
+    // The daemon writes its log after the reply: wait for the line.
+    let said = format!("app gst-camera (pid {}) is already configured", child.id());
     assert!(
-        d.log().contains(&format!(
-            "app gst-camera (pid {}) is already configured",
-            child.id()
-        )),
+        wait_until(Duration::from_secs(5), || d.log().contains(&said)).is_some(),
         "{}",
         d.log()
     );
