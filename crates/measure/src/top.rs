@@ -623,29 +623,53 @@ fn task_use(
     })
 }
 
+/// What the tasks that ended between `prev` and `cur` (gone, or their
+/// pid reused; a zombie is still listed) had shown at their last sample,
+/// own and children's ticks, by the live task their CPU went to when they
+/// were reaped: the first ancestor (in `prev`) that did not end too. A
+/// grandchild and its parent that both end in one interval are both in
+/// their grandparent's `cutime` growth, the parent's last-seen
+/// `cutime` not yet holding the grandchild.
+fn ended_shown_by_reaper(prev: &TopSample, cur: &TopSample) -> BTreeMap<u32, u64> {
+    let ended = |t: &TaskSample| {
+        cur.tasks
+            .get(&t.id)
+            .is_none_or(|now| now.start_ticks != t.start_ticks)
+    };
+    let mut by_reaper = BTreeMap::new();
+    for t in prev.tasks.values().filter(|t| ended(t)) {
+        let mut up = t.ppid;
+        // Bounded: a pid cycle cannot happen in one sample, but a broken
+        // tree must not loop.
+        for _ in 0..prev.tasks.len() {
+            match up.and_then(|p| prev.tasks.get(&p)) {
+                Some(parent) if ended(parent) => up = parent.ppid,
+                _ => break,
+            }
+        }
+        if let Some(reaper) = up {
+            *by_reaper.entry(reaper).or_insert(0) +=
+                t.user_ticks + t.system_ticks + t.children_ticks;
+        }
+    }
+    by_reaper
+}
+
 /// The ticks `task`'s `cutime` + `cstime` grew by from `prev` to `cur`
-/// that no row showed: less the last-seen ticks (own and children's) of
-/// each of its children in `prev` that is gone from `cur` (reaped; a
-/// zombie is still listed). A task new in `cur` counts all it has.
-fn unseen_children_ticks(prev: &TopSample, cur: &TopSample, task: &TaskSample) -> u64 {
-    let same = |a: &TaskSample, b: &TaskSample| a.start_ticks == b.start_ticks;
+/// that no row showed: less `shown`, what its descendants that ended had
+/// shown at their last sample ([`ended_shown_by_reaper`]). A task new in
+/// `cur` counts all it has. A child re-parented to init before it ended
+/// is counted out of its old parent's growth though its CPU went to init:
+/// that errs low, never twice.
+fn unseen_children_ticks(prev: &TopSample, task: &TaskSample, shown: u64) -> u64 {
     let before = prev
         .tasks
         .get(&task.id)
-        .filter(|p| same(p, task))
+        .filter(|p| p.start_ticks == task.start_ticks)
         .map_or(0, |p| p.children_ticks);
-    let grown = task.children_ticks.saturating_sub(before);
-    if grown == 0 {
-        return 0;
-    }
-    let shown: u64 = prev
-        .tasks
-        .values()
-        .filter(|c| c.ppid == Some(task.id))
-        .filter(|c| cur.tasks.get(&c.id).is_none_or(|now| !same(now, c)))
-        .map(|c| c.user_ticks + c.system_ticks + c.children_ticks)
-        .sum();
-    grown.saturating_sub(shown)
+    task.children_ticks
+        .saturating_sub(before)
+        .saturating_sub(shown)
 }
 
 /// Descending CPU, then id.
@@ -694,6 +718,7 @@ impl TopInterval {
             cores.push(CoreUse::new(*cpu, &now.since(then), freq));
         }
         let total_pct = cores.iter().map(|c| c.busy_pct).sum();
+        let shown_by_reaper = ended_shown_by_reaper(prev, cur);
         let mut tasks: Vec<TaskUse> = cur
             .tasks
             .values()
@@ -704,7 +729,8 @@ impl TopInterval {
                 };
                 let in_command = command.is_some_and(|c| c.contains(t));
                 let mut u = task_use(before, t, hz, wall_s, in_command)?;
-                let children = unseen_children_ticks(prev, cur, t);
+                let shown = shown_by_reaper.get(&t.id).copied().unwrap_or(0);
+                let children = unseen_children_ticks(prev, t, shown);
                 u.children_s = children as f64 / hz;
                 u.children_pct = children as f64 / hz / wall_s * 100.0;
                 Some(u)
@@ -1198,6 +1224,32 @@ mod tests {
         assert!(close(make.children_s, 0.85), "{make:?}");
         assert!(close(make.children_pct, 85.0), "{make:?}");
         assert!(close(make.cpu_pct(), 1.0), "{make:?}");
+        // A child and its busy grandchild both end in one interval
+        // (`sh -c 'timeout 1 busy'`): the grandchild's 95 shown ticks are
+        // in the grandparent's growth too, and are not counted again.
+        let tree = FakeTree::with(&[
+            ("/proc/stat", &proc_stat(&[(0, 0, 100)])),
+            ("/proc/uptime", "10.00 5.00\n"),
+            ("/proc/20/stat", &stat_with_children(20, 0, 100, 0)),
+            ("/proc/20/status", &status(0, 0)),
+            ("/proc/21/stat", &stat(21, "timeout", 20, 1, 0, 900, 0)),
+            ("/proc/21/status", &status(0, 0)),
+            ("/proc/22/stat", &stat(22, "sh", 21, 90, 5, 901, 0)),
+            ("/proc/22/status", &status(0, 0)),
+        ]);
+        let before = TopSample::read(tree.fs(), 0.0, &opts).unwrap();
+        tree.node("/proc/stat", &proc_stat(&[(100, 0, 100)]));
+        tree.node("/proc/uptime", "11.00 5.00\n");
+        tree.node("/proc/20/stat", &stat_with_children(20, 0, 100, 101));
+        for pid in ["21", "22"] {
+            tree.remove(&format!("/proc/{pid}/stat"))
+                .remove(&format!("/proc/{pid}/status"));
+            std::fs::remove_dir(tree.root().join(format!("proc/{pid}"))).unwrap();
+        }
+        let after = TopSample::read(tree.fs(), 1.0, &opts).unwrap();
+        let i = TopInterval::new(&before, &after, 100, None);
+        let sh = i.tasks.iter().find(|t| t.id == 20).unwrap();
+        assert!(close(sh.children_s, 0.05), "{sh:?}");
         // Nothing reaped: nothing unseen.
         let again = TopInterval::new(&after, &after, 100, None);
         assert_eq!(again.tasks[0].children_s, 0.0);
