@@ -1195,6 +1195,13 @@ mod tests {
         )
     }
 
+    /// Process `pid` is gone from `tree`'s /proc (ended and reaped).
+    fn end(tree: &FakeTree, pid: u32) {
+        tree.remove(&format!("/proc/{pid}/stat"))
+            .remove(&format!("/proc/{pid}/status"));
+        std::fs::remove_dir(tree.root().join(format!("proc/{pid}"))).unwrap();
+    }
+
     /// Children reaped between two samples: what no row showed lands in
     /// the parent's children figure, and a child seen at the earlier
     /// sample is not counted twice.
@@ -1216,8 +1223,7 @@ mod tests {
         tree.node("/proc/stat", &proc_stat(&[(100, 0, 100)]));
         tree.node("/proc/uptime", "11.00 5.00\n");
         tree.node("/proc/10/stat", &stat_with_children(10, 6, 100, 160));
-        tree.remove("/proc/11/stat").remove("/proc/11/status");
-        std::fs::remove_dir(tree.root().join("proc/11")).unwrap();
+        end(&tree, 11);
         let after = TopSample::read(tree.fs(), 1.0, &opts).unwrap();
         let i = TopInterval::new(&before, &after, 100, None);
         let make = i.tasks.iter().find(|t| t.id == 10).unwrap();
@@ -1241,11 +1247,8 @@ mod tests {
         tree.node("/proc/stat", &proc_stat(&[(100, 0, 100)]));
         tree.node("/proc/uptime", "11.00 5.00\n");
         tree.node("/proc/20/stat", &stat_with_children(20, 0, 100, 101));
-        for pid in ["21", "22"] {
-            tree.remove(&format!("/proc/{pid}/stat"))
-                .remove(&format!("/proc/{pid}/status"));
-            std::fs::remove_dir(tree.root().join(format!("proc/{pid}"))).unwrap();
-        }
+        end(&tree, 21);
+        end(&tree, 22);
         let after = TopSample::read(tree.fs(), 1.0, &opts).unwrap();
         let i = TopInterval::new(&before, &after, 100, None);
         let sh = i.tasks.iter().find(|t| t.id == 20).unwrap();
