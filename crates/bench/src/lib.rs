@@ -31,6 +31,7 @@ pub mod os;
 pub mod pagefault;
 pub mod passes;
 pub mod runner;
+pub mod speed;
 pub mod stats;
 
 use catalog::{Better, Env, Section};
@@ -395,6 +396,8 @@ fn measure(
             pass_medians: Vec::new(),
         })
         .collect();
+    // The machine's own speed, timed before each test of each pass.
+    let mut speed = speed::Record::new(passes::l2_kb());
     for pass in 0..passes {
         let cpu = passes::peer_cpu(opts, &allowed, pass);
         let mut part_progress = |i: usize, name: &str| progress(pass * defs.len() + i, total, name);
@@ -405,6 +408,7 @@ fn measure(
             _ => passes::run_pass(opts, &defs, &env, pass, cpu, &mut part_progress),
         };
         for (r, p) in tests.iter_mut().zip(part) {
+            speed.add(&p.speed_ns);
             merge_pass(r, p, pass == 0);
         }
     }
@@ -415,7 +419,9 @@ fn measure(
         }
     }
     progress(total, total, "");
-    conditions.finish(&fs, Some(recorder.finish()));
+    let mut run = recorder.finish();
+    run.speed = speed.finish();
+    conditions.finish(&fs, Some(run));
     let points: Vec<(u64, f64)> = tests
         .iter()
         .filter_map(|t| {

@@ -39,6 +39,10 @@ pub struct PassTest {
     pub skipped: Option<String>,
     /// The CPU a two-ended test ran on with its peers.
     pub pinned_cpu: Option<usize>,
+    /// The machine's speed just before the test: each probe's time, ns
+    /// ([`crate::speed::Probes::time`]).
+    #[serde(default)]
+    pub speed_ns: Vec<f64>,
 }
 
 /// What a pass's process is asked to do (its stdin, JSON).
@@ -77,6 +81,14 @@ pub fn peer_cpu(opts: &Options, allowed: &[usize], pass: usize) -> Option<usize>
         .or_else(|| (!allowed.is_empty()).then(|| allowed[pass % allowed.len()]))
 }
 
+/// The host's L2 (CPU 0's second data or unified cache), KiB, which
+/// sizes the `latency` probe.
+pub fn l2_kb() -> Option<u64> {
+    crate::host_caches_kb(&lever_kernel::KernelFs::system())
+        .get(1)
+        .copied()
+}
+
 /// Run one pass of `defs` in this process: pass `pass` of
 /// `opts.passes`' share of the sampling policy, two-ended tests pinned to
 /// `peer_cpu` with their peers. `progress(i, name)` before each test.
@@ -89,10 +101,12 @@ pub fn run_pass(
     progress: &mut dyn FnMut(usize, &str),
 ) -> Vec<PassTest> {
     let policy: Policy = opts.policy.pass(pass, opts.passes.max(1));
+    let probes = crate::speed::Probes::new(l2_kb());
     defs.iter()
         .enumerate()
         .map(|(i, def)| {
             progress(i, &def.name);
+            let speed_ns = probes.time();
             let t0 = Instant::now();
             // Peers spawned by `make` inherit this thread's affinity.
             let pin = match (def.peers, opts.cpu, peer_cpu) {
@@ -115,6 +129,7 @@ pub fn run_pass(
                 elapsed_s: 0.0,
                 skipped: None,
                 pinned_cpu,
+                speed_ns,
             };
             match outcome {
                 Ok(s) => {
@@ -187,8 +202,11 @@ pub fn run_pass_process(
             "the process of {what} failed ({status})"
         )));
     }
-    let text = std::fs::read(&out).map_err(io_err(format!("read the result of {what}")))?;
-    let tests: Vec<PassTest> = serde_json::from_slice(&text)
+    // Text, as every JSON Lever reads: one deserializer's code in the
+    // board's binary, not one per input kind (docs/install.md "Size").
+    let text =
+        std::fs::read_to_string(&out).map_err(io_err(format!("read the result of {what}")))?;
+    let tests: Vec<PassTest> = serde_json::from_str(&text)
         .map_err(|e| BenchError::Broken(format!("the result of {what}: {e}")))?;
     let got: Vec<&str> = tests.iter().map(|t| t.name.as_str()).collect();
     let want: Vec<&str> = defs.iter().map(|d| d.name.as_str()).collect();
@@ -205,10 +223,10 @@ pub fn run_pass_process(
 /// The helper mode's `pass`: read a request on stdin, run that pass of
 /// the catalog's tests it names, write the result where it says.
 pub fn pass_main() -> Result<(), BenchError> {
-    let mut text = Vec::new();
-    std::io::Read::read_to_end(&mut std::io::stdin(), &mut text)
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
         .map_err(io_err("read the pass request".into()))?;
-    let req: Request = serde_json::from_slice(&text)
+    let req: Request = serde_json::from_str(&text)
         .map_err(|e| BenchError::Broken(format!("bad pass request: {e}")))?;
     let mut opts = req.options;
     opts.helper = Some(req.helper);

@@ -91,6 +91,17 @@ fn selected_tests_report_statistics_and_samples() {
         .unwrap()
         .starts_with("rustc"));
     assert!(r["host_note"].is_null());
+    // The machine's own speed, timed before each test of each pass.
+    let speed = &r["conditions"]["run"]["speed"];
+    let probes = speed["probes"].as_array().expect("speed probes");
+    let names: Vec<_> = probes.iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["cpu", "latency", "bandwidth"], "{speed}");
+    let passes = r["options"]["passes"].as_u64().unwrap().max(1) as usize;
+    for p in probes {
+        let t = p["samples_ns"].as_array().unwrap();
+        assert_eq!(t.len(), 4 * passes, "one timing per test and pass: {p}");
+        assert!(t.iter().all(|x| x.as_f64().unwrap() > 0.0), "{p}");
+    }
 }
 
 #[test]
@@ -175,6 +186,25 @@ fn set_load(r: &mut serde_json::Value, busy: bool) {
         "samples": 3, "max_load_1m": l, "mean_runnable": if busy { 8.0 } else { 2.0 },
         "max_runnable": if busy { 9 } else { 2 }
     }});
+    // The same machine speed in every file: two real runs' probes differ
+    // by what the host does meanwhile (`set_speed` sets them).
+    set_speed(r, 1.0, 1.0);
+}
+
+/// The machine-speed probes as a run keeps them: `cpu` and `latency`
+/// timed 20 times; the run's first half at `first` times the base speed,
+/// its second at `second` times.
+fn set_speed(r: &mut serde_json::Value, first: f64, second: f64) {
+    let samples: Vec<f64> = (0..20)
+        .map(|i| 1000.0 * (1.0 + f64::from(i % 3) * 0.01) * if i < 10 { first } else { second })
+        .collect();
+    r["conditions"]["run"]["speed"] = serde_json::json!({
+        "probes": [
+            {"name": "cpu", "what": "integer work over 64 KiB", "samples_ns": samples},
+            {"name": "latency", "what": "dependent loads", "samples_ns": samples},
+        ],
+        "when": "before each test of each pass",
+    });
 }
 
 fn report_file(dir: &Path, name: &str, samples: &[f64]) -> String {
@@ -292,6 +322,62 @@ fn a_loaded_run_is_warned_about_not_judged() {
     assert!(text.contains("WARNING: base run"), "{text}");
     assert!(text.contains("judged anyway (--force)"), "{text}");
     assert!(text.contains("improved"), "{text}");
+}
+
+#[test]
+fn a_change_of_the_machines_own_speed_is_warned_about_not_judged() {
+    let dir = tempfile::tempdir().unwrap();
+    let base: Vec<f64> = (0..12).map(|i| 1.0 + f64::from(i % 4) * 0.01).collect();
+    let slow: Vec<f64> = base.iter().map(|v| v * 1.3).collect();
+    let quiet = report_file(dir.path(), "quiet.json", &base);
+    let write = |name: &str, samples: &[f64], first: f64, second: f64| {
+        let path = report_file(dir.path(), name, samples);
+        let mut r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        set_speed(&mut r, first, second);
+        std::fs::write(&path, r.to_string()).unwrap();
+        path
+    };
+    // Quiet by load, but the machine itself 30 % slower throughout: the
+    // 30 % slower test is not called a regression, and the check fails.
+    let slower_machine = write("slower.json", &slow, 1.3, 1.3);
+    let out = lever(&["bench", "compare", &quiet, &slower_machine]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("machine speed (cpu probe, median)"),
+        "a difference at the top: {text}"
+    );
+    assert!(
+        text.contains("WARNING: the machine itself was 30 % slower in the new run: the cpu probe"),
+        "{text}"
+    );
+    assert!(!text.contains("REGRESSED"), "{text}");
+    assert!(text.contains("not judged (conditions)"), "{text}");
+    // --force judges it.
+    let forced = lever(&["bench", "compare", &quiet, &slower_machine, "--force"]);
+    assert_eq!(forced.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&forced.stdout).contains("REGRESSED"));
+
+    // Within one run: its second half 25 % slower than its first.
+    let changed = write("changed.json", &base, 1.0, 1.25);
+    let j: serde_json::Value =
+        serde_json::from_slice(&lever(&["--json", "bench", "compare", &quiet, &changed]).stdout)
+            .unwrap();
+    let disturbed = j["conditions"]["disturbed"].to_string();
+    assert!(
+        disturbed
+            .contains("new run: the machine's own speed changed during the run: the cpu probe"),
+        "{j}"
+    );
+    // A wandering speed whose halves agree is not a change.
+    let wandering = write("wandering.json", &base, 1.0, 1.04);
+    let out = lever(&["bench", "compare", &quiet, &wandering]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }
 
 #[test]

@@ -75,6 +75,13 @@ pub fn compare(base: Option<&Conditions>, new: Option<&Conditions>, force: bool)
             disturbed.push(format!("{side}: {}", d.text));
         }
     }
+    // Both quiet, but the machine itself ran at another speed.
+    if let (Some(b), Some(n)) = (
+        base.and_then(|c| c.speed.as_ref()),
+        new.and_then(|c| c.speed.as_ref()),
+    ) {
+        disturbed.extend(crate::speed::changes_between(b, n));
+    }
     Comparison {
         judged: disturbed.is_empty() || force,
         forced: force,
@@ -126,6 +133,17 @@ fn differ(b: &Conditions, n: &Conditions) -> Vec<Difference> {
     let (nl, nt) = state(n);
     push("load", bl, nl);
     push("throttling", bt, nt);
+    if let (Some(sb), Some(sn)) = (&b.speed, &n.speed) {
+        for (name, _, mb, mn, pct) in sb.against(sn) {
+            if pct.abs() > crate::SPEED_TOLERANCE_PCT {
+                push(
+                    &format!("machine speed ({name} probe, median)"),
+                    crate::speed::time_text(mb),
+                    format!("{} ({pct:+.0} %)", crate::speed::time_text(mn)),
+                );
+            }
+        }
+    }
     let model = |c: &Conditions| match &c.machine {
         Avail::Value(m) => {
             let mut parts: Vec<String> = [&m.model, &m.hostname, &m.arch]

@@ -42,9 +42,11 @@
 
 pub mod avail;
 mod compare;
+pub mod speed;
 
 pub use avail::Avail;
 pub use compare::{compare, Comparison, Difference};
+pub use speed::{Probe, Speed, SPEED_TOLERANCE_PCT};
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -310,12 +312,16 @@ pub struct Conditions {
     pub thermal_peak: Avail<Vec<ZoneTemp>>,
     /// Limits on the CPU clocks seen before, during or after the run.
     pub throttling: Avail<Vec<Throttle>>,
+    /// The machine's own speed by fixed probes (`lever bench`, which times
+    /// them between its passes); `None` where the run timed none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed: Option<Speed>,
 }
 
 /// Why a run's figures cannot be trusted against another run's.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Disturbance {
-    /// `load` or `throttling`.
+    /// `load`, `throttling` or `speed`.
     pub kind: String,
     /// When it was seen (throttling: first seen).
     pub phase: Phase,
@@ -362,6 +368,7 @@ impl Conditions {
             thermal_after: after.thermal.clone(),
             thermal_peak: thermal_peak(&samples),
             throttling: throttling(&samples),
+            speed: None,
         }
     }
 
@@ -375,8 +382,9 @@ impl Conditions {
     /// run by the 1-minute load average and by the tasks runnable then
     /// besides the reader, or during it by runnable tasks
     /// beyond the run's own [`OWN_RUNNABLE`]), and throttling of any kind
-    /// but a standing cap ([`ThrottleKind::disturbs`]). Empty for a quiet
-    /// run.
+    /// but a standing cap ([`ThrottleKind::disturbs`]), and a change of the
+    /// machine's own speed during the run ([`Speed::changes_within`]).
+    /// Empty for a quiet run.
     pub fn disturbances(&self) -> Vec<Disturbance> {
         let cpus = self.cpus().max(1);
         let busy = BUSY_FRACTION * cpus as f64;
@@ -432,6 +440,13 @@ impl Conditions {
                     t.what,
                     t.detail
                 ),
+            });
+        }
+        for text in self.speed.iter().flat_map(Speed::changes_within) {
+            out.push(Disturbance {
+                kind: "speed".into(),
+                phase: Phase::During,
+                text,
             });
         }
         out

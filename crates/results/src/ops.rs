@@ -33,7 +33,7 @@ impl Serialize for Shown {
 pub fn show(db: Option<&str>, id: RunId) -> Result<Shown, StoreError> {
     let mut store = Store::open(db)?;
     let document = store.document(id)?;
-    let run = serde_json::from_value(document.clone()).map_err(|source| StoreError::BadRun {
+    let run = crate::store::run_from(&document).map_err(|source| StoreError::BadRun {
         what: format!("run {id} in {}", store.location()),
         source,
     })?;
@@ -113,7 +113,7 @@ pub fn import(db: Option<&str>, file: &Path) -> Result<Stored, StoreError> {
         source,
     };
     let document: serde_json::Value = serde_json::from_str(&text).map_err(bad)?;
-    let run: Run = serde_json::from_value(document.clone()).map_err(bad)?;
+    let run: Run = serde_json::from_str(&text).map_err(bad)?;
     let mut store = Store::open(db)?;
     let (id, already_stored) = match store.find_document(&run, &document)? {
         Some(id) => (id, true),

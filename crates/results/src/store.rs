@@ -515,7 +515,7 @@ impl Store {
 
     /// The run `id`, exactly as it was stored.
     pub fn get(&mut self, id: RunId) -> Result<Run, StoreError> {
-        serde_json::from_value(self.document(id)?).map_err(|source| StoreError::BadRun {
+        run_from(&self.document(id)?).map_err(|source| StoreError::BadRun {
             what: format!("run {id} in {}", self.location),
             source,
         })
@@ -648,6 +648,13 @@ fn where_board_since_from(
         sql.push_str(&format!(" AND r.collected_at >= ${}", used + params.len()));
     }
     params
+}
+
+/// A stored document as a [`Run`]: through its text, as every run Lever
+/// reads is parsed (one deserializer's code for `Run` in the board's
+/// binary, not a second for `serde_json::Value`; docs/install.md "Size").
+pub(crate) fn run_from(document: &serde_json::Value) -> Result<Run, serde_json::Error> {
+    serde_json::from_str(&document.to_string())
 }
 
 #[cfg(test)]

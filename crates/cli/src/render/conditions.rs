@@ -86,6 +86,9 @@ pub fn summary(c: &Conditions) -> String {
         }),
         why(&c.kernel_release, String::clone)
     );
+    if let Some(s) = &c.speed {
+        out += &format!("  machine speed: {}\n", s.summary());
+    }
     if let Some(s) = &c.simulated {
         out += &format!("  NOTE: {s}\n");
     }

@@ -155,6 +155,9 @@ pub fn lines(c: &Conditions) -> Vec<Line> {
             }
         }),
     );
+    if let Some(s) = &c.speed {
+        push("machine speed", s.summary());
+    }
     push("Lever", c.lever_version.clone());
     let mut warn: Vec<Line> = c
         .disturbances()
