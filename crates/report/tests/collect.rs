@@ -139,3 +139,25 @@ fn malformed_options_are_refused() {
     let err = collect(&opts, "t", &mut |_, _| {}).unwrap_err();
     assert!(err.to_string().contains("--kpi"), "{err}");
 }
+
+#[test]
+fn a_bench_report_brings_the_machines_speed_into_the_runs_conditions() {
+    // A real `lever bench -o` report of one test: its machine-speed
+    // probes are what the run's conditions keep, as the bench figures
+    // were measured at that speed.
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = lever_bench::Options::quick();
+    b.only = Some("lat_syscall-null".into());
+    b.passes = 1;
+    let report = lever_bench::run(&b, &mut |_, _, _| {}).unwrap();
+    let speed = report.conditions.run.as_ref().unwrap().speed.clone();
+    assert_eq!(speed.as_ref().map(|s| s.probes.len()), Some(3), "{speed:?}");
+    let file = dir.path().join("bench.json");
+    std::fs::write(&file, serde_json::to_string(&report).unwrap()).unwrap();
+    let mut opts = sim_options(dir.path());
+    opts.bench = Some(BenchSource::File(file));
+    opts.latency = None;
+    let run = collect(&opts, "2026-11-27T09:00:00Z", &mut |_, _| {}).unwrap();
+    assert_eq!(run.section("bench").unwrap().status, Status::Measured);
+    assert_eq!(run.conditions.as_ref().unwrap().speed, speed);
+}

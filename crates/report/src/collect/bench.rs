@@ -9,13 +9,18 @@ use crate::ReportError;
 use lever_bench::BenchReport;
 use lever_kernel::KernelFs;
 
-/// Run or read the benchmarks, if asked.
-pub fn collect(fs: &KernelFs, opts: &Options) -> Result<Section, ReportError> {
+/// Run or read the benchmarks, if asked: the section, and the machine's
+/// own speed while the benchmarks ran (`lever bench`'s probes, which the
+/// run's conditions keep; `None` for a report of an older Lever).
+pub fn collect(
+    fs: &KernelFs,
+    opts: &Options,
+) -> Result<(Section, Option<lever_conditions::Speed>), ReportError> {
     let (report, method) = match &opts.bench {
         None => {
-            return Ok(skipped(
-                "bench",
-                "not asked for (--bench[=quick|FILE.json])",
+            return Ok((
+                skipped("bench", "not asked for (--bench[=quick|FILE.json])"),
+                None,
             ))
         }
         Some(BenchSource::File(path)) => {
@@ -30,18 +35,19 @@ pub fn collect(fs: &KernelFs, opts: &Options) -> Result<Section, ReportError> {
         }
         Some(BenchSource::Quick) => {
             if let Some(why) = not_this_machine(fs) {
-                return Ok(skipped("bench", why));
+                return Ok((skipped("bench", why), None));
             }
             let mut b = lever_bench::Options::quick();
             b.root = opts.root.clone();
             b.helper = opts.bench_helper.clone();
             match lever_bench::run(&b, &mut |_, _, _| {}) {
                 Ok(r) => (r, "lever-bench's suite, quick (`lever bench --quick`): LMBench micro-benchmarks and Dhrystone/Whetstone/Linpack, sampled until the 95 % interval of the median is within ±2 % or 250 ms".to_string()),
-                Err(e) => return Ok(skipped("bench", format!("the benchmarks could not run: {e}"))),
+                Err(e) => return Ok((skipped("bench", format!("the benchmarks could not run: {e}")), None)),
             }
         }
     };
-    Ok(section(&report, &method))
+    let speed = report.conditions.run.as_ref().and_then(|c| c.speed.clone());
+    Ok((section(&report, &method), speed))
 }
 
 /// The report as metrics: the median, the samples, which way is better;

@@ -115,13 +115,18 @@ pub fn collect(
     progress(3, SECTIONS[3]);
     run.sections.push(latency::collect(&fs, opts.latency));
     progress(4, SECTIONS[4]);
-    run.sections.push(bench::collect(&fs, opts)?);
+    let (bench, speed) = bench::collect(&fs, opts)?;
+    run.sections.push(bench);
     progress(5, SECTIONS[5]);
     run.sections
         .push(markers::collect(opts.trace.as_deref(), &opts.kpis)?);
     progress(6, SECTIONS[6]);
     run.sections.push(daemon::collect(&opts.daemon_socket));
-    run.conditions = Some(recorder.finish());
+    let mut conditions = recorder.finish();
+    // The bench section's figures were taken at this speed: what the
+    // page's panel shows and `report render A B` compares.
+    conditions.speed = speed;
+    run.conditions = Some(conditions);
     Ok(run)
 }
 
