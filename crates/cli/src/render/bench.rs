@@ -270,7 +270,7 @@ pub fn comparison(c: &Comparison) -> String {
     );
     if c.withheld > 0 {
         out += &format!(
-            "{} change(s) the test finds significant are not judged: a run was taken under load or throttling (above)\n",
+            "{} change(s) the test finds significant are not judged: a run was taken under load or throttling, or the machine's own speed changed (above)\n",
             c.withheld
         );
     }

@@ -397,7 +397,7 @@ fn verdict(j: &lever_bench::compare::Judgement) -> (&'static str, String) {
         Verdict::WorseWithinThreshold => ("worse", "significantly worse, within threshold"),
         Verdict::Unchanged => ("same", "no significant change"),
         Verdict::NotCompared => ("nc", "not judged"),
-        Verdict::NotJudged => ("nc", "not judged: a run was taken under load or throttling"),
+        Verdict::NotJudged => ("nc", "not judged: a run was taken under load or throttling, or the machine's own speed changed"),
         Verdict::WithinDrift => ("same", "within the drift between a run's own passes"),
     };
     let p = j.p_value.map_or(String::new(), |p| format!(", p={p:.3}"));
