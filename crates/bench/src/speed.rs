@@ -10,8 +10,9 @@
 //!   know): each group of four words mixed with a dependent xorshift step
 //!   into four independent sums, 32 times over (~0.15 ms);
 //! - `latency`: a walk of dependent loads through a random cycle over
-//!   every 64-byte line of twice the L2 (the step past L2, where `lat_mem_rd` and `bw_mem` moved most
-//!   between quiet runs on a shared VM);
+//!   every 64-byte line of twice the L2 (the step past L2, where
+//!   `lat_mem_rd` and `bw_mem` moved most between quiet runs on a shared
+//!   VM);
 //! - `bandwidth`: a read of 16 MiB, four sums (the memory system).
 //!
 //! Together ~10-30 ms before each test; the buffers (~18-24 MiB) are built

@@ -313,7 +313,8 @@ pub struct Conditions {
     /// Limits on the CPU clocks seen before, during or after the run.
     pub throttling: Avail<Vec<Throttle>>,
     /// The machine's own speed by fixed probes (`lever bench`, which times
-    /// them between its passes); `None` where the run timed none.
+    /// them before each test of each pass); `None` where the run timed
+    /// none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub speed: Option<Speed>,
 }

@@ -41,41 +41,38 @@ pub struct Probe {
     pub samples_ns: Vec<f64>,
 }
 
+/// The finite values of `v`, sorted.
+fn sorted(v: &[f64]) -> Vec<f64> {
+    let mut v: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+    v.sort_by(f64::total_cmp);
+    v
+}
+
+/// The median of the finite values of `v`; `None` without any.
+fn median(v: &[f64]) -> Option<f64> {
+    let v = sorted(v);
+    let m = v.len() / 2;
+    match v.len() {
+        0 => None,
+        n if n % 2 == 1 => Some(v[m]),
+        _ => Some((v[m - 1] + v[m]) / 2.0),
+    }
+}
+
 impl Probe {
     /// The median of its timings, ns; `None` without any.
     pub fn median_ns(&self) -> Option<f64> {
-        let mut v: Vec<f64> = self
-            .samples_ns
-            .iter()
-            .copied()
-            .filter(|x| x.is_finite())
-            .collect();
-        if v.is_empty() {
-            return None;
-        }
-        v.sort_by(f64::total_cmp);
-        let m = v.len() / 2;
-        Some(if v.len() % 2 == 1 {
-            v[m]
-        } else {
-            (v[m - 1] + v[m]) / 2.0
-        })
+        median(&self.samples_ns)
     }
 
     /// The range most timings fall in: the 10th and 90th percentiles with
     /// ten timings or more (so one preempted timing does not count), else
     /// the fastest and the slowest; `None` with fewer than two.
     pub fn range_ns(&self) -> Option<(f64, f64)> {
-        let mut v: Vec<f64> = self
-            .samples_ns
-            .iter()
-            .copied()
-            .filter(|x| x.is_finite())
-            .collect();
+        let v = sorted(&self.samples_ns);
         if v.len() < 2 {
             return None;
         }
-        v.sort_by(f64::total_cmp);
         let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
         Some(if v.len() >= 10 {
             (at(0.1), at(0.9))
@@ -141,12 +138,8 @@ impl Speed {
                 if half == 0 {
                     return None;
                 }
-                let part = |s: &[f64]| Probe {
-                    samples_ns: s.to_vec(),
-                    ..p.clone()
-                };
-                let first = part(&p.samples_ns[..half]).median_ns()?;
-                let second = part(&p.samples_ns[p.samples_ns.len() - half..]).median_ns()?;
+                let first = median(&p.samples_ns[..half])?;
+                let second = median(&p.samples_ns[p.samples_ns.len() - half..])?;
                 let pct = 100.0 * (second - first) / first;
                 (first > 0.0 && pct.abs() > SPEED_TOLERANCE_PCT).then(|| {
                     format!(
