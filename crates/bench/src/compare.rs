@@ -45,6 +45,29 @@ pub enum Verdict {
     /// drift the runs show between their own passes over the suite
     /// ([`Row::drift_pct`]): two runs of the same build differ that much.
     WithinDrift,
+    /// The test found a significant change, but the new median lies where
+    /// one more run of the base's build is expected (the 95 % prediction
+    /// interval of the base's and its reruns' medians, [`Row::reruns`]):
+    /// reruns of the same build on this machine differ that much.
+    WithinReruns,
+}
+
+/// What the base's reruns give for one test (`lever bench compare BASE NEW
+/// --base-rerun FILE…`): each run's median is one value, so the spread is
+/// what a whole rerun moves the test by, not what its samples scatter by.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reruns {
+    /// Runs whose medians count: the base and each rerun that has the test.
+    pub runs: usize,
+    /// Lowest of their medians.
+    pub low: f64,
+    /// Highest of their medians.
+    pub high: f64,
+    /// The 95 % prediction interval of one more run's median
+    /// ([`crate::stats::prediction_interval`]), lower end.
+    pub expected_low: f64,
+    /// Upper end of that interval.
+    pub expected_high: f64,
 }
 
 /// One test in both runs.
@@ -68,6 +91,10 @@ pub struct Row {
     /// quiet, the larger ([`DriftRule`]). `None` for runs of one pass.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drift_pct: Option<f64>,
+    /// The spread of the base's reruns for this test, when reruns were
+    /// given ([`compare_reruns`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reruns: Option<Reruns>,
     /// Mann-Whitney two-sided p-value, when both sides have samples.
     pub p_value: Option<f64>,
     /// How significance was decided: `mann-whitney` or `intervals`.
@@ -92,6 +119,11 @@ pub struct Comparison {
     /// Significant changes left unjudged because a run was disturbed.
     #[serde(default)]
     pub withheld: usize,
+    /// Reruns of the base ([`compare_reruns`]) not used for the spread,
+    /// each with why: taken under load or throttling, or the machine's own
+    /// speed changed during it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reruns_left_out: Vec<String>,
 }
 
 /// Read a `--json` report.
@@ -160,6 +192,7 @@ pub fn compare_with(
         regressions,
         conditions: None,
         withheld: 0,
+        reruns_left_out: Vec::new(),
     }
 }
 
@@ -176,11 +209,56 @@ pub fn compare_runs(
     threshold_pct: f64,
     force: bool,
 ) -> Comparison {
+    compare_reruns(base, &[], new, threshold_pct, force)
+}
+
+/// [`compare_runs`] with the base given with its reruns: other runs of the
+/// base's build on the same machine (`--base-rerun FILE…`), which bring
+/// the variance *between* runs that one run's samples and passes cannot
+/// show. Each test's medians over the base and its reruns (run medians as
+/// the unit, so a run's hundreds of samples do not outweigh the others)
+/// give the 95 % prediction interval of one more run ([`Reruns`]); a
+/// significant change whose new median lies inside it is
+/// [`Verdict::WithinReruns`]. The base run's samples still decide
+/// significance and the change. A rerun taken under load or throttling,
+/// or during which the machine's own speed changed, is left out of the
+/// spread ([`Comparison::reruns_left_out`]).
+pub fn compare_reruns(
+    base: &BenchReport,
+    reruns: &[BenchReport],
+    new: &BenchReport,
+    threshold_pct: f64,
+    force: bool,
+) -> Comparison {
     let conditions = lever_conditions::compare(
         base.conditions.run.as_ref(),
         new.conditions.run.as_ref(),
         force,
     );
+    // A rerun taken under load, or whose machine changed speed during it,
+    // would widen the spread by what the load did: it is left out, and
+    // said so. One without recorded conditions cannot be vouched for.
+    let mut left_out = Vec::new();
+    let quiet_reruns: Vec<BenchReport> = (1..)
+        .zip(reruns)
+        .filter_map(|(i, b)| {
+            let why = match &b.conditions.run {
+                None => Some("its conditions were not recorded".to_string()),
+                Some(run) => lever_conditions::compare(Some(run), None, false)
+                    .disturbed
+                    .first()
+                    .map(|d| d.strip_prefix("base run: ").unwrap_or(d).to_string()),
+            };
+            match why {
+                Some(why) => {
+                    left_out.push(format!("base rerun {i} left out of the spread: {why}"));
+                    None
+                }
+                None => Some(b.clone()),
+            }
+        })
+        .collect();
+    let reruns = quiet_reruns.as_slice();
     let both_quiet = base.conditions.run.is_some()
         && new.conditions.run.is_some()
         && conditions.disturbed.is_empty();
@@ -190,6 +268,17 @@ pub fn compare_runs(
         DriftRule::Steadier
     };
     let mut c = compare_with(base, new, threshold_pct, rule);
+    if !reruns.is_empty() {
+        for r in &mut c.rows {
+            within_reruns(r, base, reruns);
+        }
+        c.regressions = c
+            .rows
+            .iter()
+            .filter(|r| r.verdict == Verdict::Regressed)
+            .map(|r| r.name.clone())
+            .collect();
+    }
     if !conditions.judged {
         for r in &mut c.rows {
             if matches!(
@@ -203,7 +292,41 @@ pub fn compare_runs(
         c.regressions.clear();
     }
     c.conditions = Some(conditions);
+    c.reruns_left_out = left_out;
     c
+}
+
+/// Fill `r.reruns` from the base's and its reruns' medians of the test,
+/// and call a significant change inside their prediction interval
+/// [`Verdict::WithinReruns`]. A worse mode (method `modes`, a load's
+/// signature inside the new run) is not excused, as drift does not
+/// excuse it.
+fn within_reruns(r: &mut Row, base: &BenchReport, reruns: &[BenchReport]) {
+    let medians: Vec<f64> = std::iter::once(base)
+        .chain(reruns)
+        .filter_map(|run| run.tests.iter().find(|t| t.name == r.name))
+        .filter(|t| t.skipped.is_none())
+        .filter_map(|t| t.summary.as_ref().map(|s| s.median))
+        .collect();
+    let Some((expected_low, expected_high)) = crate::stats::prediction_interval(&medians) else {
+        return;
+    };
+    r.reruns = Some(Reruns {
+        runs: medians.len(),
+        low: medians.iter().copied().fold(f64::INFINITY, f64::min),
+        high: medians.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        expected_low,
+        expected_high,
+    });
+    let significant = matches!(
+        r.verdict,
+        Verdict::Improved | Verdict::Regressed | Verdict::WorseWithinThreshold
+    ) && r.method.as_deref() != Some("modes");
+    if let (true, Some(new)) = (significant, r.new) {
+        if (expected_low..=expected_high).contains(&new) {
+            r.verdict = Verdict::WithinReruns;
+        }
+    }
 }
 
 fn row(
@@ -223,6 +346,7 @@ fn row(
         new: sn.map(|s| s.median),
         change_pct: None,
         drift_pct: None,
+        reruns: None,
         p_value: None,
         method: None,
         verdict: Verdict::NotCompared,
@@ -230,11 +354,12 @@ fn row(
     let (Some(b), Some(n), Some(sb), Some(sn)) = (base, new, sb, sn) else {
         return r;
     };
-    let j = judge(
+    let j = judge_with(
         any.better,
         (sb, &b.samples),
         (sn, &n.samples),
         threshold_pct,
+        worse_mode_in_every_pass(any.better, n),
     );
     r.change_pct = j.change_pct;
     r.p_value = j.p_value;
@@ -257,6 +382,35 @@ fn row(
         }
     }
     r
+}
+
+/// Whether the new run's worse mode ([`judge`]'s method `modes`) shows in
+/// every pass: at least a tenth of each pass's samples lie in it. A load
+/// sharing the CPU alternates with the test all the time, so each pass
+/// holds both modes; a slow spell of the machine between passes puts one
+/// pass in the slow mode and another in the fast one, and that is drift
+/// ([`drift_pct`]), not a load. `true` when the run does not say which
+/// samples each pass took (one pass, or reports written before
+/// [`TestResult::pass_samples`]): then the mode is judged as before.
+pub fn worse_mode_in_every_pass(better: Better, t: &TestResult) -> bool {
+    let Some(modes) = t.summary.as_ref().and_then(|s| s.modes.as_ref()) else {
+        return true;
+    };
+    if t.pass_samples.len() < 2 || t.pass_samples.iter().sum::<usize>() != t.samples.len() {
+        return true;
+    }
+    let split = modes.split();
+    let worse = |v: f64| match better {
+        Better::Lower => v >= split,
+        Better::Higher => v < split,
+    };
+    let mut rest = t.samples.as_slice();
+    t.pass_samples.iter().all(|&k| {
+        let (pass, next) = rest.split_at(k);
+        rest = next;
+        let w = pass.iter().filter(|&&v| worse(v)).count();
+        w > 0 && 10 * w >= pass.len()
+    })
 }
 
 /// How far apart a run's passes put a test's median: the highest pass
@@ -304,6 +458,18 @@ pub fn judge(
     new: (&Summary, &[f64]),
     threshold_pct: f64,
 ) -> Judgement {
+    judge_with(better, base, new, threshold_pct, true)
+}
+
+/// [`judge`], with its worse-mode rule only when `modes` (see
+/// [`worse_mode_in_every_pass`]).
+pub fn judge_with(
+    better: Better,
+    base: (&Summary, &[f64]),
+    new: (&Summary, &[f64]),
+    threshold_pct: f64,
+    modes: bool,
+) -> Judgement {
     let ((sb, b), (sn, n)) = (base, new);
     let pct = |v: f64| (sb.median != 0.0).then(|| 100.0 * (v - sb.median) / sb.median.abs());
     let is_worse = |change: f64| match better {
@@ -315,7 +481,7 @@ pub fn judge(
             Better::Lower => (m.high, m.high_n),
             Better::Higher => (m.low, m.low_n),
         };
-        (3 * k >= sn.n).then_some(v)
+        (modes && 3 * k >= sn.n).then_some(v)
     });
     if let Some(change) = worse_mode.and_then(pct) {
         if is_worse(change) && change.abs() > threshold_pct {
@@ -375,6 +541,7 @@ mod tests {
             pinned_cpu: None,
             pass_cpus: Vec::new(),
             pass_medians: Vec::new(),
+            pass_samples: Vec::new(),
         }
     }
 
@@ -389,6 +556,99 @@ mod tests {
                 center * (1.0 + ((x % 6001) as f64 / 100_000.0 - 0.03))
             })
             .collect()
+    }
+
+    #[test]
+    fn a_worse_mode_in_one_pass_only_is_drift_not_load() {
+        let base = result("t", Better::Lower, noisy(10.0, 40, 1));
+        // A load sharing the CPU: fast and slow samples alternate in both
+        // passes. Judged by the worse mode: a regression.
+        let mixed: Vec<f64> = (0..40)
+            .map(|i| if i % 2 == 0 { 10.0 } else { 20.0 } + f64::from(i) * 0.001)
+            .collect();
+        let mut loaded = result("t", Better::Lower, mixed);
+        loaded.pass_samples = vec![20, 20];
+        loaded.pass_medians = vec![15.0, 15.0];
+        assert!(worse_mode_in_every_pass(Better::Lower, &loaded));
+        let r = row(Some(&base), Some(&loaded), 10.0, DriftRule::Larger);
+        assert_eq!(
+            (r.verdict, r.method.as_deref()),
+            (Verdict::Regressed, Some("modes"))
+        );
+        // A slow spell: the first pass all slow, the second all fast. The
+        // same samples, but the modes are the passes: their drift.
+        let spell: Vec<f64> = (0..40)
+            .map(|i| if i < 20 { 20.0 } else { 10.0 } + f64::from(i) * 0.001)
+            .collect();
+        let mut drifted = result("t", Better::Lower, spell);
+        drifted.pass_samples = vec![20, 20];
+        drifted.pass_medians = vec![20.0, 10.0];
+        assert!(!worse_mode_in_every_pass(Better::Lower, &drifted));
+        let r = row(Some(&base), Some(&drifted), 10.0, DriftRule::Larger);
+        assert_ne!(r.method.as_deref(), Some("modes"), "{r:?}");
+        assert_ne!(r.verdict, Verdict::Regressed, "{r:?}");
+        // Without per-pass counts (one pass, older reports) the mode is
+        // judged as before.
+        drifted.pass_samples.clear();
+        assert!(worse_mode_in_every_pass(Better::Lower, &drifted));
+    }
+
+    #[test]
+    fn reruns_excuse_what_one_more_run_would_give_and_no_more() {
+        use lever_conditions::{Avail, Conditions, Fixed, Snapshot};
+        // Runs whose conditions were recorded, with nothing readable in
+        // them: no disturbance, so every rerun counts.
+        fn none<T>() -> Avail<T> {
+            Avail::Unavailable("not read".to_string())
+        }
+        let snap = Snapshot {
+            elapsed_s: 0.0,
+            load: none(),
+            cpufreq: none(),
+            thermal: none(),
+        };
+        let recorded = Conditions::new(Fixed::unknown("t", 2), &snap, none(), &snap);
+        let report = |center: f64, seed: u64| {
+            let mut r = BenchReport {
+                tests: vec![result("t", Better::Lower, noisy(center, 20, seed))],
+                ..crate::tests::empty_report()
+            };
+            r.conditions.run = Some(recorded.clone());
+            r
+        };
+        let (base, new) = (report(10.0, 1), report(12.0, 2));
+        let reruns = [report(11.0, 3), report(10.5, 4)];
+        // Alone: 20 % slower is a regression.
+        let c = compare_reruns(&base, &[], &new, 10.0, false);
+        assert_eq!(c.rows[0].verdict, Verdict::Regressed);
+        assert!(c.rows[0].reruns.is_none());
+        // Medians about 10, 11 and 10.5: one more run is expected within
+        // about 10.5 ± 2.5, so 12 is not a change.
+        let c = compare_reruns(&base, &reruns, &new, 10.0, false);
+        let r = &c.rows[0];
+        assert_eq!(r.verdict, Verdict::WithinReruns, "{r:?}");
+        let x = r.reruns.as_ref().unwrap();
+        assert_eq!(x.runs, 3);
+        assert!(x.low < 10.2 && x.high > 10.8, "{x:?}");
+        assert!(
+            x.expected_low < 9.0 && (12.0..14.0).contains(&x.expected_high),
+            "{x:?}"
+        );
+        assert!(c.regressions.is_empty());
+        // 15 is outside: still a regression, and listed as one.
+        let c = compare_reruns(&base, &reruns, &report(15.0, 5), 10.0, false);
+        assert_eq!(c.rows[0].verdict, Verdict::Regressed);
+        assert_eq!(c.regressions, vec!["t".to_string()]);
+        // A rerun whose conditions were not recorded cannot be vouched
+        // for: left out, and said so; with one rerun left, 12 is outside.
+        let mut unknown = report(11.0, 3);
+        unknown.conditions.run = None;
+        let c = compare_reruns(&base, &[unknown, report(10.5, 4)], &new, 10.0, false);
+        assert_eq!(
+            c.reruns_left_out,
+            vec!["base rerun 1 left out of the spread: its conditions were not recorded"]
+        );
+        assert_eq!(c.rows[0].reruns.as_ref().unwrap().runs, 2);
     }
 
     #[test]

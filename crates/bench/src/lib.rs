@@ -242,6 +242,11 @@ pub struct TestResult {
     /// order; empty for a run of one pass.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pass_medians: Vec<f64>,
+    /// How many of [`TestResult::samples`] each pass took, in pass order
+    /// (the samples are kept in that order); empty for a run of one pass
+    /// and in reports written before it was kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pass_samples: Vec<usize>,
 }
 
 /// A whole run: the `--json` file.
@@ -394,6 +399,7 @@ fn measure(
             pinned_cpu: None,
             pass_cpus: Vec::new(),
             pass_medians: Vec::new(),
+            pass_samples: Vec::new(),
         })
         .collect();
     // The machine's own speed, timed before each test of each pass.
@@ -415,6 +421,7 @@ fn measure(
     if passes == 1 {
         for r in &mut tests {
             r.pass_medians.clear();
+            r.pass_samples.clear();
             r.pass_cpus.clear();
         }
     }
@@ -471,6 +478,7 @@ fn merge_pass(r: &mut TestResult, p: passes::PassTest, first: bool) {
         r.summary = None;
         r.samples.clear();
         r.pass_medians.clear();
+        r.pass_samples.clear();
         return;
     }
     if r.skipped.is_some() {
@@ -478,6 +486,7 @@ fn merge_pass(r: &mut TestResult, p: passes::PassTest, first: bool) {
     }
     if let Some(m) = Summary::new(&p.samples).map(|m| m.median) {
         r.pass_medians.push(m);
+        r.pass_samples.push(p.samples.len());
     }
     r.samples.extend(p.samples);
     r.summary = Summary::new(&r.samples);
@@ -557,6 +566,7 @@ pub(crate) mod tests {
             pinned_cpu: None,
             pass_cpus: Vec::new(),
             pass_medians: Vec::new(),
+            pass_samples: Vec::new(),
         };
         let mut c = empty_report().conditions;
         assert_eq!(dmips_per_mhz(std::slice::from_ref(&dhry), &c), None);

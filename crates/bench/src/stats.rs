@@ -50,6 +50,11 @@ pub struct Modes {
     pub high: f64,
     /// Samples in it.
     pub high_n: usize,
+    /// Where the clusters part: the lowest sample of the upper one (0 in
+    /// reports written before it was kept; then the geometric mean of the
+    /// two medians stands for it, [`Modes::split`]).
+    #[serde(default)]
+    pub from: f64,
 }
 
 /// The ratio between neighbouring sorted samples that splits them into
@@ -75,7 +80,17 @@ impl Modes {
             low_n: at,
             high: median_sorted(&s[at..]),
             high_n: n - at,
+            from: s[at],
         })
+    }
+
+    /// The value from which a sample is in the upper cluster.
+    pub fn split(&self) -> f64 {
+        if self.from > 0.0 {
+            self.from
+        } else {
+            (self.low * self.high).sqrt()
+        }
     }
 
     /// `1.80 ×12 | 75.20 ×8`: each mode's median and its sample count.
@@ -346,6 +361,36 @@ fn erfc(x: f64) -> f64 {
     }
 }
 
+/// Two-sided 95 % quantile of Student's t with `df` degrees of freedom
+/// (tabulated to 30, then the normal's 1.96 approached as 1.96 + 2.4/df).
+pub fn t_975(df: usize) -> f64 {
+    const T: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
+    ];
+    match df {
+        0 => f64::INFINITY,
+        1..=30 => T[df - 1],
+        _ => 1.96 + 2.4 / df as f64,
+    }
+}
+
+/// The 95 % prediction interval for one more value drawn like `values`
+/// (`mean ± t(k-1) · s · √(1 + 1/k)` for k values with sample standard
+/// deviation s): where the median of one more run of a build is expected,
+/// given the medians of k runs of it. `None` with fewer than two values.
+pub fn prediction_interval(values: &[f64]) -> Option<(f64, f64)> {
+    let k = values.len();
+    if k < 2 {
+        return None;
+    }
+    let mean = values.iter().sum::<f64>() / k as f64;
+    let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (k - 1) as f64;
+    let half = t_975(k - 1) * var.sqrt() * (1.0 + 1.0 / k as f64).sqrt();
+    Some((mean - half, mean + half))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -522,5 +567,19 @@ mod tests {
     fn sample_errors_stop_the_loop() {
         let r = collect(&policy(), || Duration::ZERO, || Err::<f64, _>("broken"));
         assert_eq!(r, Err("broken"));
+    }
+    #[test]
+    fn prediction_interval_of_run_medians() {
+        // Two runs, 10 and 12: mean 11, s = sqrt(2), t(1) = 12.706.
+        let (lo, hi) = prediction_interval(&[10.0, 12.0]).unwrap();
+        let half = 12.706 * 2f64.sqrt() * 1.5f64.sqrt();
+        assert!((lo - (11.0 - half)).abs() < 1e-9 && (hi - (11.0 + half)).abs() < 1e-9);
+        // More runs narrow it: four runs of the same spread.
+        let (lo4, hi4) = prediction_interval(&[10.0, 12.0, 10.0, 12.0]).unwrap();
+        assert!(hi4 - lo4 < (hi - lo) / 3.0, "{lo4}..{hi4}");
+        assert!(lo4 < 10.0 && hi4 > 12.0);
+        assert_eq!(prediction_interval(&[5.0]), None);
+        assert_eq!(t_975(2), 4.303);
+        assert!((t_975(1000) - 1.96).abs() < 0.01);
     }
 }

@@ -264,6 +264,119 @@ fn compare_fails_on_a_significant_regression_only() {
 }
 
 #[test]
+fn the_bases_reruns_give_the_spread_a_change_must_leave() {
+    let dir = tempfile::tempdir().unwrap();
+    let at = |m: f64| -> Vec<f64> {
+        (0..12)
+            .map(|i| m * (1.0 + f64::from(i % 4) * 0.01))
+            .collect()
+    };
+    let b = report_file(dir.path(), "base.json", &at(1.0));
+    let r1 = report_file(dir.path(), "rerun1.json", &at(1.2));
+    let r2 = report_file(dir.path(), "rerun2.json", &at(0.9));
+    let busy = report_file_under(dir.path(), "busy.json", &at(1.0), true);
+    let n = report_file(dir.path(), "new.json", &at(1.15));
+    let far = report_file(dir.path(), "far.json", &at(3.0));
+
+    // Alone, the base says 15 % slower is a regression ...
+    let alone = lever(&["bench", "compare", &b, &n]);
+    assert_eq!(alone.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&alone.stdout).contains("REGRESSED"));
+    // ... but two reruns of its build gave 1.2 and 0.9: 1.15 is where one
+    // more run is expected.
+    let with = lever(&[
+        "bench",
+        "compare",
+        &b,
+        &n,
+        "--base-rerun",
+        &r1,
+        "--base-rerun",
+        &r2,
+    ]);
+    let text = String::from_utf8_lossy(&with.stdout);
+    assert!(with.status.success(), "{text}");
+    assert!(text.contains("within the base's reruns"), "{text}");
+    assert!(
+        text.contains("95 % prediction interval of 3 runs' medians"),
+        "{text}"
+    );
+    let j = json(&lever(&[
+        "--json",
+        "bench",
+        "compare",
+        &b,
+        &n,
+        "--base-rerun",
+        &r1,
+        "--base-rerun",
+        &r2,
+    ]));
+    assert_eq!(j["rows"][0]["verdict"], "within_reruns");
+    assert_eq!(j["rows"][0]["reruns"]["runs"], 3);
+    let (lo, hi) = (
+        j["rows"][0]["reruns"]["expected_low"].as_f64().unwrap(),
+        j["rows"][0]["reruns"]["expected_high"].as_f64().unwrap(),
+    );
+    assert!(lo < 0.9 && hi > 1.2 && hi < 2.5, "{lo}..{hi}");
+
+    // Three times slower is outside what reruns give: still a regression.
+    let out = lever(&[
+        "bench",
+        "compare",
+        &b,
+        &far,
+        "--base-rerun",
+        &r1,
+        "--base-rerun",
+        &r2,
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("REGRESSED"));
+
+    // A rerun taken under load is left out of the spread, and said so:
+    // with only the base left, 15 % slower is a regression again.
+    let out = lever(&["bench", "compare", &b, &n, "--base-rerun", &busy]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains(
+            "base rerun 1 left out of the spread: loaded before the run: load average 6.80"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("REGRESSED"), "{text}");
+    let out = lever(&[
+        "bench",
+        "compare",
+        &b,
+        &n,
+        "--base-rerun",
+        &busy,
+        "--base-rerun",
+        &r1,
+        "--base-rerun",
+        &r2,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+
+    let missing = lever(&[
+        "bench",
+        "compare",
+        &b,
+        &n,
+        "--base-rerun",
+        "/nonexistent.json",
+    ]);
+    assert_ne!(missing.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("/nonexistent.json"));
+}
+
+#[test]
 fn a_loaded_run_is_warned_about_not_judged() {
     let dir = tempfile::tempdir().unwrap();
     let base: Vec<f64> = (0..12).map(|i| 1.0 + f64::from(i % 4) * 0.01).collect();
@@ -631,6 +744,18 @@ fn each_pass_runs_two_ended_tests_on_the_next_cpu() {
     assert_eq!(pipe["pinned_cpu"].as_u64(), Some(want[0]));
     for t in tests {
         assert_eq!(t["pass_medians"].as_array().map(Vec::len), Some(3), "{t}");
+        // Each pass's sample count, in order, and together every sample:
+        // `bench compare` tells a slow pass from a load with them.
+        let counts: Vec<u64> = t["pass_samples"]
+            .as_array()
+            .expect("pass_samples")
+            .iter()
+            .map(|c| c.as_u64().unwrap())
+            .collect();
+        assert_eq!(counts.len(), 3, "{t}");
+        assert!(counts.iter().all(|&c| c > 0), "{t}");
+        let n = t["samples"].as_array().unwrap().len() as u64;
+        assert_eq!(counts.iter().sum::<u64>(), n, "{t}");
     }
     let null = tests
         .iter()

@@ -66,6 +66,13 @@ pub enum BenchCommand {
         base: PathBuf,
         /// The report to judge.
         new: PathBuf,
+        /// Another run of the baseline's build on the same machine
+        /// (repeatable): each test's medians over the baseline and its
+        /// reruns give where one more run is expected (95 % prediction
+        /// interval), and a new median inside it is not called a change:
+        /// reruns of one build differ that much here.
+        #[arg(long = "base-rerun", value_name = "FILE")]
+        base_rerun: Vec<PathBuf>,
         /// Smallest significant worsening that fails, percent.
         #[arg(long, default_value_t = lever_bench::compare::DEFAULT_THRESHOLD_PCT, value_name = "PCT")]
         threshold: f64,
@@ -89,9 +96,10 @@ pub fn run(global: &Global, args: BenchArgs) -> anyhow::Result<()> {
         Some(BenchCommand::Compare {
             base,
             new,
+            base_rerun,
             threshold,
             force,
-        }) => run_compare(global, &base, &new, threshold, force),
+        }) => run_compare(global, &base, &base_rerun, &new, threshold, force),
         None => run_suite(global, args),
     }
 }
@@ -156,13 +164,18 @@ fn run_suite(global: &Global, args: BenchArgs) -> anyhow::Result<()> {
 fn run_compare(
     global: &Global,
     base: &std::path::Path,
+    reruns: &[PathBuf],
     new: &std::path::Path,
     threshold: f64,
     force: bool,
 ) -> anyhow::Result<()> {
     let b = compare::read_report(base)?;
+    let reruns = reruns
+        .iter()
+        .map(|r| compare::read_report(r))
+        .collect::<Result<Vec<_>, _>>()?;
     let n = compare::read_report(new)?;
-    let c = compare::compare_runs(&b, &n, threshold, force);
+    let c = compare::compare_reruns(&b, &reruns, &n, threshold, force);
     emit(global.json, &c, render::bench::comparison)?;
     if let Some(why) = c.conditions.as_ref().and_then(|cc| cc.withheld_reason()) {
         // The check could not be made: a CI job must not pass on it.

@@ -259,6 +259,7 @@ pub fn comparison(c: &Comparison) -> String {
                 Verdict::NotCompared => "not in both runs",
                 Verdict::NotJudged => "not judged (conditions)",
                 Verdict::WithinDrift => "within the runs' drift",
+                Verdict::WithinReruns => "within the base's reruns",
             }
             .into(),
         ]);
@@ -282,6 +283,25 @@ pub fn comparison(c: &Comparison) -> String {
     if drifted > 0 {
         out += &format!(
             "{drifted} change(s) the test finds significant are no larger than the drift a run shows between its own two passes over the suite: not called a change\n"
+        );
+    }
+    for why in &c.reruns_left_out {
+        out += &format!("{why}\n");
+    }
+    let reruns = c
+        .rows
+        .iter()
+        .filter_map(|r| r.reruns.as_ref())
+        .map(|r| r.runs)
+        .max();
+    if let Some(runs) = reruns {
+        let within = c
+            .rows
+            .iter()
+            .filter(|r| r.verdict == Verdict::WithinReruns)
+            .count();
+        out += &format!(
+            "{within} change(s) the test finds significant put the new median where one more run of the base's build is expected (95 % prediction interval of {runs} runs' medians: the base and its reruns): not called a change\n"
         );
     }
     out

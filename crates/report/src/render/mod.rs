@@ -399,6 +399,7 @@ fn verdict(j: &lever_bench::compare::Judgement) -> (&'static str, String) {
         Verdict::NotCompared => ("nc", "not judged"),
         Verdict::NotJudged => ("nc", "not judged: a run was taken under load or throttling, or the machine's own speed changed"),
         Verdict::WithinDrift => ("same", "within the drift between a run's own passes"),
+        Verdict::WithinReruns => ("same", "within what reruns of the base's build give"),
     };
     let p = j.p_value.map_or(String::new(), |p| format!(", p={p:.3}"));
     (class, format!("{pct} {word}{p}").trim().to_string())
