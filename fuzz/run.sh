@@ -27,6 +27,19 @@ seeds() {
         *) return 1 ;;
     esac
 }
+# The fuzz crate's feature that brings a target's crate (fuzz/Cargo.toml).
+feature() {
+    case $1 in
+        protocol_decode) echo protocol ;;
+        journal_parse) echo journal ;;
+        target_yaml) echo targets ;;
+        trace_line) echo trace ;;
+        trace_dat) echo trace-dat ;;
+        trace_dat_analyze) echo analysis ;;
+        dt_parse) echo dt ;;
+        ctf_decode) echo ctf ;;
+    esac
+}
 fail() {
     echo "fuzz/run.sh: $*" >&2
     exit 1
@@ -40,7 +53,7 @@ cargo +nightly fuzz --version >/dev/null 2>&1 ||
     fail "cargo-fuzz is missing (cargo install cargo-fuzz)"
 mkdir -p fuzz/logs
 for t in "${targets[@]}"; do
-    cargo +nightly fuzz build "$t" >>fuzz/logs/build.log 2>&1 ||
+    cargo +nightly fuzz build --no-default-features --features "$(feature "$t")" "$t" >>fuzz/logs/build.log 2>&1 ||
         fail "$t: cargo fuzz build failed; see fuzz/logs/build.log"
 done
 # A trace.dat seed needs its formats and a few pages to reach the decoder.
@@ -61,7 +74,7 @@ extra() {
 }
 run() {
     mkdir -p "fuzz/corpus/$1"
-    if ! cargo +nightly fuzz run "$1" "fuzz/corpus/$1" "$(seeds "$1")" -- \
+    if ! cargo +nightly fuzz run --no-default-features --features "$(feature "$1")" "$1" "fuzz/corpus/$1" "$(seeds "$1")" -- \
         -max_total_time="$secs" -max_len="$(max_len "$1")" $(extra "$1") -print_final_stats=1 >"fuzz/logs/$1.log" 2>&1; then
         echo "$1: FAILED (crash or error; see fuzz/logs/$1.log and fuzz/artifacts/$1/)" >&2
         return 1
