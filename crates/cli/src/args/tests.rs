@@ -135,6 +135,7 @@ const FREE_FORM: &[(&str, &str, &str)] = &[
     ("lever bench", "output", "a file to write"),
     ("lever bench compare", "base", "a report file"),
     ("lever bench compare", "new", "a report file"),
+    ("lever bench compare", "base_rerun", "a report file"),
     ("lever bench-daemon", "serve_echo", "a socket path"),
     ("lever cpu ipc", "cmd", "the command to run"),
     ("lever boot", "serial", "a log file"),
