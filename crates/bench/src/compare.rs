@@ -181,11 +181,7 @@ pub fn compare_with(
             .filter(|n| !base.tests.iter().any(|b| b.name == n.name))
             .map(|n| row(None, Some(n), threshold_pct, rule)),
     );
-    let regressions = rows
-        .iter()
-        .filter(|r| r.verdict == Verdict::Regressed)
-        .map(|r| r.name.clone())
-        .collect();
+    let regressions = regressions(&rows);
     Comparison {
         threshold_pct,
         rows,
@@ -239,7 +235,7 @@ pub fn compare_reruns(
     // would widen the spread by what the load did: it is left out, and
     // said so. One without recorded conditions cannot be vouched for.
     let mut left_out = Vec::new();
-    let quiet_reruns: Vec<BenchReport> = (1..)
+    let quiet_reruns: Vec<&BenchReport> = (1..)
         .zip(reruns)
         .filter_map(|(i, b)| {
             let why = match &b.conditions.run {
@@ -254,7 +250,7 @@ pub fn compare_reruns(
                     left_out.push(format!("base rerun {i} left out of the spread: {why}"));
                     None
                 }
-                None => Some(b.clone()),
+                None => Some(b),
             }
         })
         .collect();
@@ -272,12 +268,7 @@ pub fn compare_reruns(
         for r in &mut c.rows {
             within_reruns(r, base, reruns);
         }
-        c.regressions = c
-            .rows
-            .iter()
-            .filter(|r| r.verdict == Verdict::Regressed)
-            .map(|r| r.name.clone())
-            .collect();
+        c.regressions = regressions(&c.rows);
     }
     if !conditions.judged {
         for r in &mut c.rows {
@@ -301,9 +292,9 @@ pub fn compare_reruns(
 /// [`Verdict::WithinReruns`]. A worse mode (method `modes`, a load's
 /// signature inside the new run) is not excused, as drift does not
 /// excuse it.
-fn within_reruns(r: &mut Row, base: &BenchReport, reruns: &[BenchReport]) {
+fn within_reruns(r: &mut Row, base: &BenchReport, reruns: &[&BenchReport]) {
     let medians: Vec<f64> = std::iter::once(base)
-        .chain(reruns)
+        .chain(reruns.iter().copied())
         .filter_map(|run| run.tests.iter().find(|t| t.name == r.name))
         .filter(|t| t.skipped.is_none())
         .filter_map(|t| t.summary.as_ref().map(|s| s.median))
@@ -318,11 +309,7 @@ fn within_reruns(r: &mut Row, base: &BenchReport, reruns: &[BenchReport]) {
         expected_low,
         expected_high,
     });
-    let significant = matches!(
-        r.verdict,
-        Verdict::Improved | Verdict::Regressed | Verdict::WorseWithinThreshold
-    ) && r.method.as_deref() != Some("modes");
-    if let (true, Some(new)) = (significant, r.new) {
+    if let (true, Some(new)) = (excusable(r), r.new) {
         if (expected_low..=expected_high).contains(&new) {
             r.verdict = Verdict::WithinReruns;
         }
@@ -370,13 +357,7 @@ fn row(
         (Some(x), Some(y), DriftRule::Larger) => Some(x.max(y)),
         (x, y, _) => x.or(y),
     };
-    // A worse mode ("modes") is a load's signature inside one run, judged
-    // on its own samples: drift between passes does not excuse it.
-    let significant = matches!(
-        r.verdict,
-        Verdict::Improved | Verdict::Regressed | Verdict::WorseWithinThreshold
-    ) && r.method.as_deref() != Some("modes");
-    if let (true, Some(change), Some(drift)) = (significant, r.change_pct, r.drift_pct) {
+    if let (true, Some(change), Some(drift)) = (excusable(&r), r.change_pct, r.drift_pct) {
         if change.abs() <= drift {
             r.verdict = Verdict::WithinDrift;
         }
@@ -411,6 +392,24 @@ pub fn worse_mode_in_every_pass(better: Better, t: &TestResult) -> bool {
         let w = pass.iter().filter(|&&v| worse(v)).count();
         w > 0 && 10 * w >= pass.len()
     })
+}
+
+/// A significant change that drift or reruns may show to be no change. A
+/// worse mode (method `modes`) is a load's signature inside one run,
+/// judged on its own samples: neither excuses it.
+fn excusable(r: &Row) -> bool {
+    matches!(
+        r.verdict,
+        Verdict::Improved | Verdict::Regressed | Verdict::WorseWithinThreshold
+    ) && r.method.as_deref() != Some("modes")
+}
+
+/// The tests of `rows` that regressed past the threshold.
+fn regressions(rows: &[Row]) -> Vec<String> {
+    rows.iter()
+        .filter(|r| r.verdict == Verdict::Regressed)
+        .map(|r| r.name.clone())
+        .collect()
 }
 
 /// How far apart a run's passes put a test's median: the highest pass

@@ -277,23 +277,23 @@ fn the_bases_reruns_give_the_spread_a_change_must_leave() {
     let busy = report_file_under(dir.path(), "busy.json", &at(1.0), true);
     let n = report_file(dir.path(), "new.json", &at(1.15));
     let far = report_file(dir.path(), "far.json", &at(3.0));
+    // `[--json] bench compare BASE NEW --base-rerun R …`
+    let compare = |json: bool, new: &str, reruns: &[&str]| {
+        let mut argv = if json { vec!["--json"] } else { vec![] };
+        argv.extend(["bench", "compare", &b, new]);
+        for r in reruns {
+            argv.extend(["--base-rerun", r]);
+        }
+        lever(&argv)
+    };
 
     // Alone, the base says 15 % slower is a regression ...
-    let alone = lever(&["bench", "compare", &b, &n]);
+    let alone = compare(false, &n, &[]);
     assert_eq!(alone.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&alone.stdout).contains("REGRESSED"));
     // ... but two reruns of its build gave 1.2 and 0.9: 1.15 is where one
     // more run is expected.
-    let with = lever(&[
-        "bench",
-        "compare",
-        &b,
-        &n,
-        "--base-rerun",
-        &r1,
-        "--base-rerun",
-        &r2,
-    ]);
+    let with = compare(false, &n, &[&r1, &r2]);
     let text = String::from_utf8_lossy(&with.stdout);
     assert!(with.status.success(), "{text}");
     assert!(text.contains("within the base's reruns"), "{text}");
@@ -301,17 +301,7 @@ fn the_bases_reruns_give_the_spread_a_change_must_leave() {
         text.contains("95 % prediction interval of 3 runs' medians"),
         "{text}"
     );
-    let j = json(&lever(&[
-        "--json",
-        "bench",
-        "compare",
-        &b,
-        &n,
-        "--base-rerun",
-        &r1,
-        "--base-rerun",
-        &r2,
-    ]));
+    let j = json(&compare(true, &n, &[&r1, &r2]));
     assert_eq!(j["rows"][0]["verdict"], "within_reruns");
     assert_eq!(j["rows"][0]["reruns"]["runs"], 3);
     let (lo, hi) = (
@@ -321,22 +311,13 @@ fn the_bases_reruns_give_the_spread_a_change_must_leave() {
     assert!(lo < 0.9 && hi > 1.2 && hi < 2.5, "{lo}..{hi}");
 
     // Three times slower is outside what reruns give: still a regression.
-    let out = lever(&[
-        "bench",
-        "compare",
-        &b,
-        &far,
-        "--base-rerun",
-        &r1,
-        "--base-rerun",
-        &r2,
-    ]);
+    let out = compare(false, &far, &[&r1, &r2]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stdout).contains("REGRESSED"));
 
     // A rerun taken under load is left out of the spread, and said so:
     // with only the base left, 15 % slower is a regression again.
-    let out = lever(&["bench", "compare", &b, &n, "--base-rerun", &busy]);
+    let out = compare(false, &n, &[&busy]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(
@@ -346,32 +327,14 @@ fn the_bases_reruns_give_the_spread_a_change_must_leave() {
         "{text}"
     );
     assert!(text.contains("REGRESSED"), "{text}");
-    let out = lever(&[
-        "bench",
-        "compare",
-        &b,
-        &n,
-        "--base-rerun",
-        &busy,
-        "--base-rerun",
-        &r1,
-        "--base-rerun",
-        &r2,
-    ]);
+    let out = compare(false, &n, &[&busy, &r1, &r2]);
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
 
-    let missing = lever(&[
-        "bench",
-        "compare",
-        &b,
-        &n,
-        "--base-rerun",
-        "/nonexistent.json",
-    ]);
+    let missing = compare(false, &n, &["/nonexistent.json"]);
     assert_ne!(missing.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("/nonexistent.json"));
 }
