@@ -21,7 +21,7 @@ set -euo pipefail
 destdir=$1 lever=$2 liblever=$3 gen=$4
 pythondir=${5:-usr/lib/python3/dist-packages}
 src=$(cd "$(dirname "$0")/.." && pwd)
-version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$src/Cargo.toml" | head -1)
+version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$src/Cargo.toml" | sed -n 1p)
 d() { install -d "$destdir/$1"; }
 
 d usr/bin

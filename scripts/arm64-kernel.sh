@@ -37,7 +37,7 @@ while [ $# -gt 0 ]; do
 done
 [ ${#flavours[@]} -gt 0 ] || flavours=(generic rt)
 [ -x "$lever" ] || { echo "arm64-kernel.sh: no $lever; build it with scripts/cross.sh --install --board aarch64-unknown-linux-musl" >&2; exit 1; }
-file -L "$lever" | grep -q 'ARM aarch64.*statically linked' ||
+grep -q 'ARM aarch64.*statically linked' <<<"$(file -L "$lever")" ||
     { echo "arm64-kernel.sh: $lever is not a static aarch64 binary" >&2; exit 1; }
 
 # Tools: qemu-system-arm (qemu-system-aarch64), dtc, cpio, the aarch64 strip.
@@ -46,7 +46,7 @@ command -v qemu-system-aarch64 >/dev/null || need+=(qemu-system-arm)
 command -v dtc >/dev/null || need+=(device-tree-compiler)
 command -v cpio >/dev/null || need+=(cpio)
 command -v aarch64-linux-gnu-strip >/dev/null || need+=(binutils-aarch64-linux-gnu)
-dpkg --print-foreign-architectures | grep -qx arm64 || { dpkg --add-architecture arm64; fresh=1; }
+grep -qx arm64 <<<"$(dpkg --print-foreign-architectures)" || { dpkg --add-architecture arm64; fresh=1; }
 if [ ${#need[@]} -gt 0 ] || [ -n "${fresh:-}" ]; then
     apt-get update -qq
     [ ${#need[@]} -eq 0 ] || apt-get install -y -qq "${need[@]}" >/dev/null
@@ -58,12 +58,12 @@ pkg_generic=linux-image-$KERNEL_ABI-arm64-unsigned
 pkg_rt=linux-image-$KERNEL_ABI-rt-arm64-unsigned
 fetch() { # fetch PACKAGE[=VERSION] GLOB
     local found
-    found=$(find "$CACHE/debs" -name "$2" | head -n 1)
+    found=$(find "$CACHE/debs" -name "$2" -print -quit)
     if [ -z "$found" ]; then
         (cd "$CACHE/debs" && apt-get download -qq "$1" 2>/dev/null) ||
             { apt-get update -qq && (cd "$CACHE/debs" && apt-get download -qq "$1"); } ||
             { echo "arm64-kernel.sh: apt cannot download $1: move KERNEL_ABI/KERNEL_VERSION in $0 to a version apt-cache policy '$pkg_generic:arm64' lists" >&2; exit 1; }
-        found=$(find "$CACHE/debs" -name "$2" | head -n 1)
+        found=$(find "$CACHE/debs" -name "$2" -print -quit)
     fi
     echo "$found"
 }

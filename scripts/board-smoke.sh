@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 target=aarch64-unknown-linux-musl
 bin=${1:-target/$target/board/lever}
 [ -x "$bin" ] || scripts/cross.sh --board "$target"
-file "$bin" | grep -q 'statically linked' || { echo "board-smoke.sh: $bin is not static" >&2; exit 1; }
+grep -q 'statically linked' <<<"$(file "$bin")" || { echo "board-smoke.sh: $bin is not static" >&2; exit 1; }
 run() { qemu-aarch64 "$bin" "$@"; }
 fail() { echo "board-smoke.sh: FAIL: $*" >&2; exit 1; }
 dir=$(mktemp -d)
@@ -32,12 +32,12 @@ run sim create qcs6490 "$dir/sim" >/dev/null
 run --root "$dir/sim" report collect -o "$dir/run.json" --no-store >/dev/null
 db=$dir/results.db
 run results --db "$db" import "$dir/run.json" >/dev/null
-run results --db "$db" list | grep -q qcs6490 || fail "results list has no qcs6490 run"
+grep -q qcs6490 <<<"$(run results --db "$db" list)" || fail "results list has no qcs6490 run"
 run results --db "$db" show 1 >/dev/null || fail "results show 1"
 metric=$(run --json results --db "$db" show 1 |
-    sed -n 's/.*"name": *"\([^"]*\)".*/\1/p' | grep '\.' | head -1)
+    sed -n 's/.*"name": *"\([^"]*\)".*/\1/p' | awk '/\./ && m == "" { m = $0 } END { print m }')
 [ -n "$metric" ] || fail "the stored run has no metric"
-run results --db "$db" trend "$metric" | grep -q qcs6490 || fail "results trend $metric"
+grep -q qcs6490 <<<"$(run results --db "$db" trend "$metric")" || fail "results trend $metric"
 run report render "$dir/run.json" --md "$dir/run.md" >/dev/null
 [ -s "$dir/run.md" ] || fail "report render --md wrote nothing"
 echo "SQLite store: run stored, listed, shown, trend of $metric; Markdown rendered"

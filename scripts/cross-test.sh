@@ -28,7 +28,7 @@ for tool in "$cc" qemu-aarch64 qemu-arm python3; do
         exit 1
     }
 done
-rustup target list --installed 2>/dev/null | grep -qx "$target" || rustup target add "$target"
+grep -qx "$target" <<<"$(rustup target list --installed 2>/dev/null)" || rustup target add "$target"
 scripts/qemu-binfmt.sh
 profile=${LEVER_CROSS_PROFILE:-cross-test}
 jobs=${LEVER_CROSS_JOBS:-2}
@@ -155,7 +155,7 @@ for sum in "$logs"/*.sum; do
     # libtest's failure report, or the end of the output where there is
     # none (a crash, a timeout).
     if grep -q '^failures:$' "${sum%.sum}.out"; then
-        sed -n '/^failures:$/,$p' "${sum%.sum}.out" | head -200
+        sed -n '/^failures:$/,$p' "${sum%.sum}.out" | sed -n 1,200p
     else
         tail -40 "${sum%.sum}.out"
     fi

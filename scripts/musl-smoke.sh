@@ -15,7 +15,7 @@ if [ -z "$bin" ] || [ "$bin" = --release ]; then
     scripts/cross.sh "$target" ${bin:+--release}
     bin=target/$target/$([ "$bin" = --release ] && echo release || echo debug)/lever
 fi
-file "$bin" | grep -q 'statically linked' || { echo "musl-smoke.sh: $bin is not static" >&2; exit 1; }
+grep -q 'statically linked' <<<"$(file "$bin")" || { echo "musl-smoke.sh: $bin is not static" >&2; exit 1; }
 run() { qemu-aarch64 "$bin" "$@"; }
 fail() { echo "musl-smoke.sh: FAIL: $*" >&2; exit 1; }
 dir=$(mktemp -d)
@@ -28,7 +28,7 @@ trap cleanup EXIT
 
 run --version
 run sim create qcs6490 "$dir/sim" >/dev/null
-run --root "$dir/sim" resources | grep -q '0x44008100' || fail "resources lists no 0x44008100"
+grep -q '0x44008100' <<<"$(run --root "$dir/sim" resources)" || fail "resources lists no 0x44008100"
 echo "lever --root SIM resources: $(run --root "$dir/sim" resources | wc -l) lines"
 
 export LEVER_SOCKET=$dir/lever.sock
@@ -42,7 +42,7 @@ node=$dir/state/sim/sys/devices/system/cpu/cpufreq/policy0/scaling_min_freq
 before=$(cat "$node")
 run acquire -d 30s --detach 0x44008100=1958400
 [ "$(cat "$node")" = 1958400 ] || fail "scaling_min_freq is $(cat "$node"), not 1958400"
-run status --json | grep -q 1958400 || fail "status does not show the lock"
+grep -q 1958400 <<<"$(run status --json)" || fail "status does not show the lock"
 echo "daemon + client under qemu-aarch64: scaling_min_freq $before -> $(cat "$node") while held"
 kill "$daemon"
 wait "$daemon" 2>/dev/null || true

@@ -81,7 +81,7 @@ g++ -std=c++17 -O1 -o "$work/UrmIntegrationTests" "$src/tests/Integration/Integr
     "${inc[@]}" -L"$work/lib" -lRestuneTestUtils "${link[@]}" "${aux[@]}"
 g++ -std=c++17 -O1 -o "$work/urmCli" "$src/client/ClientCLI.cpp" "${inc[@]}" "${link[@]}"
 for b in UrmIntegrationTests urmCli; do
-    ldd "$work/$b" | grep -q "libUrmClient.so.1 => $work/lib/" ||
+    grep -q "libUrmClient.so.1 => $work/lib/" <<<"$(ldd "$work/$b")" ||
         fail "$b is not linked against Lever's libUrmClient.so.1"
 done
 echo "built URM's suite and urmCli against Lever's libUrmClient.so.1 in $((SECONDS - s)) s ($work)"
@@ -210,7 +210,7 @@ for t in "${not_passed[@]}"; do
         # The test's own lines: from its "Running Test" to the next one.
         log=$(log_of "$t")
         awk -v t="Running Test: $t" 'index($0, "Running Test: ") { on = substr($0, index($0, "Running Test: ")) == t }
-            on && /Assertion failed|Aborting|Skipped/' "$log" | head -3 | sed 's/^/      /'
+            on && /Assertion failed|Aborting|Skipped/' "$log" | sed -n 1,3p | sed 's/^/      /'
         unexpected+=("$t")
     fi
 done

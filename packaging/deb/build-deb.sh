@@ -28,7 +28,7 @@ else
     # The board's binary writes the completions and man pages, under qemu.
     gen="scripts/qemu-run.sh $bin/lever"
 fi
-version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | sed -n 1p)
 stage=target/deb/stage-$arch
 rm -rf "$stage"
 packaging/install.sh "$stage" "$bin/lever" "$bin/liblever.so" "$gen"

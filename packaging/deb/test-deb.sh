@@ -42,7 +42,7 @@ echo "  $version"
 case $version in "lever "*"features: "*) ;; *) fail "lever --version: $version" ;; esac
 sim=$root/tmp/board
 run "$lever" sim create qcs6490 "$sim" >/dev/null
-run "$lever" --root "$sim" resources | grep -q 0x44008100 || fail "lever --root SIM resources lists no 0x44008100"
+grep -q 0x44008100 <<<"$(run "$lever" --root "$sim" resources)" || fail "lever --root SIM resources lists no 0x44008100"
 echo "  lever sim create qcs6490 DIR && lever --root DIR resources: ok"
 rm -rf "$root/tmp"
 bash -c "source '$root/usr/share/bash-completion/completions/lever' && complete -p lever" >/dev/null ||
@@ -64,7 +64,7 @@ if [ "$arch" = amd64 ]; then
     printf '#include "UrmAPIs.h"\nint main(void) { SysResource r = {0}; r.mResCode = CONSTRUCT_RES_CODE(3, 0);\n  return sizeof r == 24 && tuneResources(0, REQ_PRIORITY_HIGH, 1, &r) == -1 ? 0 : 1; }\n' >"$root/urm.c"
     # shellcheck disable=SC2086 # flags are words
     gcc -o "$root/urm" "$root/urm.c" $flags || fail "a URM API program does not build with pkg-config UrmClient"
-    readelf -d "$root/urm" | grep -q 'NEEDED.*libUrmClient.so.1' || fail "the URM program does not need libUrmClient.so.1"
+    grep -q 'NEEDED.*libUrmClient.so.1' <<<"$(readelf -d "$root/urm")" || fail "the URM program does not need libUrmClient.so.1"
     LD_LIBRARY_PATH=$root/usr/lib "$root/urm" || fail "tuneResources(0 ms) did not return -1 as URM's client does"
     rm "$root/urm" "$root/urm.c"
     echo "  a URM API program builds with \$(pkg-config --cflags --libs UrmClient) and runs on libUrmClient.so.1"
