@@ -407,7 +407,8 @@ fn record_dat_streamed_and_not() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let events = |extra: &[&str]| -> u64 {
+    // (events kept, events the ring buffer overwrote) of one capture.
+    let events = |extra: &[&str]| -> (u64, u64) {
         let out = dir.path().join("r.dat");
         let out_s = out.to_str().unwrap().to_string();
         let args = [
@@ -453,15 +454,28 @@ fn record_dat_streamed_and_not() {
         let a = lever(&["trace", "analyze", &out_s, "--sched", "--json"]);
         assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
         let v: serde_json::Value = serde_json::from_slice(&a.stdout).unwrap();
-        v["summary"]["events"].as_u64().unwrap()
+        let s = &v["summary"];
+        let overwritten = s["overwritten_events"].as_u64().unwrap_or(0);
+        (s["events"].as_u64().unwrap(), overwritten)
     };
-    let after = events(&["--no-stream"]);
-    let streamed = events(&[]);
-    // 16 KiB per CPU holds ~250 sched_switch events (64 B each).
+    let (after, after_lost) = events(&["--no-stream"]);
+    let (streamed, streamed_lost) = events(&[]);
+    // 16 KiB per CPU holds ~250 sched_switch events (64 B each): read
+    // after the run, the buffer keeps its last ~250 per CPU and the kernel
+    // counts the rest as overwritten.
     assert!(after < 1200, "--no-stream: {after} events");
     assert!(
-        streamed > 4 * after,
-        "streamed {streamed}, after the run {after}"
+        after_lost > 0,
+        "--no-stream kept {after} and overwrote none: the window did not fill the buffer"
+    );
+    // Streamed, the buffer is drained while the run goes on: more than
+    // two buffers' worth. (Not all of it: natively ~67,000 switches in
+    // the window, ~12,000 kept and the rest overwritten between reads of
+    // a 16 KiB buffer; under qemu with other tests beside it ~2,000 in
+    // all. So no ratio of the window's rate is asked for.)
+    assert!(
+        streamed > 2 * after,
+        "streamed {streamed} (overwritten {streamed_lost}), after the run {after} (overwritten {after_lost})"
     );
 }
 
