@@ -309,7 +309,7 @@ fn within_reruns(r: &mut Row, base: &BenchReport, reruns: &[&BenchReport]) {
         expected_low,
         expected_high,
     });
-    if let (true, Some(new)) = (excusable(r), r.new) {
+    if let (true, Some(new)) = (excusable(r.verdict, r.method.as_deref()), r.new) {
         if (expected_low..=expected_high).contains(&new) {
             r.verdict = Verdict::WithinReruns;
         }
@@ -338,31 +338,101 @@ fn row(
         method: None,
         verdict: Verdict::NotCompared,
     };
-    let (Some(b), Some(n), Some(sb), Some(sn)) = (base, new, sb, sn) else {
+    let (Some(b), Some(n), Some(_), Some(_)) = (base, new, sb, sn) else {
         return r;
     };
-    let j = judge_with(
-        any.better,
-        (sb, &b.samples),
-        (sn, &n.samples),
-        threshold_pct,
-        worse_mode_in_every_pass(any.better, n),
-    );
+    let (j, drift) = judge_runs(any.better, Side::of(b), Side::of(n), threshold_pct, rule);
     r.change_pct = j.change_pct;
     r.p_value = j.p_value;
     r.method = j.method;
     r.verdict = j.verdict;
-    r.drift_pct = match (drift_pct(b), drift_pct(n), rule) {
+    r.drift_pct = drift;
+    r
+}
+
+/// One run's side of a test for [`judge_runs`]: its summary and samples,
+/// and how its passes over the suite took them (both empty for one pass
+/// or a report that does not say).
+#[derive(Debug, Clone, Copy)]
+pub struct Side<'a> {
+    /// The summary of all its samples.
+    pub summary: &'a Summary,
+    /// The samples, in the order taken.
+    pub samples: &'a [f64],
+    /// How many of `samples` each pass took, in order
+    /// ([`TestResult::pass_samples`]).
+    pub pass_samples: &'a [usize],
+    /// Each pass's median ([`TestResult::pass_medians`]).
+    pub pass_medians: &'a [f64],
+}
+
+impl<'a> Side<'a> {
+    /// A test of a `lever bench` report. Panics without a summary: only
+    /// for tests that have one.
+    pub fn of(t: &'a TestResult) -> Side<'a> {
+        Side {
+            summary: t.summary.as_ref().expect("a test with a summary"),
+            samples: &t.samples,
+            pass_samples: &t.pass_samples,
+            pass_medians: &t.pass_medians,
+        }
+    }
+}
+
+/// The medians of each pass's samples: `samples` cut by `pass_samples`
+/// (for runs stored without their pass medians, as `lever report` keeps
+/// them). Empty when the counts do not add up to the samples.
+pub fn pass_medians(samples: &[f64], pass_samples: &[usize]) -> Vec<f64> {
+    if pass_samples.iter().sum::<usize>() != samples.len() {
+        return Vec::new();
+    }
+    let mut rest = samples;
+    pass_samples
+        .iter()
+        .filter_map(|&k| {
+            let (pass, next) = rest.split_at(k);
+            rest = next;
+            Summary::new(pass).map(|s| s.median)
+        })
+        .collect()
+}
+
+/// One test judged between two runs as `lever bench compare` judges it
+/// (and `lever report render A B` after it): [`judge_with`], its
+/// worse-mode rule only when the new run's slow mode shows in every pass
+/// ([`worse_mode_in_every_pass`]), and a significant change no larger
+/// than the runs' drift between their own passes ([`drift_pct`], the
+/// steadier run's or the larger, by `rule`) called
+/// [`Verdict::WithinDrift`]. Returns the judgement and that drift.
+pub fn judge_runs(
+    better: Better,
+    base: Side<'_>,
+    new: Side<'_>,
+    threshold_pct: f64,
+    rule: DriftRule,
+) -> (Judgement, Option<f64>) {
+    let mut j = judge_with(
+        better,
+        (base.summary, base.samples),
+        (new.summary, new.samples),
+        threshold_pct,
+        worse_mode_in_every_pass(better, new),
+    );
+    let drift = match (drift_pct(base), drift_pct(new), rule) {
         (Some(x), Some(y), DriftRule::Steadier) => Some(x.min(y)),
         (Some(x), Some(y), DriftRule::Larger) => Some(x.max(y)),
         (x, y, _) => x.or(y),
     };
-    if let (true, Some(change), Some(drift)) = (excusable(&r), r.change_pct, r.drift_pct) {
+    if let (true, Some(change), Some(drift)) = (
+        excusable(j.verdict, j.method.as_deref()),
+        j.change_pct,
+        drift,
+    ) {
         if change.abs() <= drift {
-            r.verdict = Verdict::WithinDrift;
+            j.verdict = Verdict::WithinDrift;
         }
     }
-    r
+    (j, drift)
 }
 
 /// Whether the new run's worse mode ([`judge`]'s method `modes`) shows in
@@ -373,8 +443,8 @@ fn row(
 /// ([`drift_pct`]), not a load. `true` when the run does not say which
 /// samples each pass took (one pass, or reports written before
 /// [`TestResult::pass_samples`]): then the mode is judged as before.
-pub fn worse_mode_in_every_pass(better: Better, t: &TestResult) -> bool {
-    let Some(modes) = t.summary.as_ref().and_then(|s| s.modes.as_ref()) else {
+pub fn worse_mode_in_every_pass(better: Better, t: Side<'_>) -> bool {
+    let Some(modes) = t.summary.modes.as_ref() else {
         return true;
     };
     if t.pass_samples.len() < 2 || t.pass_samples.iter().sum::<usize>() != t.samples.len() {
@@ -385,7 +455,7 @@ pub fn worse_mode_in_every_pass(better: Better, t: &TestResult) -> bool {
         Better::Lower => v >= split,
         Better::Higher => v < split,
     };
-    let mut rest = t.samples.as_slice();
+    let mut rest = t.samples;
     t.pass_samples.iter().all(|&k| {
         let (pass, next) = rest.split_at(k);
         rest = next;
@@ -397,11 +467,11 @@ pub fn worse_mode_in_every_pass(better: Better, t: &TestResult) -> bool {
 /// A significant change that drift or reruns may show to be no change. A
 /// worse mode (method `modes`) is a load's signature inside one run,
 /// judged on its own samples: neither excuses it.
-fn excusable(r: &Row) -> bool {
+fn excusable(verdict: Verdict, method: Option<&str>) -> bool {
     matches!(
-        r.verdict,
+        verdict,
         Verdict::Improved | Verdict::Regressed | Verdict::WorseWithinThreshold
-    ) && r.method.as_deref() != Some("modes")
+    ) && method != Some("modes")
 }
 
 /// The tests of `rows` that regressed past the threshold.
@@ -415,8 +485,8 @@ fn regressions(rows: &[Row]) -> Vec<String> {
 /// How far apart a run's passes put a test's median: the highest pass
 /// median less the lowest, percent of the median of all its samples.
 /// `None` with fewer than two passes.
-pub fn drift_pct(t: &TestResult) -> Option<f64> {
-    let m = t.summary.as_ref()?.median;
+pub fn drift_pct(t: Side<'_>) -> Option<f64> {
+    let m = t.summary.median;
     if t.pass_medians.len() < 2 || m == 0.0 {
         return None;
     }
@@ -558,6 +628,15 @@ mod tests {
     }
 
     #[test]
+    fn pass_medians_cut_the_samples_by_pass() {
+        let samples = [1.0, 3.0, 2.0, 10.0, 30.0];
+        assert_eq!(pass_medians(&samples, &[3, 2]), vec![2.0, 20.0]);
+        // Counts that do not add up to the samples say nothing.
+        assert!(pass_medians(&samples, &[3, 3]).is_empty());
+        assert!(pass_medians(&samples, &[]).is_empty());
+    }
+
+    #[test]
     fn a_worse_mode_in_one_pass_only_is_drift_not_load() {
         let base = result("t", Better::Lower, noisy(10.0, 40, 1));
         // A load sharing the CPU: fast and slow samples alternate in both
@@ -568,7 +647,7 @@ mod tests {
         let mut loaded = result("t", Better::Lower, mixed);
         loaded.pass_samples = vec![20, 20];
         loaded.pass_medians = vec![15.0, 15.0];
-        assert!(worse_mode_in_every_pass(Better::Lower, &loaded));
+        assert!(worse_mode_in_every_pass(Better::Lower, Side::of(&loaded)));
         let r = row(Some(&base), Some(&loaded), 10.0, DriftRule::Larger);
         assert_eq!(
             (r.verdict, r.method.as_deref()),
@@ -582,14 +661,14 @@ mod tests {
         let mut drifted = result("t", Better::Lower, spell);
         drifted.pass_samples = vec![20, 20];
         drifted.pass_medians = vec![20.0, 10.0];
-        assert!(!worse_mode_in_every_pass(Better::Lower, &drifted));
+        assert!(!worse_mode_in_every_pass(Better::Lower, Side::of(&drifted)));
         let r = row(Some(&base), Some(&drifted), 10.0, DriftRule::Larger);
         assert_ne!(r.method.as_deref(), Some("modes"), "{r:?}");
         assert_ne!(r.verdict, Verdict::Regressed, "{r:?}");
         // Without per-pass counts (one pass, older reports) the mode is
         // judged as before.
         drifted.pass_samples.clear();
-        assert!(worse_mode_in_every_pass(Better::Lower, &drifted));
+        assert!(worse_mode_in_every_pass(Better::Lower, Side::of(&drifted)));
     }
 
     #[test]
@@ -707,7 +786,7 @@ mod tests {
             t
         };
         let base = with_passes(10.0, 13.0, 1);
-        let drift = drift_pct(&base).unwrap();
+        let drift = drift_pct(Side::of(&base)).unwrap();
         assert!((drift - 100.0 * 3.0 / base.summary.as_ref().unwrap().median).abs() < 1e-9);
         let r = row(
             Some(&base),
@@ -744,7 +823,7 @@ mod tests {
         assert_eq!(r.verdict, Verdict::Regressed, "{r:?}");
         // Runs of one pass have no drift: judged as before.
         let one = result("t", Better::Lower, noisy(10.0, 20, 9));
-        assert_eq!(drift_pct(&one), None);
+        assert_eq!(drift_pct(Side::of(&one)), None);
     }
 
     #[test]

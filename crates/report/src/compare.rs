@@ -1,12 +1,12 @@
 //! Two or more runs side by side: every metric of the first run (the
 //! base) and of the others, matched by name and labels, each later run
 //! judged against the base with `lever bench compare`'s significance test
-//! ([`lever_bench::compare::judge`]). The test needs samples: a metric
+//! ([`lever_bench::compare::judge_runs`]). The test needs samples: a metric
 //! with fewer than two samples on either side shows its change but is
 //! never called significant.
 
 use crate::model::{Better, Metric, Run};
-use lever_bench::compare::{judge, Judgement, Verdict};
+use lever_bench::compare::{judge_runs, pass_medians, DriftRule, Judgement, Side, Verdict};
 use lever_bench::stats::Summary;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -65,8 +65,11 @@ pub fn is_significant(v: Verdict) -> bool {
     )
 }
 
-/// Judge `new` against `base`.
-fn judge_metric(base: &Metric, new: &Metric, threshold_pct: f64) -> Judgement {
+/// Judge `new` against `base` as `lever bench compare` judges a test
+/// ([`judge_runs`]): with the samples each pass took, a worse mode only
+/// when every pass shows it, and a change within the runs' drift between
+/// their own passes (by `rule`) not called one.
+fn judge_metric(base: &Metric, new: &Metric, threshold_pct: f64, rule: DriftRule) -> Judgement {
     let change_pct =
         (base.value != 0.0).then(|| 100.0 * (new.value - base.value) / base.value.abs());
     let summaries = (Summary::new(&base.samples), Summary::new(&new.samples));
@@ -78,7 +81,12 @@ fn judge_metric(base: &Metric, new: &Metric, threshold_pct: f64) -> Judgement {
                 Better::Lower => lever_bench::catalog::Better::Lower,
                 Better::Higher => lever_bench::catalog::Better::Higher,
             };
-            judge(b, (&sb, &base.samples), (&sn, &new.samples), threshold_pct)
+            let (base_medians, new_medians) = (
+                pass_medians(&base.samples, &base.pass_samples),
+                pass_medians(&new.samples, &new.pass_samples),
+            );
+            let (base, new) = (side(base, &sb, &base_medians), side(new, &sn, &new_medians));
+            judge_runs(b, base, new, threshold_pct, rule).0
         }
         (better, _) => Judgement {
             change_pct,
@@ -96,6 +104,16 @@ fn judge_metric(base: &Metric, new: &Metric, threshold_pct: f64) -> Judgement {
     }
 }
 
+/// A metric as one run's side of [`judge_runs`].
+fn side<'a>(m: &'a Metric, summary: &'a Summary, pass_medians: &'a [f64]) -> Side<'a> {
+    Side {
+        summary,
+        samples: &m.samples,
+        pass_samples: &m.pass_samples,
+        pass_medians,
+    }
+}
+
 /// Each later run's conditions against the base's
 /// (`lever_conditions::compare`), one per run after the first.
 pub fn conditions(runs: &[Run], force: bool) -> Vec<lever_conditions::Comparison> {
@@ -108,14 +126,30 @@ pub fn conditions(runs: &[Run], force: bool) -> Vec<lever_conditions::Comparison
 
 /// [`compare`], then the conditions: against a run whose conditions (or
 /// the base's) were disturbed — load, throttling — no change is called
-/// significant ([`Verdict::NotJudged`]) unless `force`.
+/// significant ([`Verdict::NotJudged`]) unless `force`. Where both runs'
+/// conditions were recorded and neither was disturbed, a change within
+/// the larger of their drifts is not called one, as `lever bench compare`
+/// does ([`DriftRule::Larger`]).
 pub fn compare_judged(
     runs: &[Run],
     threshold_pct: f64,
     force: bool,
 ) -> (Vec<Row>, Vec<lever_conditions::Comparison>) {
-    let mut rows = compare(runs, threshold_pct);
     let conditions = conditions(runs, force);
+    let base_recorded = runs.first().is_some_and(|r| r.conditions.is_some());
+    let rules: Vec<DriftRule> = runs
+        .iter()
+        .skip(1)
+        .zip(&conditions)
+        .map(|(run, c)| {
+            if base_recorded && run.conditions.is_some() && c.disturbed.is_empty() {
+                DriftRule::Larger
+            } else {
+                DriftRule::Steadier
+            }
+        })
+        .collect();
+    let mut rows = compare_with(runs, threshold_pct, &rules);
     for row in &mut rows {
         for (j, c) in row.vs_base.iter_mut().zip(&conditions) {
             if let Some(j) = j
@@ -129,8 +163,15 @@ pub fn compare_judged(
     (rows, conditions)
 }
 
-/// Every metric of every run, in the order first seen.
+/// Every metric of every run, in the order first seen; a change within
+/// the steadier run's drift between its passes is not called one.
 pub fn compare(runs: &[Run], threshold_pct: f64) -> Vec<Row> {
+    compare_with(runs, threshold_pct, &[])
+}
+
+/// [`compare`], each later run's drift judged by its rule in `rules`
+/// ([`DriftRule::Steadier`] where none is given).
+fn compare_with(runs: &[Run], threshold_pct: f64, rules: &[DriftRule]) -> Vec<Row> {
     let mut rows: Vec<Row> = Vec::new();
     let mut index: BTreeMap<(String, BTreeMap<String, String>), usize> = BTreeMap::new();
     for (i, run) in runs.iter().enumerate() {
@@ -165,7 +206,8 @@ pub fn compare(runs: &[Run], threshold_pct: f64) -> Vec<Row> {
         };
         for (j, run) in runs.iter().enumerate().skip(1) {
             if let Some(new) = find(run, row) {
-                row.vs_base[j - 1] = Some(judge_metric(&base, &new, threshold_pct));
+                let rule = rules.get(j - 1).copied().unwrap_or(DriftRule::Steadier);
+                row.vs_base[j - 1] = Some(judge_metric(&base, &new, threshold_pct, rule));
             }
         }
     }
@@ -189,6 +231,87 @@ mod tests {
         s.metrics.push(one);
         r.sections.push(s);
         r
+    }
+
+    /// A bench metric taken in two passes of 20 samples.
+    fn two_passes(samples: Vec<f64>) -> Run {
+        let mut r = run_with(samples, 1.0);
+        r.sections[0].metrics[0].pass_samples = vec![20, 20];
+        r
+    }
+
+    #[test]
+    fn two_runs_are_judged_as_bench_compare_judges_them() {
+        let base_samples =
+            || -> Vec<f64> { (0..40).map(|i| 10.0 + f64::from(i % 4) * 0.01).collect() };
+        let base = base_samples();
+        // Fast and slow alternating in both passes (a load sharing the
+        // CPU): a regression by the worse mode.
+        let loaded: Vec<f64> = (0..40)
+            .map(|i| if i % 2 == 0 { 10.0 } else { 20.0 } + f64::from(i) * 0.001)
+            .collect();
+        // The same values, the first pass slow and the second fast (a slow
+        // spell of the machine): the passes' drift, not a load.
+        let spell: Vec<f64> = (0..40)
+            .map(|i| if i < 20 { 20.0 } else { 10.0 } + f64::from(i) * 0.001)
+            .collect();
+        let rows = compare(
+            &[
+                two_passes(base),
+                two_passes(loaded),
+                two_passes(spell.clone()),
+            ],
+            THRESHOLD_PCT,
+        );
+        let bench = rows
+            .iter()
+            .find(|r| r.name == "bench.lat_syscall-null")
+            .unwrap();
+        let j = bench.vs_base[0].as_ref().unwrap();
+        assert_eq!(
+            (j.verdict, j.method.as_deref()),
+            (Verdict::Regressed, Some("modes"))
+        );
+        let j = bench.vs_base[1].as_ref().unwrap();
+        assert_ne!(j.method.as_deref(), Some("modes"), "{j:?}");
+        // Without recorded conditions the steadier run's drift (the base's,
+        // ~0.3 %) is the measure: 50 % is still a regression...
+        assert_eq!(j.verdict, Verdict::Regressed, "{j:?}");
+        // ...and with both runs recorded quiet, the larger drift is (the
+        // spell's own 100 %): within it.
+        let quiet = {
+            use lever_conditions::{Avail, Conditions, Fixed, Snapshot};
+            let snap = Snapshot {
+                elapsed_s: 0.0,
+                load: Avail::Unavailable("not read".into()),
+                cpufreq: Avail::Unavailable("not read".into()),
+                thermal: Avail::Unavailable("not read".into()),
+            };
+            Conditions::new(
+                Fixed::unknown("t", 2),
+                &snap,
+                Avail::Unavailable("not read".into()),
+                &snap,
+            )
+        };
+        let mut runs = [two_passes(base_samples()), two_passes(spell.clone())];
+        for r in &mut runs {
+            r.conditions = Some(quiet.clone());
+        }
+        let (rows, _) = compare_judged(&runs, THRESHOLD_PCT, false);
+        let j = rows[0].vs_base[0].as_ref().unwrap();
+        assert_eq!(j.verdict, Verdict::WithinDrift, "{j:?}");
+        // Stored without the passes (a run of an older Lever), the spell
+        // is judged by its worse mode as before.
+        let rows = compare(
+            &[two_passes(vec![10.0; 40]), run_with(spell, 1.0)],
+            THRESHOLD_PCT,
+        );
+        let j = rows[0].vs_base[0].as_ref().unwrap();
+        assert_eq!(
+            (j.verdict, j.method.as_deref()),
+            (Verdict::Regressed, Some("modes"))
+        );
     }
 
     #[test]

@@ -14,7 +14,7 @@
 //!   and inline SVG only: no script, no network), as Markdown tables, and
 //!   as JSON; two or more runs side by side with every change judged by
 //!   the significance test `lever bench compare` uses
-//!   ([`lever_bench::compare::judge`]).
+//!   ([`lever_bench::compare::judge_runs`]).
 //!
 //! Text from a run is untrusted (a board name is whatever the device tree
 //! says): every string is escaped where it is written.

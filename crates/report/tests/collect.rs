@@ -144,11 +144,13 @@ fn malformed_options_are_refused() {
 fn a_bench_report_brings_the_machines_speed_into_the_runs_conditions() {
     // A real `lever bench -o` report of one test: its machine-speed
     // probes are what the run's conditions keep, as the bench figures
-    // were measured at that speed.
+    // were measured at that speed. Taken in two passes, the metric keeps
+    // how many samples each took (`report render A B` judges a slow pass
+    // as drift, as `bench compare` does).
     let dir = tempfile::tempdir().unwrap();
     let mut b = lever_bench::Options::quick();
     b.only = Some("lat_syscall-null".into());
-    b.passes = 1;
+    b.passes = 2;
     let report = lever_bench::run(&b, &mut |_, _, _| {}).unwrap();
     let speed = report.conditions.run.as_ref().unwrap().speed.clone();
     assert_eq!(speed.as_ref().map(|s| s.probes.len()), Some(3), "{speed:?}");
@@ -160,4 +162,8 @@ fn a_bench_report_brings_the_machines_speed_into_the_runs_conditions() {
     let run = collect(&opts, "2026-11-27T09:00:00Z", &mut |_, _| {}).unwrap();
     assert_eq!(run.section("bench").unwrap().status, Status::Measured);
     assert_eq!(run.conditions.as_ref().unwrap().speed, speed);
+    let m = &run.section("bench").unwrap().metrics[0];
+    assert_eq!(m.pass_samples.len(), 2, "{m:?}");
+    assert_eq!(m.pass_samples, report.tests[0].pass_samples);
+    assert_eq!(m.pass_samples.iter().sum::<usize>(), m.samples.len());
 }

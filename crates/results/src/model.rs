@@ -203,6 +203,12 @@ pub struct Metric {
     /// Which way is better, where one is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub better: Option<Better>,
+    /// How many of `samples` each pass took, in order, where they were
+    /// taken in passes (`lever bench`'s passes over its suite, each in a
+    /// process of its own): a comparison tells a slow pass (drift) from a
+    /// load that slowed every pass.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pass_samples: Vec<usize>,
 }
 
 impl Metric {
@@ -215,6 +221,7 @@ impl Metric {
             labels: BTreeMap::new(),
             samples: Vec::new(),
             better: None,
+            pass_samples: Vec::new(),
         }
     }
 

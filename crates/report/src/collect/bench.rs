@@ -61,6 +61,7 @@ fn section(report: &BenchReport, method: &str) -> Section {
             (Some(sum), None) => {
                 let mut m = Metric::new(&format!("bench.{}", t.name), &t.unit, sum.median);
                 m.samples = t.samples.clone();
+                m.pass_samples = t.pass_samples.clone();
                 m.better = Some(match t.better {
                     lever_bench::catalog::Better::Lower => Better::Lower,
                     lever_bench::catalog::Better::Higher => Better::Higher,
