@@ -12,7 +12,7 @@ mod common;
 use lever_profiles::tuned::import;
 use lever_profiles::{load, resolve, Options, Resolved};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Where Debian puts TuneD's profiles (and newer upstream layouts).
 const DIRS: &[&str] = &["/usr/lib/tuned", "/usr/lib/tuned/profiles"];
@@ -69,15 +69,26 @@ fn board() -> common::Board {
     b
 }
 
-#[test]
-fn every_debian_tuned_profile_imports_and_resolves_on_a_simulated_qcs6490() {
-    let Some(profiles) = debian_profiles() else {
-        let why = format!("no TuneD profiles in {DIRS:?} (Debian package `tuned`)");
+/// [`debian_profiles`], or `None` after saying why the test skips (and
+/// failing under `CI=true`, where `.ci/run` provides them).
+fn profiles_or_skip() -> Option<BTreeMap<String, PathBuf>> {
+    let found = debian_profiles();
+    if found.is_none() {
+        let why = format!(
+            "no TuneD profiles in $LEVER_TUNED_PROFILES or {DIRS:?} (Debian package `tuned`)"
+        );
         assert!(
             std::env::var("CI").as_deref() != Ok("true"),
             "{why}; .ci/run installs it"
         );
         eprintln!("skipped: {why}: apt-get install tuned");
+    }
+    found
+}
+
+#[test]
+fn every_debian_tuned_profile_imports_and_resolves_on_a_simulated_qcs6490() {
+    let Some(profiles) = profiles_or_skip() else {
         return;
     };
     let out = tempfile::tempdir().unwrap();
@@ -202,15 +213,11 @@ fn every_debian_tuned_profile_imports_and_resolves_on_a_simulated_qcs6490() {
 
 #[test]
 fn conditional_sections_apply_where_their_regexes_match() {
-    if debian_profiles().is_none() {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "no TuneD profiles: .ci/run installs the `tuned` package"
-        );
-        eprintln!("skipped: no TuneD profiles in {DIRS:?} (apt-get install tuned)");
+    let Some(profiles) = profiles_or_skip() else {
         return;
-    }
-    let tp = Path::new(DIRS[0]).join("throughput-performance");
+    };
+    // The package's own directory (where `LEVER_TUNED_PROFILES` put it).
+    let tp = &profiles["throughput-performance"];
     let out = tempfile::tempdir().unwrap();
     let file = out.path().join("tp.yaml");
     import(&tp, Some(&file)).unwrap();
@@ -238,18 +245,14 @@ fn conditional_sections_apply_where_their_regexes_match() {
 
 #[test]
 fn a_board_without_cpufreq_skips_the_governor_as_tuned_does() {
-    if debian_profiles().is_none() {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "no TuneD profiles: .ci/run installs the `tuned` package"
-        );
-        eprintln!("skipped: no TuneD profiles in {DIRS:?} (apt-get install tuned)");
+    let Some(profiles) = profiles_or_skip() else {
         return;
-    }
+    };
     let out = tempfile::tempdir().unwrap();
     let file = out.path().join("lp.yaml");
-    import(&Path::new(DIRS[0]).join("latency-performance"), Some(&file)).unwrap();
-    let imported = import(&Path::new(DIRS[0]).join("latency-performance"), None).unwrap();
+    let lp = &profiles["latency-performance"];
+    import(lp, Some(&file)).unwrap();
+    let imported = import(lp, None).unwrap();
     // governor, min_perf_pct and three sysctls; not the summary.
     assert_eq!(imported.mapped, 5, "{}", imported.yaml);
     let chain = load(file.to_str().unwrap()).unwrap();
