@@ -220,7 +220,7 @@ fn conditional_sections_apply_where_their_regexes_match() {
     let tp = &profiles["throughput-performance"];
     let out = tempfile::tempdir().unwrap();
     let file = out.path().join("tp.yaml");
-    import(&tp, Some(&file)).unwrap();
+    import(tp, Some(&file)).unwrap();
     let chain = load(file.to_str().unwrap()).unwrap();
 
     // A ThunderX: the same board with a CPU part the regex names.
