@@ -399,8 +399,8 @@ pub fn pass_medians(samples: &[f64], pass_samples: &[usize]) -> Vec<f64> {
 
 /// One test judged between two runs as `lever bench compare` judges it
 /// (and `lever report render A B` after it): [`judge_with`], its
-/// worse-mode rule only when the new run's slow mode shows in every pass
-/// ([`worse_mode_in_every_pass`]), and a significant change no larger
+/// worse-mode rule only when the new run's slow mode is a load's (in
+/// every pass, or alternating within one: [`worse_mode_is_a_load`]), and a significant change no larger
 /// than the runs' drift between their own passes ([`drift_pct`], the
 /// steadier run's or the larger, by `rule`) called
 /// [`Verdict::WithinDrift`]. Returns the judgement and that drift.
@@ -416,7 +416,7 @@ pub fn judge_runs(
         (base.summary, base.samples),
         (new.summary, new.samples),
         threshold_pct,
-        worse_mode_in_every_pass(better, new),
+        worse_mode_is_a_load(better, new),
     );
     let drift = match (drift_pct(base), drift_pct(new), rule) {
         (Some(x), Some(y), DriftRule::Steadier) => Some(x.min(y)),
@@ -435,15 +435,21 @@ pub fn judge_runs(
     (j, drift)
 }
 
-/// Whether the new run's worse mode ([`judge`]'s method `modes`) shows in
-/// every pass: at least a tenth of each pass's samples lie in it. A load
-/// sharing the CPU alternates with the test all the time, so each pass
-/// holds both modes; a slow spell of the machine between passes puts one
-/// pass in the slow mode and another in the fast one, and that is drift
-/// ([`drift_pct`]), not a load. `true` when the run does not say which
-/// samples each pass took (one pass, or reports written before
-/// [`TestResult::pass_samples`]): then the mode is judged as before.
-pub fn worse_mode_in_every_pass(better: Better, t: Side<'_>) -> bool {
+/// Whether the new run's worse mode ([`judge`]'s method `modes`) is a
+/// load's: it shows in every pass (at least a tenth of each pass's
+/// samples), or some pass alternates between the modes (at least
+/// [`LOAD_SWITCHES`] times from one to the other in the order taken). A
+/// load sharing the CPU alternates with the test all the time; a slow
+/// spell of the machine puts one pass, or one stretch of a pass, in the
+/// slow mode and the rest in the fast one, and that is drift
+/// ([`drift_pct`]), not a load. (A pass that happened to take few
+/// samples, all between the load's slices, does not hide the load the
+/// other pass alternates with: a pinned stress-ng gave a 6-sample pass
+/// all fast and a 19-sample pass switching six times.) `true` when the
+/// run does not say which samples each pass took (one pass, or reports
+/// written before [`TestResult::pass_samples`]): then the mode is judged
+/// as before.
+pub fn worse_mode_is_a_load(better: Better, t: Side<'_>) -> bool {
     let Some(modes) = t.summary.modes.as_ref() else {
         return true;
     };
@@ -451,18 +457,38 @@ pub fn worse_mode_in_every_pass(better: Better, t: Side<'_>) -> bool {
         return true;
     }
     let split = modes.split();
-    let worse = |v: f64| match better {
-        Better::Lower => v >= split,
-        Better::Higher => v < split,
+    let worse = |v: &f64| match better {
+        Better::Lower => *v >= split,
+        Better::Higher => *v < split,
     };
     let mut rest = t.samples;
-    t.pass_samples.iter().all(|&k| {
-        let (pass, next) = rest.split_at(k);
-        rest = next;
-        let w = pass.iter().filter(|&&v| worse(v)).count();
+    let passes: Vec<&[f64]> = t
+        .pass_samples
+        .iter()
+        .map(|&k| {
+            let (pass, next) = rest.split_at(k);
+            rest = next;
+            pass
+        })
+        .collect();
+    let in_every_pass = passes.iter().all(|pass| {
+        let w = pass.iter().filter(|v| worse(v)).count();
         w > 0 && 10 * w >= pass.len()
-    })
+    });
+    let alternates = passes.iter().any(|pass| {
+        let switches = pass
+            .windows(2)
+            .filter(|p| worse(&p[0]) != worse(&p[1]))
+            .count();
+        switches >= LOAD_SWITCHES
+    });
+    in_every_pass || alternates
 }
+
+/// Switches between the modes within one pass that make a worse mode a
+/// load's ([`worse_mode_is_a_load`]): fast, slow, fast, slow. A slow
+/// spell that starts and ends inside a pass switches twice.
+pub const LOAD_SWITCHES: usize = 3;
 
 /// A significant change that drift or reruns may show to be no change. A
 /// worse mode (method `modes`) is a load's signature inside one run,
@@ -531,7 +557,7 @@ pub fn judge(
 }
 
 /// [`judge`], with its worse-mode rule only when `modes` (see
-/// [`worse_mode_in_every_pass`]).
+/// [`worse_mode_is_a_load`]).
 pub fn judge_with(
     better: Better,
     base: (&Summary, &[f64]),
@@ -647,7 +673,7 @@ mod tests {
         let mut loaded = result("t", Better::Lower, mixed);
         loaded.pass_samples = vec![20, 20];
         loaded.pass_medians = vec![15.0, 15.0];
-        assert!(worse_mode_in_every_pass(Better::Lower, Side::of(&loaded)));
+        assert!(worse_mode_is_a_load(Better::Lower, Side::of(&loaded)));
         let r = row(Some(&base), Some(&loaded), 10.0, DriftRule::Larger);
         assert_eq!(
             (r.verdict, r.method.as_deref()),
@@ -661,14 +687,47 @@ mod tests {
         let mut drifted = result("t", Better::Lower, spell);
         drifted.pass_samples = vec![20, 20];
         drifted.pass_medians = vec![20.0, 10.0];
-        assert!(!worse_mode_in_every_pass(Better::Lower, Side::of(&drifted)));
+        assert!(!worse_mode_is_a_load(Better::Lower, Side::of(&drifted)));
         let r = row(Some(&base), Some(&drifted), 10.0, DriftRule::Larger);
         assert_ne!(r.method.as_deref(), Some("modes"), "{r:?}");
         assert_ne!(r.verdict, Verdict::Regressed, "{r:?}");
+        // A slow spell that starts and ends inside the second pass
+        // (fast, slow, fast: two switches) is drift too.
+        let inside: Vec<f64> = (0..40)
+            .map(|i| if (25..35).contains(&i) { 20.0 } else { 10.0 } + f64::from(i) * 0.001)
+            .collect();
+        let mut spell_in_pass = result("t", Better::Lower, inside);
+        spell_in_pass.pass_samples = vec![20, 20];
+        assert!(!worse_mode_is_a_load(
+            Better::Lower,
+            Side::of(&spell_in_pass)
+        ));
+        // A pinned stress-ng (measured: `lat_ops-int-add`): the first pass
+        // took 6 samples, all between the load's slices; the second 19,
+        // switching between the modes six times. The load shows in one
+        // pass only, but it alternates there: a load, and a regression.
+        let stress = [
+            0.464, 0.464, 0.463, 0.463, 0.463, 0.463, // pass 1
+            1.094, 1.077, 1.085, 1.077, 0.46, 1.173, 1.093, 1.077, 0.458, 1.177, 1.138, 1.126,
+            1.103, 1.073, 0.456, 1.116, 1.12, 1.132, 1.066,
+        ];
+        let quiet = [
+            0.469, 0.468, 0.47, 0.469, 0.466, 0.466, 0.467, 0.47, 0.466, 0.473, 0.466, 0.47,
+        ];
+        let mut loaded = result("lat_ops-int-add", Better::Lower, stress.to_vec());
+        loaded.pass_samples = vec![6, 19];
+        assert!(worse_mode_is_a_load(Better::Lower, Side::of(&loaded)));
+        let base = result("lat_ops-int-add", Better::Lower, quiet.to_vec());
+        let r = row(Some(&base), Some(&loaded), 10.0, DriftRule::Larger);
+        assert_eq!(
+            (r.verdict, r.method.as_deref()),
+            (Verdict::Regressed, Some("modes")),
+            "{r:?}"
+        );
         // Without per-pass counts (one pass, older reports) the mode is
         // judged as before.
         drifted.pass_samples.clear();
-        assert!(worse_mode_in_every_pass(Better::Lower, Side::of(&drifted)));
+        assert!(worse_mode_is_a_load(Better::Lower, Side::of(&drifted)));
     }
 
     #[test]

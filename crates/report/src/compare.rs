@@ -67,8 +67,9 @@ pub fn is_significant(v: Verdict) -> bool {
 
 /// Judge `new` against `base` as `lever bench compare` judges a test
 /// ([`judge_runs`]): with the samples each pass took, a worse mode only
-/// when every pass shows it, and a change within the runs' drift between
-/// their own passes (by `rule`) not called one.
+/// when it is a load's (in every pass, or alternating within one), and a
+/// change within the runs' drift between their own passes (by `rule`)
+/// not called one.
 fn judge_metric(base: &Metric, new: &Metric, threshold_pct: f64, rule: DriftRule) -> Judgement {
     let change_pct =
         (base.value != 0.0).then(|| 100.0 * (new.value - base.value) / base.value.abs());

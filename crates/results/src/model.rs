@@ -206,7 +206,7 @@ pub struct Metric {
     /// How many of `samples` each pass took, in order, where they were
     /// taken in passes (`lever bench`'s passes over its suite, each in a
     /// process of its own): a comparison tells a slow pass (drift) from a
-    /// load that slowed every pass.
+    /// load the test alternated with.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pass_samples: Vec<usize>,
 }
