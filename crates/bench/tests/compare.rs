@@ -45,16 +45,30 @@ fn an_injected_delay_is_a_regression_and_the_same_body_is_not() {
     two_runs_of_the_same_body_are_not();
 }
 
+/// The delay is flagged in at least two of three base/slow pairs. One
+/// pair alone failed once in CI (armv7 under qemu, beside the URM suite
+/// and other emulated tests: +26 % at p = 0.83, the samples of both runs
+/// spread by preemptions past the deadline) and passed 18 times of 18 by
+/// hand, idle and beside three busy loops; two misses in three pairs
+/// would be a detector that cannot see +50 %.
 fn an_injected_delay_is_a_regression() {
-    let base = run(40);
-    // Two passes: 16 and 15 of the 31 samples, a median each.
-    let t = &base.tests[0];
-    assert_eq!((t.samples.len(), t.pass_medians.len()), (31, 2), "{t:?}");
-    let slow = run(60); // +20 µs injected: +50%
-    let c = compare(&base, &slow, 25.0);
-    assert_eq!(c.rows[0].verdict, Verdict::Regressed, "{:?}", c.rows[0]);
-    assert_eq!(c.regressions, ["spin"]);
-    assert!(c.rows[0].p_value.unwrap() < 0.01);
+    let mut rows = Vec::new();
+    for _ in 0..3 {
+        let base = run(40);
+        // Two passes: 16 and 15 of the 31 samples, a median each.
+        let t = &base.tests[0];
+        assert_eq!((t.samples.len(), t.pass_medians.len()), (31, 2), "{t:?}");
+        let slow = run(60); // +20 µs injected: +50%
+        let c = compare(&base, &slow, 25.0);
+        let flagged = c.rows[0].verdict == Verdict::Regressed
+            && c.regressions == ["spin"]
+            && c.rows[0].p_value.is_some_and(|p| p < 0.01);
+        rows.push((flagged, c.rows[0].clone()));
+        if rows.iter().filter(|(f, _)| *f).count() == 2 {
+            return;
+        }
+    }
+    panic!("+50 % flagged in fewer than 2 of 3 pairs: {rows:#?}");
 }
 
 fn two_runs_of_the_same_body_are_not() {
