@@ -400,10 +400,10 @@ pub fn pass_medians(samples: &[f64], pass_samples: &[usize]) -> Vec<f64> {
 /// One test judged between two runs as `lever bench compare` judges it
 /// (and `lever report render A B` after it): [`judge_with`], its
 /// worse-mode rule only when the new run's slow mode is a load's (in
-/// every pass, or alternating within one: [`worse_mode_is_a_load`]), and a significant change no larger
-/// than the runs' drift between their own passes ([`drift_pct`], the
-/// steadier run's or the larger, by `rule`) called
-/// [`Verdict::WithinDrift`]. Returns the judgement and that drift.
+/// every pass, or alternating within one: [`worse_mode_is_a_load`]), and
+/// a significant change no larger than the runs' drift between their own
+/// passes ([`drift_pct`], the steadier run's or the larger, by `rule`)
+/// called [`Verdict::WithinDrift`]. Returns the judgement and that drift.
 pub fn judge_runs(
     better: Better,
     base: Side<'_>,
