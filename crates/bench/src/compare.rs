@@ -163,6 +163,16 @@ pub fn compare_with(
     threshold_pct: f64,
     rule: DriftRule,
 ) -> Comparison {
+    let disturbed = new
+        .conditions
+        .run
+        .as_ref()
+        .is_some_and(|c| !c.disturbances().is_empty());
+    let judging = Judging {
+        threshold_pct,
+        rule,
+        disturbed,
+    };
     let mut rows: Vec<Row> = base
         .tests
         .iter()
@@ -170,8 +180,7 @@ pub fn compare_with(
             row(
                 Some(b),
                 new.tests.iter().find(|n| n.name == b.name),
-                threshold_pct,
-                rule,
+                judging,
             )
         })
         .collect();
@@ -179,7 +188,7 @@ pub fn compare_with(
         new.tests
             .iter()
             .filter(|n| !base.tests.iter().any(|b| b.name == n.name))
-            .map(|n| row(None, Some(n), threshold_pct, rule)),
+            .map(|n| row(None, Some(n), judging)),
     );
     let regressions = regressions(&rows);
     Comparison {
@@ -316,12 +325,16 @@ fn within_reruns(r: &mut Row, base: &BenchReport, reruns: &[&BenchReport]) {
     }
 }
 
-fn row(
-    base: Option<&TestResult>,
-    new: Option<&TestResult>,
+/// How [`row`] judges: the threshold, the drift rule, and whether the new
+/// run's conditions recorded a disturbance ([`Side::disturbed`]).
+#[derive(Clone, Copy)]
+struct Judging {
     threshold_pct: f64,
     rule: DriftRule,
-) -> Row {
+    disturbed: bool,
+}
+
+fn row(base: Option<&TestResult>, new: Option<&TestResult>, judging: Judging) -> Row {
     let any = base.or(new).expect("one side exists");
     let sb = base.and_then(|t| t.summary.as_ref());
     let sn = new.and_then(|t| t.summary.as_ref());
@@ -341,7 +354,17 @@ fn row(
     let (Some(b), Some(n), Some(_), Some(_)) = (base, new, sb, sn) else {
         return r;
     };
-    let (j, drift) = judge_runs(any.better, Side::of(b), Side::of(n), threshold_pct, rule);
+    let new = Side {
+        disturbed: judging.disturbed,
+        ..Side::of(n)
+    };
+    let (j, drift) = judge_runs(
+        any.better,
+        Side::of(b),
+        new,
+        judging.threshold_pct,
+        judging.rule,
+    );
     r.change_pct = j.change_pct;
     r.p_value = j.p_value;
     r.method = j.method;
@@ -364,6 +387,12 @@ pub struct Side<'a> {
     pub pass_samples: &'a [usize],
     /// Each pass's median ([`TestResult::pass_medians`]).
     pub pass_medians: &'a [f64],
+    /// The run's conditions recorded a disturbance (load, throttling, its
+    /// own speed changing during it: `lever_conditions::Conditions::
+    /// disturbances`), so it is judged only under `--force`; a worse mode
+    /// of its samples is then the disturbance's wherever it falls
+    /// ([`worse_mode_is_a_load`]).
+    pub disturbed: bool,
 }
 
 impl<'a> Side<'a> {
@@ -375,6 +404,7 @@ impl<'a> Side<'a> {
             samples: &t.samples,
             pass_samples: &t.pass_samples,
             pass_medians: &t.pass_medians,
+            disturbed: false,
         }
     }
 }
@@ -436,7 +466,9 @@ pub fn judge_runs(
 }
 
 /// Whether the new run's worse mode ([`judge`]'s method `modes`) is a
-/// load's: it shows in every pass (at least a tenth of each pass's
+/// load's: the run's conditions recorded one ([`Side::disturbed`]: the
+/// slow samples are the load's wherever they fall, judged only under
+/// `--force`), it shows in every pass (at least a tenth of each pass's
 /// samples), or some pass alternates between the modes (at least
 /// [`LOAD_SWITCHES`] times from one to the other in the order taken). A
 /// load sharing the CPU alternates with the test all the time; a slow
@@ -445,7 +477,11 @@ pub fn judge_runs(
 /// ([`drift_pct`]), not a load. (A pass that happened to take few
 /// samples, all between the load's slices, does not hide the load the
 /// other pass alternates with: a pinned stress-ng gave a 6-sample pass
-/// all fast and a 19-sample pass switching six times.) `true` when the
+/// all fast and a 19-sample pass switching six times. Nor does a pass the
+/// load happened to leave alone: under the same stress-ng a pass of
+/// `lat_syscall-read` took 12 samples at 0.25 µs and the next 25 at
+/// 0.14 µs, as quiet, between rare 1 ms slices; the run's load, recorded
+/// in its conditions, says whose the slow pass is.) `true` when the
 /// run does not say which samples each pass took (one pass, or reports
 /// written before [`TestResult::pass_samples`]): then the mode is judged
 /// as before.
@@ -453,6 +489,9 @@ pub fn worse_mode_is_a_load(better: Better, t: Side<'_>) -> bool {
     let Some(modes) = t.summary.modes.as_ref() else {
         return true;
     };
+    if t.disturbed {
+        return true;
+    }
     if t.pass_samples.len() < 2 || t.pass_samples.iter().sum::<usize>() != t.samples.len() {
         return true;
     }
@@ -640,6 +679,15 @@ mod tests {
         }
     }
 
+    /// The default threshold and `rule`, the new run not disturbed.
+    fn judging(rule: DriftRule) -> Judging {
+        Judging {
+            threshold_pct: 10.0,
+            rule,
+            disturbed: false,
+        }
+    }
+
     fn noisy(center: f64, n: usize, seed: u64) -> Vec<f64> {
         // Deterministic ±3% jitter.
         let mut x = seed | 1;
@@ -674,7 +722,7 @@ mod tests {
         loaded.pass_samples = vec![20, 20];
         loaded.pass_medians = vec![15.0, 15.0];
         assert!(worse_mode_is_a_load(Better::Lower, Side::of(&loaded)));
-        let r = row(Some(&base), Some(&loaded), 10.0, DriftRule::Larger);
+        let r = row(Some(&base), Some(&loaded), judging(DriftRule::Larger));
         assert_eq!(
             (r.verdict, r.method.as_deref()),
             (Verdict::Regressed, Some("modes"))
@@ -688,9 +736,24 @@ mod tests {
         drifted.pass_samples = vec![20, 20];
         drifted.pass_medians = vec![20.0, 10.0];
         assert!(!worse_mode_is_a_load(Better::Lower, Side::of(&drifted)));
-        let r = row(Some(&base), Some(&drifted), 10.0, DriftRule::Larger);
+        let r = row(Some(&base), Some(&drifted), judging(DriftRule::Larger));
         assert_ne!(r.method.as_deref(), Some("modes"), "{r:?}");
         assert_ne!(r.verdict, Verdict::Regressed, "{r:?}");
+        // The same samples from a run whose conditions recorded a load
+        // (judged under `--force`): the slow pass is the load's.
+        let r = row(
+            Some(&base),
+            Some(&drifted),
+            Judging {
+                disturbed: true,
+                ..judging(DriftRule::Steadier)
+            },
+        );
+        assert_eq!(
+            (r.verdict, r.method.as_deref()),
+            (Verdict::Regressed, Some("modes")),
+            "{r:?}"
+        );
         // A slow spell that starts and ends inside the second pass
         // (fast, slow, fast: two switches) is drift too.
         let inside: Vec<f64> = (0..40)
@@ -718,7 +781,7 @@ mod tests {
         loaded.pass_samples = vec![6, 19];
         assert!(worse_mode_is_a_load(Better::Lower, Side::of(&loaded)));
         let base = result("lat_ops-int-add", Better::Lower, quiet.to_vec());
-        let r = row(Some(&base), Some(&loaded), 10.0, DriftRule::Larger);
+        let r = row(Some(&base), Some(&loaded), judging(DriftRule::Larger));
         assert_eq!(
             (r.verdict, r.method.as_deref()),
             (Verdict::Regressed, Some("modes")),
@@ -850,8 +913,7 @@ mod tests {
         let r = row(
             Some(&base),
             Some(&with_passes(12.0, 15.0, 3)),
-            10.0,
-            DriftRule::Steadier,
+            judging(DriftRule::Steadier),
         );
         assert_eq!(r.verdict, Verdict::WithinDrift, "{r:?}");
         assert!(r.change_pct.unwrap() > 10.0, "{r:?}");
@@ -859,15 +921,13 @@ mod tests {
         let r = row(
             Some(&base),
             Some(&with_passes(13.5, 13.6, 5)),
-            10.0,
-            DriftRule::Steadier,
+            judging(DriftRule::Steadier),
         );
         assert_eq!(r.verdict, Verdict::Regressed, "{r:?}");
         let r = row(
             Some(&base),
             Some(&with_passes(18.0, 22.0, 7)),
-            10.0,
-            DriftRule::Steadier,
+            judging(DriftRule::Steadier),
         );
         assert_eq!(r.verdict, Verdict::Regressed, "{r:?}");
         // Both runs quiet: the larger drift is what a rerun moves the
@@ -875,10 +935,10 @@ mod tests {
         // a regression; the steadier run's drift would.
         let steady = with_passes(10.0, 10.2, 11);
         let drifting = with_passes(10.5, 16.0, 13);
-        let r = row(Some(&steady), Some(&drifting), 10.0, DriftRule::Larger);
+        let r = row(Some(&steady), Some(&drifting), judging(DriftRule::Larger));
         assert_eq!(r.verdict, Verdict::WithinDrift, "{r:?}");
         assert!(r.change_pct.unwrap() > 20.0, "{r:?}");
-        let r = row(Some(&steady), Some(&drifting), 10.0, DriftRule::Steadier);
+        let r = row(Some(&steady), Some(&drifting), judging(DriftRule::Steadier));
         assert_eq!(r.verdict, Verdict::Regressed, "{r:?}");
         // Runs of one pass have no drift: judged as before.
         let one = result("t", Better::Lower, noisy(10.0, 20, 9));
@@ -889,7 +949,7 @@ mod tests {
     fn few_samples_fall_back_to_intervals() {
         let a = result("t", Better::Lower, vec![1.0, 1.1, 1.0]);
         let b = result("t", Better::Lower, vec![2.0, 2.1, 2.0]);
-        let r = row(Some(&a), Some(&b), 10.0, DriftRule::Steadier);
+        let r = row(Some(&a), Some(&b), judging(DriftRule::Steadier));
         assert_eq!(
             (r.method.as_deref(), r.verdict),
             (Some("intervals"), Verdict::Regressed)

@@ -661,7 +661,31 @@ fn a_pinned_stress_ng_run_is_flagged_on_every_test_it_slowed() {
         };
         if worse > 20.0 {
             slowed += 1;
-            assert_eq!(r["verdict"], "regressed", "slowed {worse:.0} %: {r}");
+            // What each run took, to tell a missed load from a judge's
+            // mistake when it fails.
+            let taken = |path: &str| -> String {
+                let report: serde_json::Value =
+                    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+                report["tests"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|t| t["name"] == r["name"])
+                    .map(|t| {
+                        format!(
+                            "passes {} samples {} modes {}",
+                            t["pass_samples"], t["samples"], t["summary"]["modes"]
+                        )
+                    })
+                    .unwrap_or_default()
+            };
+            assert_eq!(
+                r["verdict"],
+                "regressed",
+                "slowed {worse:.0} %: {r}\nquiet: {}\nloaded: {}",
+                taken(&quiet),
+                taken(&loaded)
+            );
         }
     }
     // stress-ng shares the one CPU with every test: none slowed would mean

@@ -69,8 +69,15 @@ pub fn is_significant(v: Verdict) -> bool {
 /// ([`judge_runs`]): with the samples each pass took, a worse mode only
 /// when it is a load's (in every pass, or alternating within one), and a
 /// change within the runs' drift between their own passes (by `rule`)
-/// not called one.
-fn judge_metric(base: &Metric, new: &Metric, threshold_pct: f64, rule: DriftRule) -> Judgement {
+/// not called one. `disturbed`: the new run's conditions recorded a load,
+/// throttling or a change of its speed ([`Side::disturbed`]).
+fn judge_metric(
+    base: &Metric,
+    new: &Metric,
+    threshold_pct: f64,
+    rule: DriftRule,
+    disturbed: bool,
+) -> Judgement {
     let change_pct =
         (base.value != 0.0).then(|| 100.0 * (new.value - base.value) / base.value.abs());
     let summaries = (Summary::new(&base.samples), Summary::new(&new.samples));
@@ -86,7 +93,8 @@ fn judge_metric(base: &Metric, new: &Metric, threshold_pct: f64, rule: DriftRule
                 pass_medians(&base.samples, &base.pass_samples),
                 pass_medians(&new.samples, &new.pass_samples),
             );
-            let (base, new) = (side(base, &sb, &base_medians), side(new, &sn, &new_medians));
+            let base = side(base, &sb, &base_medians, false);
+            let new = side(new, &sn, &new_medians, disturbed);
             judge_runs(b, base, new, threshold_pct, rule).0
         }
         (better, _) => Judgement {
@@ -105,13 +113,20 @@ fn judge_metric(base: &Metric, new: &Metric, threshold_pct: f64, rule: DriftRule
     }
 }
 
-/// A metric as one run's side of [`judge_runs`].
-fn side<'a>(m: &'a Metric, summary: &'a Summary, pass_medians: &'a [f64]) -> Side<'a> {
+/// A metric as one run's side of [`judge_runs`] (`disturbed`: its run's
+/// conditions recorded a disturbance).
+fn side<'a>(
+    m: &'a Metric,
+    summary: &'a Summary,
+    pass_medians: &'a [f64],
+    disturbed: bool,
+) -> Side<'a> {
     Side {
         summary,
         samples: &m.samples,
         pass_samples: &m.pass_samples,
         pass_medians,
+        disturbed,
     }
 }
 
@@ -208,7 +223,12 @@ fn compare_with(runs: &[Run], threshold_pct: f64, rules: &[DriftRule]) -> Vec<Ro
         for (j, run) in runs.iter().enumerate().skip(1) {
             if let Some(new) = find(run, row) {
                 let rule = rules.get(j - 1).copied().unwrap_or(DriftRule::Steadier);
-                row.vs_base[j - 1] = Some(judge_metric(&base, &new, threshold_pct, rule));
+                let disturbed = run
+                    .conditions
+                    .as_ref()
+                    .is_some_and(|c| !c.disturbances().is_empty());
+                row.vs_base[j - 1] =
+                    Some(judge_metric(&base, &new, threshold_pct, rule, disturbed));
             }
         }
     }
@@ -302,6 +322,26 @@ mod tests {
         let (rows, _) = compare_judged(&runs, THRESHOLD_PCT, false);
         let j = rows[0].vs_base[0].as_ref().unwrap();
         assert_eq!(j.verdict, Verdict::WithinDrift, "{j:?}");
+        // The new run recorded loaded before it started (judged only under
+        // `--force`): its slow pass is the load's, a regression by the
+        // worse mode, as `lever bench compare` calls it.
+        let mut loaded = quiet.clone();
+        loaded.load_before = lever_conditions::Avail::Value(lever_conditions::Load {
+            load_1m: 6.8,
+            load_5m: 6.0,
+            load_15m: 5.0,
+            runnable: 7,
+            tasks: 300,
+        });
+        runs[1].conditions = Some(loaded);
+        let (rows, c) = compare_judged(&runs, THRESHOLD_PCT, true);
+        assert!(!c[0].disturbed.is_empty(), "{c:?}");
+        let j = rows[0].vs_base[0].as_ref().unwrap();
+        assert_eq!(
+            (j.verdict, j.method.as_deref()),
+            (Verdict::Regressed, Some("modes")),
+            "{j:?}"
+        );
         // Stored without the passes (a run of an older Lever), the spell
         // is judged by its worse mode as before.
         let rows = compare(
