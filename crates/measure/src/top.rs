@@ -623,31 +623,39 @@ fn task_use(
     })
 }
 
-/// What the tasks that ended between `prev` and `cur` (gone, or their
-/// pid reused; a zombie is still listed) had shown at their last sample,
-/// own and children's ticks, by the live task their CPU went to when they
-/// were reaped: the first ancestor (in `prev`) that did not end too. A
-/// grandchild and its parent that both end in one interval are both in
-/// their grandparent's `cutime` growth, the parent's last-seen
-/// `cutime` not yet holding the grandchild.
-fn ended_shown_by_reaper(prev: &TopSample, cur: &TopSample) -> BTreeMap<u32, u64> {
-    let ended = |t: &TaskSample| {
-        cur.tasks
-            .get(&t.id)
-            .is_none_or(|now| now.start_ticks != t.start_ticks)
-    };
-    let mut by_reaper = BTreeMap::new();
-    for t in prev.tasks.values().filter(|t| ended(t)) {
-        let mut up = t.ppid;
-        // Bounded: a pid cycle cannot happen in one sample, but a broken
-        // tree must not loop.
-        for _ in 0..prev.tasks.len() {
-            match up.and_then(|p| prev.tasks.get(&p)) {
-                Some(parent) if ended(parent) => up = parent.ppid,
-                _ => break,
-            }
+/// Whether `t`, a task of the earlier sample, ended by `cur` (gone, or its
+/// pid reused; a zombie is still listed).
+fn ended(t: &TaskSample, cur: &TopSample) -> bool {
+    cur.tasks
+        .get(&t.id)
+        .is_none_or(|now| now.start_ticks != t.start_ticks)
+}
+
+/// The task a task of `prev` that ended by `cur` left its CPU to: its
+/// first ancestor (in `prev`) that did not end too. `None` when the chain
+/// leaves what `prev` knows of without a parent.
+fn reaper_of(prev: &TopSample, cur: &TopSample, t: &TaskSample) -> Option<u32> {
+    let mut up = t.ppid;
+    // Bounded: a pid cycle cannot happen in one sample, but a broken tree
+    // must not loop.
+    for _ in 0..prev.tasks.len() {
+        match up.and_then(|p| prev.tasks.get(&p)) {
+            Some(parent) if ended(parent, cur) => up = parent.ppid,
+            _ => break,
         }
-        if let Some(reaper) = up {
+    }
+    up
+}
+
+/// What the tasks that ended between `prev` and `cur` had shown at their
+/// last sample, own and children's ticks, by the live task their CPU went
+/// to when they were reaped ([`reaper_of`]). A grandchild and its parent
+/// that both end in one interval are both in their grandparent's `cutime`
+/// growth, the parent's last-seen `cutime` not yet holding the grandchild.
+fn ended_shown_by_reaper(prev: &TopSample, cur: &TopSample) -> BTreeMap<u32, u64> {
+    let mut by_reaper = BTreeMap::new();
+    for t in prev.tasks.values().filter(|t| ended(t, cur)) {
+        if let Some(reaper) = reaper_of(prev, cur, t) {
             *by_reaper.entry(reaper).or_insert(0) +=
                 t.user_ticks + t.system_ticks + t.children_ticks;
         }
@@ -655,21 +663,48 @@ fn ended_shown_by_reaper(prev: &TopSample, cur: &TopSample) -> BTreeMap<u32, u64
     by_reaper
 }
 
+/// The previous interval's [`TopInterval::owed`], by the task that owes it
+/// now: the same task while it lives, its reaper ([`reaper_of`]) when it
+/// ended too.
+fn owed_by_reaper(
+    prev: &TopSample,
+    cur: &TopSample,
+    owed: &BTreeMap<u32, u64>,
+) -> BTreeMap<u32, u64> {
+    let mut by_reaper = BTreeMap::new();
+    for (&id, &ticks) in owed {
+        let to = match prev.tasks.get(&id) {
+            Some(t) if ended(t, cur) => reaper_of(prev, cur, t),
+            Some(_) => Some(id),
+            None => None,
+        };
+        if let Some(to) = to {
+            *by_reaper.entry(to).or_insert(0) += ticks;
+        }
+    }
+    by_reaper
+}
+
 /// The ticks `task`'s `cutime` + `cstime` grew by from `prev` to `cur`
-/// that no row showed: less `shown`, what its descendants that ended had
-/// shown at their last sample ([`ended_shown_by_reaper`]). A task new in
-/// `cur` counts all it has. A child re-parented to init before it ended
-/// is counted out of its old parent's growth though its CPU went to init:
-/// that errs low, never twice.
-fn unseen_children_ticks(prev: &TopSample, task: &TaskSample, shown: u64) -> u64 {
+/// that no row showed, and what it still owes: its growth less `shown`,
+/// what its descendants that ended in the interval had shown at their
+/// last sample ([`ended_shown_by_reaper`]), and less `owed`, what they
+/// had shown in the interval before that its `cutime` did not yet hold
+/// ([`TopInterval::owed`]). Returns (unseen, owed now): what `shown` is
+/// more than the growth, carried one interval. A task new in `cur` counts
+/// all it has. A child re-parented to init before it ended is counted out
+/// of its old parent's growth though its CPU went to init, as is a child
+/// reaped without a wait (`SIGCHLD` ignored): that errs low, never twice.
+fn unseen_children_ticks(prev: &TopSample, task: &TaskSample, shown: u64, owed: u64) -> (u64, u64) {
     let before = prev
         .tasks
         .get(&task.id)
         .filter(|p| p.start_ticks == task.start_ticks)
         .map_or(0, |p| p.children_ticks);
-    task.children_ticks
-        .saturating_sub(before)
-        .saturating_sub(shown)
+    let grew = task.children_ticks.saturating_sub(before);
+    let unseen = grew.saturating_sub(shown).saturating_sub(owed);
+    let still = (shown + owed).saturating_sub(grew).min(shown);
+    (unseen, still)
 }
 
 /// Descending CPU, then id.
@@ -692,6 +727,15 @@ pub struct TopInterval {
     pub tasks: Vec<TaskUse>,
     /// Tasks of the earlier sample that were gone at the end.
     pub exited: usize,
+    /// Ticks that tasks which ended in the interval had shown and their
+    /// reaper's `cutime` did not yet hold when it was read, by reaper.
+    /// A sample is no single moment: a parent read before it reaps a
+    /// child, the child read after it was reaped, left the child's CPU in
+    /// neither (a busy child's last 0.2 s seen as 0 %, then its whole
+    /// second as 500 % of one core when the growth came). The next
+    /// interval counts it out of the growth ([`TopInterval::after`]).
+    #[serde(skip)]
+    pub owed: BTreeMap<u32, u64>,
 }
 
 impl TopInterval {
@@ -703,6 +747,20 @@ impl TopInterval {
         cur: &TopSample,
         hz: u64,
         command: Option<&CommandTree>,
+    ) -> TopInterval {
+        TopInterval::after(prev, cur, hz, command, None)
+    }
+
+    /// [`TopInterval::new`] for the interval that follows `before` (the
+    /// one that ended at `prev`): what its ended tasks had shown and their
+    /// reapers' `cutime` did not yet hold ([`TopInterval::owed`]) is
+    /// counted out of this interval's growth.
+    pub fn after(
+        prev: &TopSample,
+        cur: &TopSample,
+        hz: u64,
+        command: Option<&CommandTree>,
+        before: Option<&TopInterval>,
     ) -> TopInterval {
         let hz = hz.max(1) as f64;
         let elapsed_s = cur.t_s - prev.t_s;
@@ -719,6 +777,8 @@ impl TopInterval {
         }
         let total_pct = cores.iter().map(|c| c.busy_pct).sum();
         let shown_by_reaper = ended_shown_by_reaper(prev, cur);
+        let owed_before = before.map_or_else(BTreeMap::new, |b| owed_by_reaper(prev, cur, &b.owed));
+        let mut owed = BTreeMap::new();
         let mut tasks: Vec<TaskUse> = cur
             .tasks
             .values()
@@ -730,7 +790,11 @@ impl TopInterval {
                 let in_command = command.is_some_and(|c| c.contains(t));
                 let mut u = task_use(before, t, hz, wall_s, in_command)?;
                 let shown = shown_by_reaper.get(&t.id).copied().unwrap_or(0);
-                let children = unseen_children_ticks(prev, t, shown);
+                let carried = owed_before.get(&t.id).copied().unwrap_or(0);
+                let (children, still) = unseen_children_ticks(prev, t, shown, carried);
+                if still > 0 {
+                    owed.insert(t.id, still);
+                }
                 u.children_s = children as f64 / hz;
                 u.children_pct = children as f64 / hz / wall_s * 100.0;
                 Some(u)
@@ -756,6 +820,7 @@ impl TopInterval {
             total_pct,
             tasks,
             exited,
+            owed,
         }
     }
 
@@ -1111,7 +1176,13 @@ impl TopWatcher {
             return Ok(None);
         };
         let cur = self.prev.as_ref().expect("just stored");
-        let mut interval = TopInterval::new(&prev, cur, self.hz, self.command.as_ref());
+        let mut interval = TopInterval::after(
+            &prev,
+            cur,
+            self.hz,
+            self.command.as_ref(),
+            self.series.last(),
+        );
         self.totals.add(&interval, self.command.is_some());
         interval.tasks.retain(|t| t.in_command || t.is_active());
         for t in &mut interval.tasks {
@@ -1256,6 +1327,59 @@ mod tests {
         // Nothing reaped: nothing unseen.
         let again = TopInterval::new(&after, &after, 100, None);
         assert_eq!(again.tasks[0].children_s, 0.0);
+    }
+
+    /// A sample is no single moment: the parent read before it reaped its
+    /// children, the children read after (gone). What they had shown is
+    /// owed by the parent's next growth, not counted twice then (measured:
+    /// `sh -c 'timeout 1 busy; sleep 0.2'` sampled every 0.2 s showed 0 %
+    /// then 500 % of one core, the busy child's whole second at once).
+    #[test]
+    fn children_reaped_while_a_sample_was_read_count_once() {
+        let tree = FakeTree::with(&[
+            ("/proc/stat", &proc_stat(&[(0, 0, 100)])),
+            ("/proc/uptime", "10.00 5.00\n"),
+            ("/proc/20/stat", &stat_with_children(20, 0, 100, 0)),
+            ("/proc/20/status", &status(0, 0)),
+            ("/proc/21/stat", &stat(21, "timeout", 20, 0, 0, 900, 0)),
+            ("/proc/21/status", &status(0, 0)),
+            ("/proc/22/stat", &stat(22, "sh", 21, 80, 0, 901, 0)),
+            ("/proc/22/status", &status(0, 0)),
+        ]);
+        let opts = ReadOptions::default();
+        let first = TopSample::read(tree.fs(), 0.0, &opts).unwrap();
+        // 0.2 s later the busy child used 20 more ticks and ended; the
+        // parent was read before it reaped `timeout` (cutime still 0), the
+        // two were read after (gone).
+        tree.node("/proc/stat", &proc_stat(&[(20, 0, 100)]));
+        tree.node("/proc/uptime", "10.20 5.00\n");
+        end(&tree, 21);
+        end(&tree, 22);
+        let second = TopSample::read(tree.fs(), 0.2, &opts).unwrap();
+        let a = TopInterval::new(&first, &second, 100, None);
+        let sh = |i: &TopInterval| i.tasks.iter().find(|t| t.id == 20).unwrap().children_s;
+        assert_eq!(sh(&a), 0.0);
+        assert_eq!(a.owed.get(&20), Some(&80), "{:?}", a.owed);
+        // The next sample holds the reap: 100 ticks, 80 of them shown.
+        tree.node("/proc/uptime", "10.40 5.00\n");
+        tree.node("/proc/20/stat", &stat_with_children(20, 0, 100, 100));
+        let third = TopSample::read(tree.fs(), 0.4, &opts).unwrap();
+        let b = TopInterval::after(&second, &third, 100, None, Some(&a));
+        assert!(close(sh(&b), 0.2), "{:?}", b.tasks);
+        assert!(b.owed.is_empty(), "{:?}", b.owed);
+        // Without the interval before, the whole second would be counted.
+        assert!(close(sh(&TopInterval::new(&second, &third, 100, None)), 1.0));
+        // What is still owed is carried one interval only: a child reaped
+        // without a wait (SIGCHLD ignored) never reaches `cutime`, and
+        // must not hide later children's CPU for ever.
+        tree.node("/proc/uptime", "10.60 5.00\n");
+        tree.node("/proc/20/stat", &stat_with_children(20, 0, 100, 150));
+        let fourth = TopSample::read(tree.fs(), 0.6, &opts).unwrap();
+        let c = TopInterval::after(&third, &fourth, 100, None, Some(&a));
+        assert!(close(sh(&c), 0.0), "{:?}", c.tasks);
+        assert!(c.owed.is_empty(), "{:?}", c.owed);
+        let d = TopInterval::after(&third, &fourth, 100, None, Some(&c));
+        assert!(close(sh(&d), 0.5), "{:?}", d.tasks);
     }
 
     #[test]
