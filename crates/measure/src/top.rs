@@ -1368,7 +1368,10 @@ mod tests {
         assert!(close(sh(&b), 0.2), "{:?}", b.tasks);
         assert!(b.owed.is_empty(), "{:?}", b.owed);
         // Without the interval before, the whole second would be counted.
-        assert!(close(sh(&TopInterval::new(&second, &third, 100, None)), 1.0));
+        assert!(close(
+            sh(&TopInterval::new(&second, &third, 100, None)),
+            1.0
+        ));
         // What is still owed is carried one interval only: a child reaped
         // without a wait (SIGCHLD ignored) never reaches `cutime`, and
         // must not hide later children's CPU for ever.
