@@ -70,6 +70,56 @@ pub struct Reruns {
     pub expected_high: f64,
 }
 
+impl Reruns {
+    /// The spread of one test's `medians`, the base run's and each of its
+    /// reruns'; `None` with fewer than two (no interval).
+    pub fn of(medians: &[f64]) -> Option<Reruns> {
+        let (expected_low, expected_high) = crate::stats::prediction_interval(medians)?;
+        Some(Reruns {
+            runs: medians.len(),
+            low: medians.iter().copied().fold(f64::INFINITY, f64::min),
+            high: medians.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            expected_low,
+            expected_high,
+        })
+    }
+
+    /// Whether `new` lies where one more run of the base's build is
+    /// expected.
+    pub fn expects(&self, new: f64) -> bool {
+        (self.expected_low..=self.expected_high).contains(&new)
+    }
+
+    /// The verdict a change judged `verdict` (by `method`) to `new` gets
+    /// against this spread: [`Verdict::WithinReruns`] when it is a change
+    /// drift or reruns may excuse and `new` is where one more run is
+    /// expected, else `verdict`. A worse mode (method `modes`, a load's
+    /// signature inside the new run) is not excused, as drift does not
+    /// excuse it.
+    pub fn judge(&self, verdict: Verdict, method: Option<&str>, new: f64) -> Verdict {
+        if excusable(verdict, method) && self.expects(new) {
+            Verdict::WithinReruns
+        } else {
+            verdict
+        }
+    }
+}
+
+/// Why a run offered as a rerun of the base's build cannot widen the
+/// spread, `None` when it can: its conditions were not recorded (it
+/// cannot be vouched for), or they record a load, throttling or a change
+/// of the machine's speed during it (it would widen the spread by what
+/// that did).
+pub fn rerun_left_out(conditions: Option<&lever_conditions::Conditions>) -> Option<String> {
+    match conditions {
+        None => Some("its conditions were not recorded".to_string()),
+        Some(run) => lever_conditions::compare(Some(run), None, false)
+            .disturbed
+            .first()
+            .map(|d| d.strip_prefix("base run: ").unwrap_or(d).to_string()),
+    }
+}
+
 /// One test in both runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Row {
@@ -246,21 +296,12 @@ pub fn compare_reruns(
     let mut left_out = Vec::new();
     let quiet_reruns: Vec<&BenchReport> = (1..)
         .zip(reruns)
-        .filter_map(|(i, b)| {
-            let why = match &b.conditions.run {
-                None => Some("its conditions were not recorded".to_string()),
-                Some(run) => lever_conditions::compare(Some(run), None, false)
-                    .disturbed
-                    .first()
-                    .map(|d| d.strip_prefix("base run: ").unwrap_or(d).to_string()),
-            };
-            match why {
-                Some(why) => {
-                    left_out.push(format!("base rerun {i} left out of the spread: {why}"));
-                    None
-                }
-                None => Some(b),
+        .filter_map(|(i, b)| match rerun_left_out(b.conditions.run.as_ref()) {
+            Some(why) => {
+                left_out.push(format!("base rerun {i} left out of the spread: {why}"));
+                None
             }
+            None => Some(b),
         })
         .collect();
     let reruns = quiet_reruns.as_slice();
@@ -298,9 +339,7 @@ pub fn compare_reruns(
 
 /// Fill `r.reruns` from the base's and its reruns' medians of the test,
 /// and call a significant change inside their prediction interval
-/// [`Verdict::WithinReruns`]. A worse mode (method `modes`, a load's
-/// signature inside the new run) is not excused, as drift does not
-/// excuse it.
+/// [`Verdict::WithinReruns`] ([`Reruns::judge`]).
 fn within_reruns(r: &mut Row, base: &BenchReport, reruns: &[&BenchReport]) {
     let medians: Vec<f64> = std::iter::once(base)
         .chain(reruns.iter().copied())
@@ -308,21 +347,13 @@ fn within_reruns(r: &mut Row, base: &BenchReport, reruns: &[&BenchReport]) {
         .filter(|t| t.skipped.is_none())
         .filter_map(|t| t.summary.as_ref().map(|s| s.median))
         .collect();
-    let Some((expected_low, expected_high)) = crate::stats::prediction_interval(&medians) else {
+    let Some(spread) = Reruns::of(&medians) else {
         return;
     };
-    r.reruns = Some(Reruns {
-        runs: medians.len(),
-        low: medians.iter().copied().fold(f64::INFINITY, f64::min),
-        high: medians.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-        expected_low,
-        expected_high,
-    });
-    if let (true, Some(new)) = (excusable(r.verdict, r.method.as_deref()), r.new) {
-        if (expected_low..=expected_high).contains(&new) {
-            r.verdict = Verdict::WithinReruns;
-        }
+    if let Some(new) = r.new {
+        r.verdict = spread.judge(r.verdict, r.method.as_deref(), new);
     }
+    r.reruns = Some(spread);
 }
 
 /// How [`row`] judges: the threshold, the drift rule, and whether the new
@@ -532,7 +563,7 @@ pub const LOAD_SWITCHES: usize = 3;
 /// A significant change that drift or reruns may show to be no change. A
 /// worse mode (method `modes`) is a load's signature inside one run,
 /// judged on its own samples: neither excuses it.
-fn excusable(verdict: Verdict, method: Option<&str>) -> bool {
+pub fn excusable(verdict: Verdict, method: Option<&str>) -> bool {
     matches!(
         verdict,
         Verdict::Improved | Verdict::Regressed | Verdict::WorseWithinThreshold

@@ -191,6 +191,31 @@ fn render_writes_the_page_markdown_and_json() {
         2,
         "--json FILE was taken as a run"
     );
+    // The base's reruns (`--base-rerun`, as `bench compare` takes them):
+    // counted in the document, named on the terminal; one that is not a
+    // run document is refused.
+    let text = common::ok(&["report", "render", r, r, "--base-rerun", r]);
+    assert!(
+        text.contains("base reruns: 1 of 1 give the spread a change must leave"),
+        "{text}"
+    );
+    let stdout = common::ok(&["--json", "report", "render", r, r, "--base-rerun", r]);
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(doc["base_reruns"], 1, "{}", doc["reruns_left_out"]);
+    let out = common::lever(&[
+        "report",
+        "render",
+        r,
+        r,
+        "--base-rerun",
+        "/nonexistent.json",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("/nonexistent.json"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // `--json` alone: the document on stdout.
     let stdout = common::ok(&["report", "render", r, "--json"]);
     let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();

@@ -6,7 +6,9 @@
 //! never called significant.
 
 use crate::model::{Better, Metric, Run};
-use lever_bench::compare::{judge_runs, pass_medians, DriftRule, Judgement, Side, Verdict};
+use lever_bench::compare::{
+    judge_runs, pass_medians, rerun_left_out, DriftRule, Judgement, Reruns, Side, Verdict,
+};
 use lever_bench::stats::Summary;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -31,6 +33,10 @@ pub struct Row {
     pub values: Vec<Option<f64>>,
     /// Each run after the first against the first.
     pub vs_base: Vec<Option<Judgement>>,
+    /// What the base and its reruns give for the metric, where reruns were
+    /// given ([`Judging::base_reruns`]) and two or more runs have it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reruns: Option<Reruns>,
 }
 
 impl Row {
@@ -140,18 +146,47 @@ pub fn conditions(runs: &[Run], force: bool) -> Vec<lever_conditions::Comparison
         .collect()
 }
 
-/// [`compare`], then the conditions: against a run whose conditions (or
-/// the base's) were disturbed — load, throttling — no change is called
+/// How the runs after the first are judged against it (`lever report
+/// render`'s options).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Judging<'a> {
+    /// Judge changes even against a run taken under load or throttling
+    /// (`--force`).
+    pub force: bool,
+    /// Other runs of the base's build on the same machine (`--base-rerun
+    /// RUN.json`), as `lever bench compare --base-rerun` takes them: each
+    /// run's value of a metric is one value, and a significant change to
+    /// where one more run of the base's build is expected (the 95 %
+    /// prediction interval, [`Reruns`]) is [`Verdict::WithinReruns`]. A
+    /// rerun whose conditions were not recorded, or record a disturbance,
+    /// is left out ([`rerun_left_out`]).
+    pub base_reruns: &'a [Run],
+}
+
+/// Runs compared and judged ([`judged`]).
+#[derive(Debug, Clone)]
+pub struct Judged {
+    /// Every metric across the runs.
+    pub rows: Vec<Row>,
+    /// Each later run's conditions against the base's.
+    pub conditions: Vec<lever_conditions::Comparison>,
+    /// The base's reruns that count.
+    pub base_reruns: usize,
+    /// Why each other rerun was left out (`base rerun 2 left out of the
+    /// spread: …`).
+    pub reruns_left_out: Vec<String>,
+}
+
+/// [`compare`], then the base's reruns and the conditions: a significant
+/// change within what the base's reruns give is not called one
+/// ([`Judging::base_reruns`]); against a run whose conditions (or the
+/// base's) were disturbed — load, throttling — no change is called
 /// significant ([`Verdict::NotJudged`]) unless `force`. Where both runs'
 /// conditions were recorded and neither was disturbed, a change within
 /// the larger of their drifts is not called one, as `lever bench compare`
 /// does ([`DriftRule::Larger`]).
-pub fn compare_judged(
-    runs: &[Run],
-    threshold_pct: f64,
-    force: bool,
-) -> (Vec<Row>, Vec<lever_conditions::Comparison>) {
-    let conditions = conditions(runs, force);
+pub fn judged(runs: &[Run], threshold_pct: f64, judging: Judging<'_>) -> Judged {
+    let conditions = conditions(runs, judging.force);
     let base_recorded = runs.first().is_some_and(|r| r.conditions.is_some());
     let rules: Vec<DriftRule> = runs
         .iter()
@@ -166,6 +201,23 @@ pub fn compare_judged(
         })
         .collect();
     let mut rows = compare_with(runs, threshold_pct, &rules);
+    let mut reruns_left_out = Vec::new();
+    let reruns: Vec<&Run> = (1..)
+        .zip(judging.base_reruns)
+        .filter(|(i, r)| match rerun_left_out(r.conditions.as_ref()) {
+            Some(why) => {
+                reruns_left_out.push(format!("base rerun {i} left out of the spread: {why}"));
+                false
+            }
+            None => true,
+        })
+        .map(|(_, r)| r)
+        .collect();
+    if !reruns.is_empty() {
+        for row in &mut rows {
+            within_reruns(row, &reruns);
+        }
+    }
     for row in &mut rows {
         for (j, c) in row.vs_base.iter_mut().zip(&conditions) {
             if let Some(j) = j
@@ -176,7 +228,54 @@ pub fn compare_judged(
             }
         }
     }
-    (rows, conditions)
+    Judged {
+        rows,
+        conditions,
+        base_reruns: reruns.len(),
+        reruns_left_out,
+    }
+}
+
+/// [`judged`] without reruns: the rows and the conditions.
+pub fn compare_judged(
+    runs: &[Run],
+    threshold_pct: f64,
+    force: bool,
+) -> (Vec<Row>, Vec<lever_conditions::Comparison>) {
+    let j = judged(
+        runs,
+        threshold_pct,
+        Judging {
+            force,
+            base_reruns: &[],
+        },
+    );
+    (j.rows, j.conditions)
+}
+
+/// Fill `row.reruns` from the base's value of the metric and each rerun's,
+/// and call a significant change of a later run inside their prediction
+/// interval [`Verdict::WithinReruns`] ([`Reruns::judge`]).
+fn within_reruns(row: &mut Row, reruns: &[&Run]) {
+    let Some(base) = row.values.first().copied().flatten() else {
+        return;
+    };
+    let values: Vec<f64> = std::iter::once(base)
+        .chain(reruns.iter().filter_map(|run| {
+            run.metrics()
+                .find(|m| m.name == row.name && m.labels == row.labels)
+                .map(|m| m.value)
+        }))
+        .collect();
+    let Some(spread) = Reruns::of(&values) else {
+        return;
+    };
+    for (j, new) in row.vs_base.iter_mut().zip(row.values.iter().skip(1)) {
+        if let (Some(j), Some(new)) = (j.as_mut(), new) {
+            j.verdict = spread.judge(j.verdict, j.method.as_deref(), *new);
+        }
+    }
+    row.reruns = Some(spread);
 }
 
 /// Every metric of every run, in the order first seen; a change within
@@ -203,6 +302,7 @@ fn compare_with(runs: &[Run], threshold_pct: f64, rules: &[DriftRule]) -> Vec<Ro
                         better: m.better,
                         values: vec![None; runs.len()],
                         vs_base: vec![None; runs.len().saturating_sub(1)],
+                        reruns: None,
                     });
                     rows.len() - 1
                 });
@@ -352,6 +452,89 @@ mod tests {
         assert_eq!(
             (j.verdict, j.method.as_deref()),
             (Verdict::Regressed, Some("modes"))
+        );
+    }
+
+    /// `--base-rerun`: a change the base's reruns also show is not called
+    /// one, a change past them still is; a rerun that cannot be vouched
+    /// for is left out and said so.
+    #[test]
+    fn the_bases_reruns_give_the_spread_a_change_must_leave() {
+        use lever_conditions::{Avail, Conditions, Fixed, Snapshot};
+        let quiet = {
+            let snap = Snapshot {
+                elapsed_s: 0.0,
+                load: Avail::Unavailable("not read".into()),
+                cpufreq: Avail::Unavailable("not read".into()),
+                thermal: Avail::Unavailable("not read".into()),
+            };
+            Conditions::new(
+                Fixed::unknown("t", 2),
+                &snap,
+                Avail::Unavailable("not read".into()),
+                &snap,
+            )
+        };
+        let around = |center: f64| -> Run {
+            let samples = (0..40).map(|i| center + f64::from(i % 4) * 0.01).collect();
+            let mut r = two_passes(samples);
+            r.sections[0].metrics[0].value = center + 0.015;
+            r.conditions = Some(quiet.clone());
+            r
+        };
+        // The base at 10, its reruns at 11.5 and 12.5; new runs at 12
+        // (+20 %, what a rerun gives) and at 20 (past any rerun).
+        let runs = [around(10.0), around(12.0), around(20.0)];
+        let reruns = [around(11.5), around(12.5), {
+            let mut r = around(12.0);
+            r.conditions = None;
+            r
+        }];
+        let plain = judged(&runs, THRESHOLD_PCT, Judging::default());
+        let verdicts = |j: &Judged| -> Vec<Verdict> {
+            j.rows[0]
+                .vs_base
+                .iter()
+                .map(|v| v.as_ref().unwrap().verdict)
+                .collect()
+        };
+        assert_eq!(
+            verdicts(&plain),
+            [Verdict::Regressed, Verdict::Regressed],
+            "{:?}",
+            plain.rows[0]
+        );
+        assert!(plain.rows[0].reruns.is_none());
+        let with = judged(
+            &runs,
+            THRESHOLD_PCT,
+            Judging {
+                force: false,
+                base_reruns: &reruns,
+            },
+        );
+        assert_eq!(
+            verdicts(&with),
+            [Verdict::WithinReruns, Verdict::Regressed],
+            "{:?}",
+            with.rows[0]
+        );
+        let spread = with.rows[0].reruns.as_ref().unwrap();
+        assert_eq!(spread.runs, 3);
+        assert!(
+            spread.expects(12.015) && !spread.expects(20.015),
+            "{spread:?}"
+        );
+        assert_eq!(with.base_reruns, 2);
+        assert_eq!(
+            with.reruns_left_out,
+            ["base rerun 3 left out of the spread: its conditions were not recorded"]
+        );
+        // A metric of one value is not judged, reruns or not.
+        let free = with.rows.iter().find(|r| r.name == "memory.free").unwrap();
+        assert_eq!(
+            free.vs_base[0].as_ref().unwrap().verdict,
+            Verdict::NotCompared
         );
     }
 

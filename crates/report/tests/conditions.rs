@@ -6,6 +6,7 @@
 use lever_conditions::{
     Avail, Conditions, CoolingState, Fixed, Load, Machine, Policy, Snapshot, ThermalState, ZoneTemp,
 };
+use lever_report::compare::Judging;
 use lever_report::model::{Better, Device, Metric, Run, Section};
 use lever_report::render::{html_with, json_with, markdown_with};
 
@@ -106,7 +107,7 @@ fn a_run_under_load_is_warned_about_not_judged() {
     let quiet = run(39_702.0, conditions(0.12, 1, 0));
     let runs = [loaded, quiet];
 
-    let md = markdown_with(&runs, false);
+    let md = markdown_with(&runs, judging(false));
     let top = md
         .find("## Conditions against #1")
         .expect("conditions section");
@@ -119,12 +120,12 @@ fn a_run_under_load_is_warned_about_not_judged() {
     assert!(md.contains("no change is called significant"), "{md}");
     assert!(!md.contains("significantly better"), "{md}");
 
-    let page = html_with(&runs, false);
+    let page = html_with(&runs, judging(false));
     assert!(page.contains("<h2>Conditions against #1</h2>"), "{page}");
     assert!(page.contains("load: loaded before the run"), "{page}");
     assert!(!page.contains("significantly better"));
 
-    let doc: serde_json::Value = serde_json::from_str(&json_with(&runs, false)).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&json_with(&runs, judging(false))).unwrap();
     assert_eq!(doc["conditions"][0]["judged"], false);
     let row = doc["comparison"]
         .as_array()
@@ -140,7 +141,7 @@ fn a_run_under_load_is_warned_about_not_judged() {
     );
 
     // Forced: judged, and still warned about.
-    let md = markdown_with(&runs, true);
+    let md = markdown_with(&runs, judging(true));
     assert!(md.contains("significantly better"), "{md}");
     assert!(md.contains("judged anyway (--force)"), "{md}");
 }
@@ -149,7 +150,7 @@ fn a_run_under_load_is_warned_about_not_judged() {
 fn throttling_is_warned_about_and_identical_conditions_compare_clean() {
     let base = run(39_702.0, conditions(0.12, 1, 0));
     let throttled = run(30_100.0, conditions(0.12, 1, 3));
-    let md = markdown_with(&[base.clone(), throttled], false);
+    let md = markdown_with(&[base.clone(), throttled], judging(false));
     assert!(
         md.contains("WARNING: new run: throttled (before the run): cooling\\_device1 (cpufreq-cpu4): cur\\_state 3 of 11"),
         "{md}"
@@ -157,9 +158,17 @@ fn throttling_is_warned_about_and_identical_conditions_compare_clean() {
     assert!(!md.contains("significantly worse"), "{md}");
 
     let same = run(39_702.0, conditions(0.12, 1, 0));
-    let md = markdown_with(&[base.clone(), same], false);
+    let md = markdown_with(&[base.clone(), same], judging(false));
     assert!(md.contains("the same conditions as \\#1"), "{md}");
     assert!(!md.contains("WARNING"), "{md}");
     let faster = run(44_000.0, conditions(0.12, 1, 0));
-    assert!(markdown_with(&[base, faster], false).contains("significantly better"));
+    assert!(markdown_with(&[base, faster], judging(false)).contains("significantly better"));
+}
+
+/// `force` alone, no reruns.
+fn judging(force: bool) -> Judging<'static> {
+    Judging {
+        force,
+        base_reruns: &[],
+    }
 }

@@ -281,6 +281,7 @@ const FREE_FORM: &[(&str, &str, &str)] = &[
     ("lever report render", "html", "a file to write"),
     ("lever report render", "md", "a file to write"),
     ("lever report render", "json_out", "a file to write"),
+    ("lever report render", "base_rerun", "a run document"),
 ];
 
 /// Every subcommand with its path (`lever mem thrash`), parents first,

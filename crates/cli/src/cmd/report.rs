@@ -96,6 +96,14 @@ pub struct RenderArgs {
     /// differ are at the top either way).
     #[arg(long)]
     pub force: bool,
+    /// Another run of the base's build on the same machine (repeatable),
+    /// as `lever bench compare --base-rerun` takes one: each metric's
+    /// values over the base and its reruns give where one more run is
+    /// expected (95 % prediction interval), and a change to inside it is
+    /// not called one. A rerun taken under load or throttling, or without
+    /// recorded conditions, is left out and the page says why.
+    #[arg(long = "base-rerun", value_name = "RUN.json")]
+    pub base_rerun: Vec<PathBuf>,
 }
 
 /// `render … --json FILE`: the global `--json` is a switch, so clap took
@@ -188,21 +196,30 @@ fn run_render(global: &Global, mut a: RenderArgs) -> anyhow::Result<()> {
         .iter()
         .map(|p| lever_report::read_run(p))
         .collect::<Result<Vec<_>, _>>()?;
+    let reruns = a
+        .base_rerun
+        .iter()
+        .map(|p| lever_report::read_run(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let judging = lever_report::compare::Judging {
+        force: a.force,
+        base_reruns: &reruns,
+    };
     let mut written = Vec::new();
     #[cfg(feature = "html")]
     if let Some(p) = &a.html {
-        lever_report::write_file(p, &lever_report::render::html_with(&runs, a.force))?;
+        lever_report::write_file(p, &lever_report::render::html_with(&runs, judging))?;
         written.push(p.clone());
     }
     if let Some(p) = &a.md {
-        lever_report::write_file(p, &lever_report::render::markdown_with(&runs, a.force))?;
+        lever_report::write_file(p, &lever_report::render::markdown_with(&runs, judging))?;
         written.push(p.clone());
     }
     if let Some(p) = &a.json_out {
-        lever_report::write_file(p, &lever_report::render::json_with(&runs, a.force))?;
+        lever_report::write_file(p, &lever_report::render::json_with(&runs, judging))?;
         written.push(p.clone());
     }
     // `--json` alone: the document on stdout.
     let stdout_json = global.json && a.json_out.is_none();
-    show::rendered(stdout_json, &runs, &written, a.force)
+    show::rendered(stdout_json, &runs, &written, judging)
 }

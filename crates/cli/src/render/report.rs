@@ -45,17 +45,33 @@ pub fn collected(
 /// After `render`: with several runs, each one's conditions against the
 /// base's; then the files written. With `--json`, the JSON document on
 /// stdout.
-pub fn rendered(json: bool, runs: &[Run], written: &[PathBuf], force: bool) -> anyhow::Result<()> {
+pub fn rendered(
+    json: bool,
+    runs: &[Run],
+    written: &[PathBuf],
+    judging: lever_report::compare::Judging<'_>,
+) -> anyhow::Result<()> {
     if json {
-        return crate::render::out(&lever_report::render::json_with(runs, force));
+        return crate::render::out(&lever_report::render::json_with(runs, judging));
     }
     let mut out = String::new();
-    for (i, c) in lever_report::compare::conditions(runs, force)
+    for (i, c) in lever_report::compare::conditions(runs, judging.force)
         .iter()
         .enumerate()
     {
         out += &format!("run #{} against #1: ", i + 2);
         out += &crate::render::conditions::comparison(c);
+    }
+    if runs.len() > 1 && !judging.base_reruns.is_empty() {
+        let j = lever_report::compare::judged(runs, lever_report::compare::THRESHOLD_PCT, judging);
+        out += &format!(
+            "base reruns: {} of {} give the spread a change must leave\n",
+            j.base_reruns,
+            judging.base_reruns.len()
+        );
+        for why in &j.reruns_left_out {
+            out += &format!("WARNING: {why}\n");
+        }
     }
     out += &if written.is_empty() {
         "nothing written: give --html FILE, --md FILE or --json FILE\n".to_string()

@@ -7,7 +7,7 @@ use super::{
     benchmarks, board_name, condition_lines, daemon_note, esc, hows, names, row_name, run_label,
     section_names, summary, units, usecases, value, verdict,
 };
-use crate::compare::{self, Row};
+use crate::compare::{self, Judging, Row};
 use crate::model::Run;
 use std::fmt::Write as _;
 
@@ -27,17 +27,19 @@ td.neg{color:#a33}h3{font-size:15px;margin:18px 0 4px}";
 
 /// Render `runs` (base first) as one HTML page.
 pub fn html(runs: &[Run]) -> String {
-    html_with(runs, false)
+    html_with(runs, Judging::default())
 }
 
-/// [`html`]; with `force`, changes are judged even against a run taken
-/// under load or throttling.
-pub fn html_with(runs: &[Run], force: bool) -> String {
+/// [`html`], the later runs judged as `judging` says: `force` judges
+/// changes even against a run taken under load or throttling, and the
+/// base's reruns give the spread a change must leave.
+pub fn html_with(runs: &[Run], judging: Judging<'_>) -> String {
     let title = match runs {
         [one] => format!("Lever report: {}", board_name(one)),
         _ => format!("Lever report: {} runs compared", runs.len()),
     };
-    let (rows, conditions) = compare::compare_judged(runs, compare::THRESHOLD_PCT, force);
+    let judged = compare::judged(runs, compare::THRESHOLD_PCT, judging);
+    let rows = &judged.rows;
     let mut h = String::new();
     let _ = write!(
         h,
@@ -51,7 +53,7 @@ pub fn html_with(runs: &[Run], force: bool) -> String {
     runs_table(&mut h, runs);
     if runs.len() > 1 {
         h.push_str("<h2>Conditions against #1</h2>\n");
-        for (title, lines) in condition_lines(runs, &conditions) {
+        for (title, lines) in condition_lines(runs, &judged) {
             let _ = writeln!(
                 h,
                 "<p class=\"method\"><b>{}</b></p><ul class=\"conditions\">",
@@ -66,7 +68,7 @@ pub fn html_with(runs: &[Run], force: bool) -> String {
     }
     strip(&mut h, runs);
     if runs.len() > 1 {
-        significant(&mut h, &rows);
+        significant(&mut h, rows);
     }
     conditions_panel(&mut h, runs);
     for name in section_names(runs) {
@@ -94,9 +96,9 @@ pub fn html_with(runs: &[Run], force: bool) -> String {
             _ => {}
         }
         if name == "bench" {
-            bench(&mut h, runs, &rows);
+            bench(&mut h, runs, rows);
         } else {
-            metrics(&mut h, runs, &rows, &name);
+            metrics(&mut h, runs, rows, &name);
         }
         h.push_str("</section>\n");
     }

@@ -9,7 +9,7 @@ use super::{
     benchmarks, board_name, condition_lines, daemon_note, hows, names, row_name, section_names,
     section_title, summary, units, usecases, value, verdict,
 };
-use crate::compare::{self, Row};
+use crate::compare::{self, Judging, Row};
 use crate::model::Run;
 use std::fmt::Write as _;
 
@@ -35,13 +35,15 @@ pub fn md(s: &str) -> String {
 
 /// Render `runs` (base first) as Markdown.
 pub fn markdown(runs: &[Run]) -> String {
-    markdown_with(runs, false)
+    markdown_with(runs, Judging::default())
 }
 
-/// [`markdown`]; with `force`, changes are judged even against a run
-/// taken under load or throttling.
-pub fn markdown_with(runs: &[Run], force: bool) -> String {
-    let (rows, conditions) = compare::compare_judged(runs, compare::THRESHOLD_PCT, force);
+/// [`markdown`], the later runs judged as `judging` says: `force` judges
+/// changes even against a run taken under load or throttling, and the
+/// base's reruns give the spread a change must leave.
+pub fn markdown_with(runs: &[Run], judging: Judging<'_>) -> String {
+    let judged = compare::judged(runs, compare::THRESHOLD_PCT, judging);
+    let rows = &judged.rows;
     let title = match runs {
         [one] => format!("Lever report: {}", md(&board_name(one))),
         _ => format!("Lever report: {} runs compared", runs.len()),
@@ -63,7 +65,7 @@ pub fn markdown_with(runs: &[Run], force: bool) -> String {
     }
     if runs.len() > 1 {
         m.push_str("\n## Conditions against #1\n");
-        for (title, lines) in condition_lines(runs, &conditions) {
+        for (title, lines) in condition_lines(runs, &judged) {
             let _ = writeln!(m, "\n{}\n", md(&title));
             for (warn, line) in lines {
                 let _ = writeln!(
@@ -105,7 +107,7 @@ pub fn markdown_with(runs: &[Run], force: bool) -> String {
         }
         match name.as_str() {
             "bench" => {
-                bench(&mut m, runs, &rows);
+                bench(&mut m, runs, rows);
                 continue;
             }
             "memory" => usecase_table(&mut m, runs),

@@ -10,7 +10,7 @@ pub mod summary;
 pub mod svg;
 pub mod units;
 
-use crate::compare::{self, Row};
+use crate::compare::{self, Judging, Row};
 use crate::model::{Run, Status};
 use lever_bench::compare::Verdict;
 use serde::Serialize;
@@ -54,37 +54,72 @@ pub struct Document<'a> {
     /// Each later run's conditions against the base's (empty for one run):
     /// what differs, and whether changes were judged.
     pub conditions: Vec<lever_conditions::Comparison>,
+    /// The base's reruns that gave the spread a change must leave
+    /// (`--base-rerun`; 0 without).
+    pub base_reruns: usize,
+    /// Why each other rerun was left out of the spread.
+    pub reruns_left_out: Vec<String>,
 }
 
 /// The runs and their comparison as JSON.
 pub fn json(runs: &[Run]) -> String {
-    json_with(runs, false)
+    json_with(runs, Judging::default())
 }
 
-/// [`json`]; with `force`, changes are judged even against a run taken
-/// under load or throttling.
-pub fn json_with(runs: &[Run], force: bool) -> String {
-    let (comparison, conditions) = if runs.len() > 1 {
-        compare::compare_judged(runs, compare::THRESHOLD_PCT, force)
-    } else {
-        (Vec::new(), Vec::new())
-    };
-    let doc = Document {
-        runs,
-        threshold_pct: compare::THRESHOLD_PCT,
-        comparison,
-        conditions,
+/// [`json`], the later runs judged as `judging` says: `force` judges
+/// changes even against a run taken under load or throttling, and the
+/// base's reruns give the spread a change must leave.
+pub fn json_with(runs: &[Run], judging: Judging<'_>) -> String {
+    let judged = (runs.len() > 1).then(|| compare::judged(runs, compare::THRESHOLD_PCT, judging));
+    let doc = match judged {
+        Some(j) => Document {
+            runs,
+            threshold_pct: compare::THRESHOLD_PCT,
+            comparison: j.rows,
+            conditions: j.conditions,
+            base_reruns: j.base_reruns,
+            reruns_left_out: j.reruns_left_out,
+        },
+        None => Document {
+            runs,
+            threshold_pct: compare::THRESHOLD_PCT,
+            comparison: Vec::new(),
+            conditions: Vec::new(),
+            base_reruns: 0,
+            reruns_left_out: Vec::new(),
+        },
     };
     serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
 }
 
+/// What the base's reruns did to the judgement, as lines of
+/// [`condition_lines`]: how many counted, and each one left out.
+fn rerun_lines(judged: &compare::Judged) -> Vec<(bool, String)> {
+    let mut lines = Vec::new();
+    if judged.base_reruns > 0 {
+        let n = judged.base_reruns;
+        lines.push((
+            false,
+            format!(
+                "the base and {n} rerun{} of its build give the spread one more run is expected in: a change inside it is not called one",
+                if n == 1 { "" } else { "s" }
+            ),
+        ));
+    }
+    lines.extend(
+        judged
+            .reruns_left_out
+            .iter()
+            .map(|why| (true, format!("WARNING: {why}"))),
+    );
+    lines
+}
+
 /// Per later run, its conditions against the base's as lines of text: a
 /// heading line per run, then what differs and what disturbed a run.
-fn condition_lines(
-    runs: &[Run],
-    conditions: &[lever_conditions::Comparison],
-) -> Vec<(String, Vec<(bool, String)>)> {
-    conditions
+fn condition_lines(runs: &[Run], judged: &compare::Judged) -> Vec<(String, Vec<(bool, String)>)> {
+    judged
+        .conditions
         .iter()
         .enumerate()
         .map(|(i, c)| {
@@ -107,6 +142,7 @@ fn condition_lines(
             for d in &c.differences {
                 lines.push((false, format!("{}: {} → {}", d.what, d.base, d.new)));
             }
+            lines.extend(rerun_lines(judged));
             if lines.is_empty() {
                 lines.push((false, "the same conditions as #1".into()));
             }
