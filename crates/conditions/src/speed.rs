@@ -20,6 +20,14 @@ use serde::{Deserialize, Serialize};
 /// regression past it.
 pub const SPEED_TOLERANCE_PCT: f64 = 10.0;
 
+/// Fewer timings than this (of a probe in one run) do not say whether the
+/// machine's speed changed: the median of a few wanders past
+/// [`SPEED_TOLERANCE_PCT`] by chance on a shared machine. CI's quick runs
+/// of five tests (ten timings, five per half) on an otherwise idle VM saw
+/// +11 %, −20 % and −15 % between their halves. A run with fewer shows its
+/// speed but is not judged by it, within itself or against another run.
+pub const SPEED_MIN_TIMINGS: usize = 20;
+
 /// The probes' timings of one run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Speed {
@@ -125,7 +133,8 @@ impl Speed {
 
     /// The probes whose median moved by more than [`SPEED_TOLERANCE_PCT`]
     /// from the first half of the run's timings to the second, each as a
-    /// sentence. Halves, not single timings: a shared machine's memory
+    /// sentence; none for a probe of fewer than [`SPEED_MIN_TIMINGS`]
+    /// timings. Halves, not single timings: a shared machine's memory
     /// system wanders by 10-25 % from one second to the next (one 16 MiB
     /// read took 0.94-1.27 ms over three seconds on the 2-vCPU VM Lever is
     /// built on), which a benchmark's own samples average out; a change
@@ -134,10 +143,10 @@ impl Speed {
         self.probes
             .iter()
             .filter_map(|p| {
-                let half = p.samples_ns.len() / 2;
-                if half == 0 {
+                if p.samples_ns.len() < SPEED_MIN_TIMINGS {
                     return None;
                 }
+                let half = p.samples_ns.len() / 2;
                 let first = median(&p.samples_ns[..half])?;
                 let second = median(&p.samples_ns[p.samples_ns.len() - half..])?;
                 let pct = 100.0 * (second - first) / first;
@@ -154,13 +163,15 @@ impl Speed {
             .collect()
     }
 
-    /// Each probe both runs timed: (name, what, base median, new median,
-    /// change percent).
+    /// Each probe both runs timed, [`SPEED_MIN_TIMINGS`] times or more
+    /// each: (name, what, base median, new median, change percent).
     pub fn against(&self, new: &Speed) -> Vec<(String, String, f64, f64, f64)> {
+        let enough = |p: &Probe| p.samples_ns.len() >= SPEED_MIN_TIMINGS;
         self.probes
             .iter()
+            .filter(|b| enough(b))
             .filter_map(|b| {
-                let n = new.probes.iter().find(|n| n.name == b.name)?;
+                let n = new.probes.iter().find(|n| n.name == b.name && enough(n))?;
                 let (mb, mn) = (b.median_ns()?, n.median_ns()?);
                 (mb > 0.0).then(|| {
                     (
@@ -198,11 +209,13 @@ pub fn changes_between(base: &Speed, new: &Speed) -> Vec<String> {
 mod tests {
     use super::*;
 
+    /// Probes timed as given, each timing taken 7 times in a row (so 3
+    /// timings make 21, enough to be judged: [`SPEED_MIN_TIMINGS`]).
     fn speed(cpu: &[f64], memory: &[f64]) -> Speed {
         let probe = |name: &str, s: &[f64]| Probe {
             name: name.into(),
             what: format!("{name} work"),
-            samples_ns: s.to_vec(),
+            samples_ns: s.iter().flat_map(|&v| [v; 7]).collect(),
         };
         Speed {
             probes: vec![probe("cpu", cpu), probe("memory", memory)],
@@ -238,13 +251,44 @@ mod tests {
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(w[0].contains("the cpu probe"), "{w:?}");
         assert!(
-            w[0].contains("took 100 µs in the first half of the run and 130 µs in the second (+30 %, medians of 3 timings each)"),
+            w[0].contains("took 100 µs in the first half of the run and 130 µs in the second (+30 %, medians of 21 timings each)"),
             "{w:?}"
         );
         assert_eq!(
             a.summary(),
-            "cpu 101 µs (±1 %), memory 3.05 ms (±2 %) (fixed probes, medians of 3 timings, now and then)"
+            "cpu 101 µs (±1 %), memory 3.05 ms (±2 %) (fixed probes, medians of 21 timings, now and then)"
         );
+    }
+
+    /// A short run (`--only` a few tests: ten timings) shows its speed but
+    /// is not judged by it: five timings' medians wander by 20 % here.
+    #[test]
+    fn a_few_timings_do_not_say_the_speed_changed() {
+        let probe = |s: Vec<f64>| Speed {
+            probes: vec![Probe {
+                name: "latency".into(),
+                what: "dependent loads".into(),
+                samples_ns: s,
+            }],
+            when: "before each test of each pass".into(),
+        };
+        let short = probe(vec![
+            918e3, 900e3, 930e3, 915e3, 920e3, 732e3, 740e3, 725e3, 735e3, 730e3,
+        ]);
+        assert!(short.changes_within().is_empty());
+        let faster = probe(vec![700e3; 10]);
+        assert!(changes_between(&short, &faster).is_empty());
+        assert!(short.summary().contains("medians of 10 timings"));
+        // Twice as many timings with the same change: judged.
+        let long = probe(
+            short.probes[0]
+                .samples_ns
+                .iter()
+                .flat_map(|&v| [v; 2])
+                .collect(),
+        );
+        assert_eq!(long.changes_within().len(), 1);
+        assert_eq!(changes_between(&long, &probe(vec![700e3; 20])).len(), 1);
     }
 
     #[test]
