@@ -107,17 +107,25 @@ impl Reruns {
 
 /// Why a run offered as a rerun of the base's build cannot widen the
 /// spread, `None` when it can: its conditions were not recorded (it
-/// cannot be vouched for), or they record a load, throttling or a change
-/// of the machine's speed during it (it would widen the spread by what
-/// that did).
+/// cannot be vouched for), or they record a load or throttling (it would
+/// widen the spread by what that did). A change of the machine's speed
+/// during it leaves it out only for the tests that depend on the probe
+/// that saw it ([`rerun_counts_for`]).
 pub fn rerun_left_out(conditions: Option<&lever_conditions::Conditions>) -> Option<String> {
     match conditions {
         None => Some("its conditions were not recorded".to_string()),
-        Some(run) => lever_conditions::compare(Some(run), None, false)
-            .disturbed
-            .first()
-            .map(|d| d.strip_prefix("base run: ").unwrap_or(d).to_string()),
+        Some(run) => run
+            .disturbances()
+            .into_iter()
+            .find(|d| d.probe.is_none())
+            .map(|d| d.text),
     }
+}
+
+/// Whether a rerun that [`rerun_left_out`] kept counts for `test`: no
+/// probe the test depends on saw the machine's speed change during it.
+pub fn rerun_counts_for(conditions: Option<&lever_conditions::Conditions>, test: &str) -> bool {
+    conditions.is_some_and(|c| !disturbs(&c.disturbances(), test))
 }
 
 /// One test in both runs.
@@ -169,9 +177,14 @@ pub struct Comparison {
     /// Significant changes left unjudged because a run was disturbed.
     #[serde(default)]
     pub withheld: usize,
+    /// Of those, the tests that would have been regressions: the check
+    /// could not be made for them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub withheld_regressions: Vec<String>,
     /// Reruns of the base ([`compare_reruns`]) not used for the spread,
-    /// each with why: taken under load or throttling, or the machine's own
-    /// speed changed during it.
+    /// each with why: taken under load or throttling (one during which a
+    /// probe's speed changed is left out only for the tests that depend
+    /// on it, [`rerun_counts_for`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reruns_left_out: Vec<String>,
 }
@@ -213,15 +226,16 @@ pub fn compare_with(
     threshold_pct: f64,
     rule: DriftRule,
 ) -> Comparison {
-    let disturbed = new
+    let disturbances = new
         .conditions
         .run
         .as_ref()
-        .is_some_and(|c| !c.disturbances().is_empty());
+        .map(lever_conditions::Conditions::disturbances)
+        .unwrap_or_default();
     let judging = Judging {
         threshold_pct,
         rule,
-        disturbed,
+        disturbances: &disturbances,
     };
     let mut rows: Vec<Row> = base
         .tests
@@ -247,6 +261,7 @@ pub fn compare_with(
         regressions,
         conditions: None,
         withheld: 0,
+        withheld_regressions: Vec::new(),
         reruns_left_out: Vec::new(),
     }
 }
@@ -320,18 +335,21 @@ pub fn compare_reruns(
         }
         c.regressions = regressions(&c.rows);
     }
-    if !conditions.judged {
-        for r in &mut c.rows {
-            if matches!(
+    for r in &mut c.rows {
+        if !conditions.judges(crate::speed::probes_for(&r.name))
+            && matches!(
                 r.verdict,
                 Verdict::Improved | Verdict::Regressed | Verdict::WorseWithinThreshold
-            ) {
-                r.verdict = Verdict::NotJudged;
-                c.withheld += 1;
+            )
+        {
+            if r.verdict == Verdict::Regressed {
+                c.withheld_regressions.push(r.name.clone());
             }
+            r.verdict = Verdict::NotJudged;
+            c.withheld += 1;
         }
-        c.regressions.clear();
     }
+    c.regressions = regressions(&c.rows);
     c.conditions = Some(conditions);
     c.reruns_left_out = left_out;
     c
@@ -341,8 +359,12 @@ pub fn compare_reruns(
 /// and call a significant change inside their prediction interval
 /// [`Verdict::WithinReruns`] ([`Reruns::judge`]).
 fn within_reruns(r: &mut Row, base: &BenchReport, reruns: &[&BenchReport]) {
+    let counted = reruns
+        .iter()
+        .copied()
+        .filter(|run| rerun_counts_for(run.conditions.run.as_ref(), &r.name));
     let medians: Vec<f64> = std::iter::once(base)
-        .chain(reruns.iter().copied())
+        .chain(counted)
         .filter_map(|run| run.tests.iter().find(|t| t.name == r.name))
         .filter(|t| t.skipped.is_none())
         .filter_map(|t| t.summary.as_ref().map(|s| s.median))
@@ -356,13 +378,24 @@ fn within_reruns(r: &mut Row, base: &BenchReport, reruns: &[&BenchReport]) {
     r.reruns = Some(spread);
 }
 
-/// How [`row`] judges: the threshold, the drift rule, and whether the new
-/// run's conditions recorded a disturbance ([`Side::disturbed`]).
+/// How [`row`] judges: the threshold, the drift rule, and what the new
+/// run's conditions recorded ([`Side::disturbed`]).
 #[derive(Clone, Copy)]
-struct Judging {
+struct Judging<'a> {
     threshold_pct: f64,
     rule: DriftRule,
-    disturbed: bool,
+    disturbances: &'a [lever_conditions::Disturbance],
+}
+
+/// Whether `disturbances` of a run disturb `test`: load or throttling, or
+/// a change of the speed of a probe the test depends on
+/// ([`crate::speed::probes_for`]).
+pub fn disturbs(disturbances: &[lever_conditions::Disturbance], test: &str) -> bool {
+    disturbances.iter().any(|d| {
+        d.probe
+            .as_deref()
+            .is_none_or(|p| crate::speed::probes_for(test).contains(&p))
+    })
 }
 
 fn row(base: Option<&TestResult>, new: Option<&TestResult>, judging: Judging) -> Row {
@@ -386,7 +419,7 @@ fn row(base: Option<&TestResult>, new: Option<&TestResult>, judging: Judging) ->
         return r;
     };
     let new = Side {
-        disturbed: judging.disturbed,
+        disturbed: disturbs(judging.disturbances, &n.name),
         ..Side::of(n)
     };
     let (j, drift) = judge_runs(
@@ -711,11 +744,11 @@ mod tests {
     }
 
     /// The default threshold and `rule`, the new run not disturbed.
-    fn judging(rule: DriftRule) -> Judging {
+    fn judging(rule: DriftRule) -> Judging<'static> {
         Judging {
             threshold_pct: 10.0,
             rule,
-            disturbed: false,
+            disturbances: &[],
         }
     }
 
@@ -776,7 +809,12 @@ mod tests {
             Some(&base),
             Some(&drifted),
             Judging {
-                disturbed: true,
+                disturbances: &[lever_conditions::Disturbance {
+                    kind: "load".into(),
+                    phase: lever_conditions::Phase::Before,
+                    text: "loaded before the run".into(),
+                    probe: None,
+                }],
                 ..judging(DriftRule::Steadier)
             },
         );

@@ -30,6 +30,25 @@ const READ_BYTES: usize = 16 << 20;
 /// The `latency` probe's buffer when the L2's size is not known.
 const DEFAULT_L2_KB: u64 = 512;
 
+/// The probes a test's figure depends on, by the test's name: every test
+/// on the `cpu` probe (the core's own speed); `lat_mem_rd-*` on the
+/// `latency` probe too; `bw_mem-*` on `latency` and `bandwidth`; the
+/// other bandwidths (`bw_pipe`, `bw_unix`, `bw_tcp`, `bw_file_rd`,
+/// `bw_mmap_rd`: memory copies) on `bandwidth`. A comparison withholds a
+/// test's verdict when one of them saw the machine's speed change
+/// (`lever_conditions::Comparison::judges`).
+pub fn probes_for(test: &str) -> &'static [&'static str] {
+    if test.starts_with("lat_mem_rd") {
+        &["cpu", "latency"]
+    } else if test.starts_with("bw_mem") {
+        &["cpu", "latency", "bandwidth"]
+    } else if test.starts_with("bw_") {
+        &["cpu", "bandwidth"]
+    } else {
+        &["cpu"]
+    }
+}
+
 /// The probes and their buffers (built once per pass).
 #[derive(Debug)]
 pub struct Probes {

@@ -473,6 +473,54 @@ fn a_change_of_the_machines_own_speed_is_warned_about_not_judged() {
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
+
+    // Only the memory latency probe changed (as it does on a shared VM
+    // between the halves of quiet runs): a syscall test does not depend
+    // on it and is judged — 30 % slower is a regression without --force —
+    // while the warning stays at the top.
+    let latency_only = |name: &str, samples: &[f64]| {
+        let path = write(name, samples, 1.0, 1.0);
+        let mut r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let probes = &mut r["conditions"]["run"]["speed"]["probes"];
+        let moved: Vec<f64> = probes[1]["samples_ns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .enumerate()
+            .map(|(i, v)| v.as_f64().unwrap() * if i < 10 { 1.0 } else { 1.47 })
+            .collect();
+        probes[1]["samples_ns"] = serde_json::json!(moved);
+        std::fs::write(&path, r.to_string()).unwrap();
+        path
+    };
+    let syscall_slower = latency_only("latency-moved.json", &slow);
+    let out = lever(&["bench", "compare", &quiet, &syscall_slower]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains(
+            "WARNING: new run: the machine's own speed changed during the run: the latency probe"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "changes of the tests that depend on the latency probe are not called significant"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("REGRESSED"), "{text}");
+    assert!(err.contains("significantly worse"), "{err}");
+    // The same samples as the base: nothing withheld, nothing failed.
+    let unchanged = latency_only("latency-moved-same.json", &base);
+    let out = lever(&["bench", "compare", &quiet, &unchanged]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }
 
 #[test]

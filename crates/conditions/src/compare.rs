@@ -27,12 +27,78 @@ pub struct Comparison {
     /// `--force` was given: changes are judged even though a run was
     /// disturbed.
     pub forced: bool,
-    /// Changes may be called significant: nothing disturbed either run,
-    /// or `--force`.
+    /// Changes may be called significant: no load or throttling disturbed
+    /// either run, or `--force`. A change of the machine's own speed
+    /// concerns only the tests that depend on the probe that saw it
+    /// ([`Comparison::judges`]).
     pub judged: bool,
+    /// The probes whose speed changed within either run or between them
+    /// (`latency`), each once; their sentences are in `disturbed`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub speed_changed: Vec<String>,
 }
 
 impl Comparison {
+    /// Whether a change of a test that depends on the probes `depends_on`
+    /// (by name: every test on `cpu`, a memory latency test on `latency`
+    /// too) may be called significant: [`Comparison::judged`], and none
+    /// of those probes saw the machine's speed change, or `--force`. On a
+    /// shared VM the latency probe (dependent loads past L2) moves by
+    /// 20–47 % between the halves of a quiet run while the syscall,
+    /// process and CPU tests hold still; withholding them all for it left
+    /// no quiet pair judged.
+    pub fn judges(&self, depends_on: &[&str]) -> bool {
+        self.judged
+            && (self.forced
+                || !self
+                    .speed_changed
+                    .iter()
+                    .any(|p| depends_on.contains(&p.as_str())))
+    }
+
+    /// What the disturbances do to the verdicts, one line for people;
+    /// `None` when nothing disturbed either run.
+    pub fn judging_note(&self) -> Option<String> {
+        if self.disturbed.is_empty() {
+            return None;
+        }
+        Some(if self.forced {
+            "changes are judged anyway (--force): they may come from these conditions, not from the code".to_string()
+        } else if !self.judged {
+            "no change is called significant: the figures were not measured under the same quiet conditions (--force judges anyway)".to_string()
+        } else {
+            format!(
+                "changes of the tests that depend on the {} probe{} are not called significant; the other tests are judged (--force judges all)",
+                self.speed_changed.join(", "),
+                if self.speed_changed.len() == 1 { "" } else { "s" }
+            )
+        })
+    }
+
+    /// One line for the tests that would have regressed (`names`) but were
+    /// withheld because the speed of a probe they depend on changed
+    /// ([`Comparison::judges`]), naming the probes.
+    pub fn speed_reason(&self, names: &[String]) -> Option<String> {
+        if self.speed_changed.is_empty() || names.is_empty() {
+            return None;
+        }
+        let probes = match &self.speed_changed[..] {
+            [one] => format!("the {one} probe, whose timing"),
+            many => format!("the {} probes, whose timings", many.join(", ")),
+        };
+        let tests = match names {
+            [one] => format!("{one} got worse by more than the threshold, but depends"),
+            many => format!(
+                "{} tests got worse by more than the threshold ({}), but depend",
+                many.len(),
+                many.join(", ")
+            ),
+        };
+        Some(format!(
+            "not judged: {tests} on {probes} changed (the machine's own speed, above); rerun on a quiet machine, or pass --force to judge anyway"
+        ))
+    }
+
     /// One line for a result that was not judged, naming the first reason.
     pub fn withheld_reason(&self) -> Option<String> {
         (!self.judged).then(|| {
@@ -70,9 +136,20 @@ pub fn compare(base: Option<&Conditions>, new: Option<&Conditions>, force: bool)
             }
         }
     }
+    let mut speed_changed: Vec<String> = Vec::new();
+    let mut machine_wide = false;
+    let mut note = |probe: Option<String>| match probe {
+        Some(p) => {
+            if !speed_changed.contains(&p) {
+                speed_changed.push(p);
+            }
+        }
+        None => machine_wide = true,
+    };
     for (side, c) in [("base run", base), ("new run", new)] {
         for d in c.map(Conditions::disturbances).unwrap_or_default() {
             disturbed.push(format!("{side}: {}", d.text));
+            note(d.probe);
         }
     }
     // Both quiet, but the machine itself ran at another speed.
@@ -80,13 +157,17 @@ pub fn compare(base: Option<&Conditions>, new: Option<&Conditions>, force: bool)
         base.and_then(|c| c.speed.as_ref()),
         new.and_then(|c| c.speed.as_ref()),
     ) {
-        disturbed.extend(crate::speed::changes_between(b, n));
+        for c in crate::speed::changes_between(b, n) {
+            disturbed.push(c.text);
+            note(Some(c.probe));
+        }
     }
     Comparison {
-        judged: disturbed.is_empty() || force,
+        judged: !machine_wide || force,
         forced: force,
         differences,
         disturbed,
+        speed_changed,
     }
 }
 

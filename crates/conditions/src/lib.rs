@@ -46,7 +46,7 @@ pub mod speed;
 
 pub use avail::Avail;
 pub use compare::{compare, Comparison, Difference};
-pub use speed::{Probe, Speed, SPEED_TOLERANCE_PCT};
+pub use speed::{Probe, Speed, SpeedChange, SPEED_TOLERANCE_PCT};
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -328,6 +328,10 @@ pub struct Disturbance {
     pub phase: Phase,
     /// What was seen, for people.
     pub text: String,
+    /// For `speed`: the probe whose speed changed (`latency`); it concerns
+    /// only the tests that depend on it ([`Comparison::judges`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<String>,
 }
 
 impl Conditions {
@@ -408,6 +412,7 @@ impl Conditions {
                     l.load_1m,
                     l.runnable.saturating_sub(1)
                 ),
+                probe: None,
             });
         }
         if let Some(d) = self
@@ -423,6 +428,7 @@ impl Conditions {
                      ({OWN_RUNNABLE:.0} are the run's own), load average up to {:.2}",
                     d.mean_runnable, d.max_load_1m
                 ),
+                probe: None,
             });
         }
         for t in self
@@ -441,13 +447,15 @@ impl Conditions {
                     t.what,
                     t.detail
                 ),
+                probe: None,
             });
         }
-        for text in self.speed.iter().flat_map(Speed::changes_within) {
+        for c in self.speed.iter().flat_map(Speed::changes_within) {
             out.push(Disturbance {
                 kind: "speed".into(),
                 phase: Phase::During,
-                text,
+                text: c.text,
+                probe: Some(c.probe),
             });
         }
         out

@@ -28,6 +28,18 @@ pub const SPEED_TOLERANCE_PCT: f64 = 10.0;
 /// speed but is not judged by it, within itself or against another run.
 pub const SPEED_MIN_TIMINGS: usize = 20;
 
+/// A probe whose speed changed, within a run or between two
+/// ([`Speed::changes_within`], [`changes_between`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpeedChange {
+    /// The probe (`cpu`, `latency`, `bandwidth`): what the change concerns
+    /// (a comparison withholds the verdicts of the tests that depend on
+    /// it, [`crate::Comparison::judges`]).
+    pub probe: String,
+    /// What changed, for people.
+    pub text: String,
+}
+
 /// The probes' timings of one run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Speed {
@@ -139,7 +151,7 @@ impl Speed {
     /// read took 0.94-1.27 ms over three seconds on the 2-vCPU VM Lever is
     /// built on), which a benchmark's own samples average out; a change
     /// that lasts is what makes one part of a run unlike the other.
-    pub fn changes_within(&self) -> Vec<String> {
+    pub fn changes_within(&self) -> Vec<SpeedChange> {
         self.probes
             .iter()
             .filter_map(|p| {
@@ -150,14 +162,15 @@ impl Speed {
                 let first = median(&p.samples_ns[..half])?;
                 let second = median(&p.samples_ns[p.samples_ns.len() - half..])?;
                 let pct = 100.0 * (second - first) / first;
-                (first > 0.0 && pct.abs() > SPEED_TOLERANCE_PCT).then(|| {
-                    format!(
+                (first > 0.0 && pct.abs() > SPEED_TOLERANCE_PCT).then(|| SpeedChange {
+                    probe: p.name.clone(),
+                    text: format!(
                         "the machine's own speed changed during the run: the {} probe ({}) took {} in the first half of the run and {} in the second ({pct:+.0} %, medians of {half} timings each)",
                         p.name,
                         p.what,
                         time_text(first),
                         time_text(second),
-                    )
+                    ),
                 })
             })
             .collect()
@@ -189,18 +202,19 @@ impl Speed {
 
 /// Why two runs' speeds make them incomparable: each probe whose median
 /// moved by more than [`SPEED_TOLERANCE_PCT`] between the runs.
-pub fn changes_between(base: &Speed, new: &Speed) -> Vec<String> {
+pub fn changes_between(base: &Speed, new: &Speed) -> Vec<SpeedChange> {
     base.against(new)
         .into_iter()
         .filter(|(.., pct)| pct.abs() > SPEED_TOLERANCE_PCT)
-        .map(|(name, what, b, n, pct)| {
-            format!(
+        .map(|(name, what, b, n, pct)| SpeedChange {
+            text: format!(
                 "the machine itself was {:.0} % {} in the new run: the {name} probe ({what}) took {} against {} (medians)",
                 pct.abs(),
                 if pct > 0.0 { "slower" } else { "faster" },
                 time_text(n),
                 time_text(b),
-            )
+            ),
+            probe: name,
         })
         .collect()
 }
@@ -235,11 +249,13 @@ mod tests {
         assert_eq!(why.len(), 1, "{why:?}");
         assert!(
             why[0]
+                .text
                 .starts_with("the machine itself was 26 % slower in the new run: the memory probe"),
             "{why:?}"
         );
-        assert!(why[0].contains("3.85 ms against 3.05 ms"), "{why:?}");
-        assert!(changes_between(&slow, &a)[0].contains("faster"));
+        assert!(why[0].text.contains("3.85 ms against 3.05 ms"), "{why:?}");
+        assert_eq!(why[0].probe, "memory");
+        assert!(changes_between(&slow, &a)[0].text.contains("faster"));
         // And within one run: a lasting change, not a wandering one.
         let wandering = speed(
             &[100e3, 125e3, 100e3, 98e3, 126e3, 101e3],
@@ -249,9 +265,10 @@ mod tests {
         let lasting = speed(&[100e3, 101e3, 99e3, 130e3, 131e3, 128e3], &[3.0e6; 6]);
         let w = lasting.changes_within();
         assert_eq!(w.len(), 1, "{w:?}");
-        assert!(w[0].contains("the cpu probe"), "{w:?}");
+        assert!(w[0].text.contains("the cpu probe"), "{w:?}");
+        assert_eq!(w[0].probe, "cpu");
         assert!(
-            w[0].contains("took 100 µs in the first half of the run and 130 µs in the second (+30 %, medians of 21 timings each)"),
+            w[0].text.contains("took 100 µs in the first half of the run and 130 µs in the second (+30 %, medians of 21 timings each)"),
             "{w:?}"
         );
         assert_eq!(
@@ -289,6 +306,58 @@ mod tests {
         );
         assert_eq!(long.changes_within().len(), 1);
         assert_eq!(changes_between(&long, &probe(vec![700e3; 20])).len(), 1);
+    }
+
+    /// A change of one probe's speed concerns the tests that depend on it:
+    /// the comparison is judged, and `judges` says for which tests.
+    #[test]
+    fn a_probe_that_changed_withholds_only_what_depends_on_it() {
+        use crate::{Avail, Conditions, Fixed, Snapshot};
+        let snap = Snapshot {
+            elapsed_s: 0.0,
+            load: Avail::Unavailable("not read".into()),
+            cpufreq: Avail::Unavailable("not read".into()),
+            thermal: Avail::Unavailable("not read".into()),
+        };
+        let run = |memory: &[f64]| {
+            let mut c = Conditions::new(
+                Fixed::unknown("t", 2),
+                &snap,
+                Avail::Unavailable("not read".into()),
+                &snap,
+            );
+            c.speed = Some(speed(&[100e3, 101e3, 100e3], memory));
+            c
+        };
+        let steady = run(&[3.0e6, 3.0e6, 3.0e6]);
+        let lasting = run(&[3.0e6, 3.0e6, 4.4e6, 4.4e6]);
+        let c = crate::compare(Some(&steady), Some(&lasting), false);
+        assert!(c.judged, "{c:?}");
+        assert_eq!(c.speed_changed, ["memory"]);
+        assert!(c.judges(&["cpu"]));
+        assert!(!c.judges(&["cpu", "memory"]));
+        assert!(c.withheld_reason().is_none());
+        assert!(c
+            .judging_note()
+            .unwrap()
+            .contains("depend on the memory probe"));
+        let why = c.speed_reason(&["lat_mem_rd-x".into()]).unwrap();
+        assert!(
+            why.starts_with("not judged: lat_mem_rd-x got worse by more than the threshold, but depends on the memory probe, whose timing changed"),
+            "{why}"
+        );
+        assert!(c.speed_reason(&[]).is_none());
+        let forced = crate::compare(Some(&steady), Some(&lasting), true);
+        assert!(forced.judges(&["cpu", "memory"]));
+        // The cpu probe is what every test depends on.
+        let slower = {
+            let mut c = run(&[3.0e6; 3]);
+            c.speed = Some(speed(&[130e3, 131e3, 130e3], &[3.0e6; 3]));
+            c
+        };
+        let c = crate::compare(Some(&steady), Some(&slower), false);
+        assert_eq!(c.speed_changed, ["cpu"]);
+        assert!(!c.judges(&["cpu"]));
     }
 
     #[test]

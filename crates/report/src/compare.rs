@@ -7,7 +7,8 @@
 
 use crate::model::{Better, Metric, Run};
 use lever_bench::compare::{
-    judge_runs, pass_medians, rerun_left_out, DriftRule, Judgement, Reruns, Side, Verdict,
+    judge_runs, pass_medians, rerun_counts_for, rerun_left_out, DriftRule, Judgement, Reruns, Side,
+    Verdict,
 };
 use lever_bench::stats::Summary;
 use serde::Serialize;
@@ -219,10 +220,11 @@ pub fn judged(runs: &[Run], threshold_pct: f64, judging: Judging<'_>) -> Judged 
         }
     }
     for row in &mut rows {
+        let probes = lever_bench::speed::probes_for(test_of(&row.name));
         for (j, c) in row.vs_base.iter_mut().zip(&conditions) {
             if let Some(j) = j
                 .as_mut()
-                .filter(|j| !c.judged && is_significant(j.verdict))
+                .filter(|j| !c.judges(probes) && is_significant(j.verdict))
             {
                 j.verdict = Verdict::NotJudged;
             }
@@ -234,6 +236,14 @@ pub fn judged(runs: &[Run], threshold_pct: f64, judging: Judging<'_>) -> Judged 
         base_reruns: reruns.len(),
         reruns_left_out,
     }
+}
+
+/// The `lever bench` test a metric is (`bench.lat_mem_rd-…` →
+/// `lat_mem_rd-…`), or the metric's own name: what the machine-speed
+/// probes it depends on are looked up by
+/// ([`lever_bench::speed::probes_for`]).
+fn test_of(metric: &str) -> &str {
+    metric.strip_prefix("bench.").unwrap_or(metric)
 }
 
 /// [`judged`] without reruns: the rows and the conditions.
@@ -260,8 +270,12 @@ fn within_reruns(row: &mut Row, reruns: &[&Run]) {
     let Some(base) = row.values.first().copied().flatten() else {
         return;
     };
+    let test = test_of(&row.name);
     let values: Vec<f64> = std::iter::once(base)
         .chain(reruns.iter().filter_map(|run| {
+            if !rerun_counts_for(run.conditions.as_ref(), test) {
+                return None;
+            }
             run.metrics()
                 .find(|m| m.name == row.name && m.labels == row.labels)
                 .map(|m| m.value)
@@ -323,10 +337,9 @@ fn compare_with(runs: &[Run], threshold_pct: f64, rules: &[DriftRule]) -> Vec<Ro
         for (j, run) in runs.iter().enumerate().skip(1) {
             if let Some(new) = find(run, row) {
                 let rule = rules.get(j - 1).copied().unwrap_or(DriftRule::Steadier);
-                let disturbed = run
-                    .conditions
-                    .as_ref()
-                    .is_some_and(|c| !c.disturbances().is_empty());
+                let disturbed = run.conditions.as_ref().is_some_and(|c| {
+                    lever_bench::compare::disturbs(&c.disturbances(), test_of(&row.name))
+                });
                 row.vs_base[j - 1] =
                     Some(judge_metric(&base, &new, threshold_pct, rule, disturbed));
             }

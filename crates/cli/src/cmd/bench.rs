@@ -181,6 +181,15 @@ fn run_compare(
         // The check could not be made: a CI job must not pass on it.
         return Err(crate::exit::ChecksFailed(why).into());
     }
+    // Only the tests that depend on a probe whose timing changed were
+    // withheld: the check failed for those that changed.
+    if let Some(why) = c
+        .conditions
+        .as_ref()
+        .and_then(|cc| cc.speed_reason(&c.withheld_regressions))
+    {
+        return Err(crate::exit::ChecksFailed(why).into());
+    }
     if !c.regressions.is_empty() {
         bail!(
             "{} test(s) significantly worse by more than {threshold}%: {}",

@@ -111,12 +111,9 @@ pub fn comparison(c: &Comparison) -> String {
     for d in &c.disturbed {
         out += &format!("WARNING: {d}\n");
     }
-    if !c.disturbed.is_empty() {
-        out += &if c.forced {
-            "changes are judged anyway (--force): they may come from these conditions, not from the code\n".to_string()
-        } else {
-            "no change is called significant: the figures were not measured under the same quiet conditions (--force judges anyway)\n".to_string()
-        };
+    if let Some(note) = c.judging_note() {
+        out += &note;
+        out.push('\n');
     }
     out.push('\n');
     out

@@ -128,16 +128,8 @@ fn condition_lines(runs: &[Run], judged: &compare::Judged) -> Vec<(String, Vec<(
                 .iter()
                 .map(|d| (true, format!("WARNING: {d}")))
                 .collect();
-            if !c.disturbed.is_empty() {
-                lines.push((
-                    true,
-                    if c.forced {
-                        "changes are judged anyway (--force): they may come from these conditions"
-                            .into()
-                    } else {
-                        "no change is called significant (--force judges anyway)".into()
-                    },
-                ));
+            if let Some(note) = c.judging_note() {
+                lines.push((true, note));
             }
             for d in &c.differences {
                 lines.push((false, format!("{}: {} → {}", d.what, d.base, d.new)));
