@@ -247,8 +247,10 @@ impl Recorder {
     ) -> Recorder {
         let fixed = read_fixed(fs, lever_version);
         let before = Snapshot {
+            elapsed_s: 0.0,
             load: read_load_settled(fs),
-            ..snapshot(fs, 0.0)
+            cpufreq: read_cpufreq(fs),
+            thermal: read_thermal(fs),
         };
         let started = Instant::now();
         let sampler = match every {

@@ -367,6 +367,24 @@ mod tests {
         r
     }
 
+    /// Conditions recorded with nothing readable in them: recorded, and
+    /// no disturbance.
+    fn recorded_quiet() -> lever_conditions::Conditions {
+        use lever_conditions::{Avail, Conditions, Fixed, Snapshot};
+        let snap = Snapshot {
+            elapsed_s: 0.0,
+            load: Avail::Unavailable("not read".into()),
+            cpufreq: Avail::Unavailable("not read".into()),
+            thermal: Avail::Unavailable("not read".into()),
+        };
+        Conditions::new(
+            Fixed::unknown("t", 2),
+            &snap,
+            Avail::Unavailable("not read".into()),
+            &snap,
+        )
+    }
+
     /// A bench metric taken in two passes of 20 samples.
     fn two_passes(samples: Vec<f64>) -> Run {
         let mut r = run_with(samples, 1.0);
@@ -413,21 +431,7 @@ mod tests {
         assert_eq!(j.verdict, Verdict::Regressed, "{j:?}");
         // ...and with both runs recorded quiet, the larger drift is (the
         // spell's own 100 %): within it.
-        let quiet = {
-            use lever_conditions::{Avail, Conditions, Fixed, Snapshot};
-            let snap = Snapshot {
-                elapsed_s: 0.0,
-                load: Avail::Unavailable("not read".into()),
-                cpufreq: Avail::Unavailable("not read".into()),
-                thermal: Avail::Unavailable("not read".into()),
-            };
-            Conditions::new(
-                Fixed::unknown("t", 2),
-                &snap,
-                Avail::Unavailable("not read".into()),
-                &snap,
-            )
-        };
+        let quiet = recorded_quiet();
         let mut runs = [two_passes(base_samples()), two_passes(spell.clone())];
         for r in &mut runs {
             r.conditions = Some(quiet.clone());
@@ -473,21 +477,7 @@ mod tests {
     /// for is left out and said so.
     #[test]
     fn the_bases_reruns_give_the_spread_a_change_must_leave() {
-        use lever_conditions::{Avail, Conditions, Fixed, Snapshot};
-        let quiet = {
-            let snap = Snapshot {
-                elapsed_s: 0.0,
-                load: Avail::Unavailable("not read".into()),
-                cpufreq: Avail::Unavailable("not read".into()),
-                thermal: Avail::Unavailable("not read".into()),
-            };
-            Conditions::new(
-                Fixed::unknown("t", 2),
-                &snap,
-                Avail::Unavailable("not read".into()),
-                &snap,
-            )
-        };
+        let quiet = recorded_quiet();
         let around = |center: f64| -> Run {
             let samples = (0..40).map(|i| center + f64::from(i % 4) * 0.01).collect();
             let mut r = two_passes(samples);
