@@ -209,22 +209,25 @@ pub enum DriftRule {
     /// excuse a change the other's drift would not.
     Steadier,
     /// The larger of the two: both runs were quiet, so either run's drift
-    /// is what a rerun of the same build moves the test by.
+    /// is what a rerun of the same build moves the test by; and no less
+    /// than the margin the passes of both runs give as replicates
+    /// ([`pass_margin_pct`]).
     Larger,
 }
 
 /// Compare `new` against `base`, a change within the steadier run's drift
 /// not called one.
 pub fn compare(base: &BenchReport, new: &BenchReport, threshold_pct: f64) -> Comparison {
-    compare_with(base, new, threshold_pct, DriftRule::Steadier)
+    compare_with(base, new, threshold_pct, &|_| DriftRule::Steadier)
 }
 
-/// [`compare`] with the drift that excuses a change chosen by `rule`.
+/// [`compare`] with the drift that excuses a change chosen by `rule` for
+/// each test (by name).
 pub fn compare_with(
     base: &BenchReport,
     new: &BenchReport,
     threshold_pct: f64,
-    rule: DriftRule,
+    rule: &dyn Fn(&str) -> DriftRule,
 ) -> Comparison {
     let disturbances = new
         .conditions
@@ -270,9 +273,11 @@ pub fn compare_with(
 /// under load or throttling (`lever_conditions::compare`), every change
 /// the test calls significant becomes [`Verdict::NotJudged`] and no
 /// regression is reported, unless `force`. When both runs' conditions
-/// were recorded and neither was disturbed, a change within the larger of
-/// their drifts is not called one ([`DriftRule::Larger`]); otherwise the
-/// steadier run's drift is the measure, as in [`compare`].
+/// were recorded and neither was disturbed as far as a test goes, a
+/// change within the larger of their drifts, or within what their passes
+/// give as replicates, is not called one ([`drift_rule`],
+/// [`DriftRule::Larger`]); otherwise the steadier run's drift is the
+/// measure, as in [`compare`].
 pub fn compare_runs(
     base: &BenchReport,
     new: &BenchReport,
@@ -320,15 +325,10 @@ pub fn compare_reruns(
         })
         .collect();
     let reruns = quiet_reruns.as_slice();
-    let both_quiet = base.conditions.run.is_some()
-        && new.conditions.run.is_some()
-        && conditions.disturbed.is_empty();
-    let rule = if both_quiet {
-        DriftRule::Larger
-    } else {
-        DriftRule::Steadier
-    };
-    let mut c = compare_with(base, new, threshold_pct, rule);
+    let both_recorded = base.conditions.run.is_some() && new.conditions.run.is_some();
+    let mut c = compare_with(base, new, threshold_pct, &|test| {
+        drift_rule(both_recorded, &conditions, test)
+    });
     if !reruns.is_empty() {
         for r in &mut c.rows {
             within_reruns(r, base, reruns);
@@ -353,6 +353,24 @@ pub fn compare_reruns(
     c.conditions = Some(conditions);
     c.reruns_left_out = left_out;
     c
+}
+
+/// The drift rule for `test` between two runs: [`DriftRule::Larger`]
+/// when both runs' conditions were recorded and both were quiet as far as
+/// the test goes (no load or throttling, and no change of the speed of a
+/// probe it depends on: `lever_conditions::Comparison::quiet_for`), else
+/// [`DriftRule::Steadier`]. A memory latency probe that moved in one run
+/// does not make the syscall tests of the same runs unquiet.
+pub fn drift_rule(
+    both_recorded: bool,
+    conditions: &lever_conditions::Comparison,
+    test: &str,
+) -> DriftRule {
+    if both_recorded && conditions.quiet_for(crate::speed::probes_for(test)) {
+        DriftRule::Larger
+    } else {
+        DriftRule::Steadier
+    }
 }
 
 /// Fill `r.reruns` from the base's and its reruns' medians of the test,
@@ -383,7 +401,7 @@ fn within_reruns(r: &mut Row, base: &BenchReport, reruns: &[&BenchReport]) {
 #[derive(Clone, Copy)]
 struct Judging<'a> {
     threshold_pct: f64,
-    rule: DriftRule,
+    rule: &'a dyn Fn(&str) -> DriftRule,
     disturbances: &'a [lever_conditions::Disturbance],
 }
 
@@ -427,7 +445,7 @@ fn row(base: Option<&TestResult>, new: Option<&TestResult>, judging: Judging) ->
         Side::of(b),
         new,
         judging.threshold_pct,
-        judging.rule,
+        (judging.rule)(&n.name),
     );
     r.change_pct = j.change_pct;
     r.p_value = j.p_value;
@@ -514,7 +532,9 @@ pub fn judge_runs(
     );
     let drift = match (drift_pct(base), drift_pct(new), rule) {
         (Some(x), Some(y), DriftRule::Steadier) => Some(x.min(y)),
-        (Some(x), Some(y), DriftRule::Larger) => Some(x.max(y)),
+        (Some(x), Some(y), DriftRule::Larger) => {
+            Some(x.max(y).max(pass_margin_pct(base, new).unwrap_or(0.0)))
+        }
         (x, y, _) => x.or(y),
     };
     if let (true, Some(change), Some(drift)) = (
@@ -622,6 +642,32 @@ pub fn drift_pct(t: Side<'_>) -> Option<f64> {
     let hi = t.pass_medians.iter().copied().fold(f64::MIN, f64::max);
     let lo = t.pass_medians.iter().copied().fold(f64::MAX, f64::min);
     Some(100.0 * (hi - lo) / m.abs())
+}
+
+/// How far the passes of two quiet runs say one more run of the same
+/// build may move a test: each pass is a replicate of the run (its own
+/// process, at its own time), so the difference of the runs' mean pass
+/// medians must clear `t(na + nb - 2) · s · √(1/na + 1/nb)`, with `s` the
+/// pooled standard deviation of the pass medians within each run, to be
+/// more than the variance *between* runs (percent of the base's median).
+/// The samples of one pass cannot show that variance: on this VM a quiet
+/// run's `lat_proc-fork` passes were 973 and 790 µs, the next run's 818
+/// and 774 µs, each pass ±1 %. `None` unless both runs have two passes or
+/// more.
+pub fn pass_margin_pct(base: Side<'_>, new: Side<'_>) -> Option<f64> {
+    let (a, b) = (base.pass_medians, new.pass_medians);
+    let m = base.summary.median;
+    if a.len() < 2 || b.len() < 2 || m == 0.0 {
+        return None;
+    }
+    let ss = |v: &[f64]| {
+        let mean = v.iter().sum::<f64>() / v.len() as f64;
+        v.iter().map(|x| (x - mean).powi(2)).sum::<f64>()
+    };
+    let df = a.len() + b.len() - 2;
+    let s = ((ss(a) + ss(b)) / df as f64).sqrt();
+    let se = s * (1.0 / a.len() as f64 + 1.0 / b.len() as f64).sqrt();
+    Some(100.0 * crate::stats::t_975(df) * se / m.abs())
 }
 
 /// What the significance test of [`compare`] says about one figure.
@@ -747,7 +793,10 @@ mod tests {
     fn judging(rule: DriftRule) -> Judging<'static> {
         Judging {
             threshold_pct: 10.0,
-            rule,
+            rule: match rule {
+                DriftRule::Larger => &|_| DriftRule::Larger,
+                DriftRule::Steadier => &|_| DriftRule::Steadier,
+            },
             disturbances: &[],
         }
     }
@@ -1012,6 +1061,74 @@ mod tests {
         // Runs of one pass have no drift: judged as before.
         let one = result("t", Better::Lower, noisy(10.0, 20, 9));
         assert_eq!(drift_pct(Side::of(&one)), None);
+    }
+
+    /// Two quiet runs of one build on this VM put `lat_proc-fork`'s passes
+    /// at 818 and 774 µs, then 973 and 790 µs, each pass within ±3 %: the
+    /// second run's median is 20 % above the first's, and the samples call
+    /// it significant. The passes are the replicates that show how far a
+    /// run moves, and by them it is not a change; a 20 % change that every
+    /// pass shows is.
+    #[test]
+    fn passes_are_replicates_of_a_run_when_both_are_quiet() {
+        let passes = |passes: &[&[f64]]| {
+            let mut t = result("lat_proc-fork", Better::Lower, passes.concat());
+            t.pass_samples = passes.iter().map(|p| p.len()).collect();
+            t.pass_medians = pass_medians(&t.samples, &t.pass_samples);
+            t
+        };
+        // The two runs' samples, µs, as measured (release build, 19:33
+        // and 19:36, nothing else running).
+        let first = passes(&[
+            &[823.0, 811.2, 818.6, 804.3, 817.6, 825.9],
+            &[765.5, 771.9, 768.7, 775.7, 778.1, 788.6],
+        ]);
+        let second = passes(&[
+            &[
+                1004.0, 983.3, 972.6, 971.1, 960.5, 975.7, 965.1, 973.4, 969.1,
+            ],
+            &[788.9, 790.1, 795.6, 781.5, 792.9, 790.3],
+        ]);
+        let r = row(Some(&first), Some(&second), judging(DriftRule::Steadier));
+        assert_eq!(r.verdict, Verdict::Regressed, "{r:?}");
+        assert!(r.change_pct.unwrap() > 15.0, "{r:?}");
+        let r = row(Some(&first), Some(&second), judging(DriftRule::Larger));
+        assert_eq!(r.verdict, Verdict::WithinDrift, "{r:?}");
+        // The margin: t(2) · pooled s of the pass medians · √(1/2 + 1/2).
+        let (a, b) = (&first.pass_medians, &second.pass_medians);
+        let ss = |v: &[f64]| (v[0] - v[1]).powi(2) / 2.0;
+        let expect =
+            100.0 * 4.303 * ((ss(a) + ss(b)) / 2.0).sqrt() / first.summary.as_ref().unwrap().median;
+        let margin = pass_margin_pct(Side::of(&first), Side::of(&second)).unwrap();
+        assert!((margin - expect).abs() < 1e-6, "{margin} {expect}");
+        assert_eq!(r.drift_pct, Some(margin), "the margin is the larger drift");
+        // Every pass 20 % slower: a change whatever the rule.
+        let slower: Vec<f64> = first.samples.iter().map(|v| v * 1.2).collect();
+        let slower = passes(&[&slower[..6], &slower[6..]]);
+        let r = row(Some(&first), Some(&slower), judging(DriftRule::Larger));
+        assert_eq!(r.verdict, Verdict::Regressed, "{r:?}");
+        // One pass each: no replicates, no margin.
+        let one = result("t", Better::Lower, noisy(800.0, 10, 27));
+        assert_eq!(pass_margin_pct(Side::of(&one), Side::of(&second)), None);
+    }
+
+    /// Quiet is per test: a run whose latency probe moved is not quiet for
+    /// the memory tests that depend on it, and still is for the syscall
+    /// tests; load or throttling, or a run without conditions, makes it
+    /// unquiet for all.
+    #[test]
+    fn the_drift_rule_is_chosen_per_test() {
+        let mut c = lever_conditions::compare(None, None, false);
+        c.speed_changed = vec!["latency".into()];
+        let rule = |recorded, c: &lever_conditions::Comparison, t| drift_rule(recorded, c, t);
+        assert_eq!(rule(true, &c, "lat_syscall-null"), DriftRule::Larger);
+        assert_eq!(
+            rule(true, &c, "lat_mem_rd-stride128-sz1024k"),
+            DriftRule::Steadier
+        );
+        assert_eq!(rule(false, &c, "lat_syscall-null"), DriftRule::Steadier);
+        c.machine_wide = true;
+        assert_eq!(rule(true, &c, "lat_syscall-null"), DriftRule::Steadier);
     }
 
     #[test]

@@ -36,6 +36,11 @@ pub struct Comparison {
     /// (`latency`), each once; their sentences are in `disturbed`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub speed_changed: Vec<String>,
+    /// Load or throttling disturbed either run (what withholds every
+    /// verdict unless `--force`; a probe's speed change concerns only
+    /// the tests that depend on it).
+    #[serde(default)]
+    pub machine_wide: bool,
 }
 
 impl Comparison {
@@ -54,6 +59,18 @@ impl Comparison {
                     .speed_changed
                     .iter()
                     .any(|p| depends_on.contains(&p.as_str())))
+    }
+
+    /// Whether both runs were quiet as far as a test that depends on the
+    /// probes `depends_on` goes: no load or throttling in either, and none
+    /// of those probes saw the machine's speed change. `--force` judges a
+    /// disturbed run; it does not make it quiet.
+    pub fn quiet_for(&self, depends_on: &[&str]) -> bool {
+        !self.machine_wide
+            && !self
+                .speed_changed
+                .iter()
+                .any(|p| depends_on.contains(&p.as_str()))
     }
 
     /// What the disturbances do to the verdicts, one line for people;
@@ -164,6 +181,7 @@ pub fn compare(base: Option<&Conditions>, new: Option<&Conditions>, force: bool)
     }
     Comparison {
         judged: !machine_wide || force,
+        machine_wide,
         forced: force,
         differences,
         disturbed,

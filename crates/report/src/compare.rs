@@ -7,8 +7,8 @@
 
 use crate::model::{Better, Metric, Run};
 use lever_bench::compare::{
-    judge_runs, pass_medians, rerun_counts_for, rerun_left_out, DriftRule, Judgement, Reruns, Side,
-    Verdict,
+    drift_rule, judge_runs, pass_medians, rerun_counts_for, rerun_left_out, DriftRule, Judgement,
+    Reruns, Side, Verdict,
 };
 use lever_bench::stats::Summary;
 use serde::Serialize;
@@ -183,25 +183,18 @@ pub struct Judged {
 /// ([`Judging::base_reruns`]); against a run whose conditions (or the
 /// base's) were disturbed — load, throttling — no change is called
 /// significant ([`Verdict::NotJudged`]) unless `force`. Where both runs'
-/// conditions were recorded and neither was disturbed, a change within
-/// the larger of their drifts is not called one, as `lever bench compare`
-/// does ([`DriftRule::Larger`]).
+/// conditions were recorded and neither was disturbed as far as the
+/// metric goes, a change within the larger of their drifts, or within
+/// what their passes give as replicates, is not called one, as `lever
+/// bench compare` does ([`drift_rule`], [`DriftRule::Larger`]).
 pub fn judged(runs: &[Run], threshold_pct: f64, judging: Judging<'_>) -> Judged {
     let conditions = conditions(runs, judging.force);
     let base_recorded = runs.first().is_some_and(|r| r.conditions.is_some());
-    let rules: Vec<DriftRule> = runs
-        .iter()
-        .skip(1)
-        .zip(&conditions)
-        .map(|(run, c)| {
-            if base_recorded && run.conditions.is_some() && c.disturbed.is_empty() {
-                DriftRule::Larger
-            } else {
-                DriftRule::Steadier
-            }
-        })
-        .collect();
-    let mut rows = compare_with(runs, threshold_pct, &rules);
+    let rule = |j: usize, test: &str| match (runs.get(j + 1), conditions.get(j)) {
+        (Some(run), Some(c)) => drift_rule(base_recorded && run.conditions.is_some(), c, test),
+        _ => DriftRule::Steadier,
+    };
+    let mut rows = compare_with(runs, threshold_pct, &rule);
     let mut reruns_left_out = Vec::new();
     let reruns: Vec<&Run> = (1..)
         .zip(judging.base_reruns)
@@ -295,12 +288,16 @@ fn within_reruns(row: &mut Row, reruns: &[&Run]) {
 /// Every metric of every run, in the order first seen; a change within
 /// the steadier run's drift between its passes is not called one.
 pub fn compare(runs: &[Run], threshold_pct: f64) -> Vec<Row> {
-    compare_with(runs, threshold_pct, &[])
+    compare_with(runs, threshold_pct, &|_, _| DriftRule::Steadier)
 }
 
-/// [`compare`], each later run's drift judged by its rule in `rules`
-/// ([`DriftRule::Steadier`] where none is given).
-fn compare_with(runs: &[Run], threshold_pct: f64, rules: &[DriftRule]) -> Vec<Row> {
+/// [`compare`], the drift of later run `j` (0 for the first after the
+/// base) on a test judged by `rule(j, test)`.
+fn compare_with(
+    runs: &[Run],
+    threshold_pct: f64,
+    rule: &dyn Fn(usize, &str) -> DriftRule,
+) -> Vec<Row> {
     let mut rows: Vec<Row> = Vec::new();
     let mut index: BTreeMap<(String, BTreeMap<String, String>), usize> = BTreeMap::new();
     for (i, run) in runs.iter().enumerate() {
@@ -336,7 +333,7 @@ fn compare_with(runs: &[Run], threshold_pct: f64, rules: &[DriftRule]) -> Vec<Ro
         };
         for (j, run) in runs.iter().enumerate().skip(1) {
             if let Some(new) = find(run, row) {
-                let rule = rules.get(j - 1).copied().unwrap_or(DriftRule::Steadier);
+                let rule = rule(j - 1, test_of(&row.name));
                 let disturbed = run.conditions.as_ref().is_some_and(|c| {
                     lever_bench::compare::disturbs(&c.disturbances(), test_of(&row.name))
                 });
