@@ -59,6 +59,15 @@ impl Cell {
         }
     }
 
+    /// An integer, `None` for NULL.
+    #[cfg_attr(not(feature = "parquet"), allow(dead_code))]
+    pub(crate) fn opt_int(&self) -> Option<i64> {
+        match self {
+            Cell::Null => None,
+            c => Some(c.int()),
+        }
+    }
+
     pub(crate) fn real(&self) -> f64 {
         match self {
             Cell::Real(v) => *v,

@@ -47,6 +47,8 @@ pub struct Exported {
 #[derive(Clone, Copy)]
 enum Kind {
     Int,
+    /// A 64-bit integer that may be null.
+    OptInt,
     Real,
     /// UTF-8 text; `true` if it may be null.
     Text(bool),
@@ -100,8 +102,9 @@ const TABLES: &[Table] = &[
             ("metric_id", Kind::Int),
             ("seq", Kind::Int),
             ("value", Kind::Real),
+            ("pass", Kind::OptInt),
         ],
-        sql: "SELECT metric_id, seq, value FROM samples ORDER BY metric_id, seq",
+        sql: "SELECT metric_id, seq, value, pass FROM samples ORDER BY metric_id, seq",
     },
 ];
 
@@ -162,6 +165,7 @@ fn message(table: &Table) -> String {
         .iter()
         .map(|(name, kind)| match kind {
             Kind::Int => format!("REQUIRED INT64 {name};"),
+            Kind::OptInt => format!("OPTIONAL INT64 {name};"),
             Kind::Real => format!("REQUIRED DOUBLE {name};"),
             Kind::Text(false) => format!("REQUIRED BYTE_ARRAY {name} (UTF8);"),
             Kind::Text(true) => format!("OPTIONAL BYTE_ARRAY {name} (UTF8);"),
@@ -198,6 +202,14 @@ fn write_table(
             Kind::Int => {
                 let v: Vec<i64> = cells.map(Cell::int).collect();
                 col.typed::<Int64Type>().write_batch(&v, None, None)?;
+            }
+            Kind::OptInt => {
+                let v: Vec<Option<i64>> = cells.map(Cell::opt_int).collect();
+                // Definition level 1 = present, 0 = null.
+                let levels: Vec<i16> = v.iter().map(|x| i16::from(x.is_some())).collect();
+                let values: Vec<i64> = v.into_iter().flatten().collect();
+                col.typed::<Int64Type>()
+                    .write_batch(&values, Some(&levels), None)?;
             }
             Kind::Real => {
                 let v: Vec<f64> = cells.map(Cell::real).collect();

@@ -212,6 +212,19 @@ pub struct Metric {
 }
 
 impl Metric {
+    /// The pass each of `samples` was taken in (0 for the first), from
+    /// [`Metric::pass_samples`]; empty when the samples were not taken in
+    /// passes or the counts do not add up to them.
+    pub fn sample_passes(&self) -> Vec<i64> {
+        if self.pass_samples.iter().sum::<usize>() != self.samples.len() {
+            return Vec::new();
+        }
+        (0..)
+            .zip(&self.pass_samples)
+            .flat_map(|(pass, &n)| std::iter::repeat_n(pass, n))
+            .collect()
+    }
+
     /// A single value with no labels.
     pub fn new(name: &str, unit: &str, value: f64) -> Metric {
         Metric {

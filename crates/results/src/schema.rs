@@ -8,7 +8,7 @@
 use crate::db::{Db, Dialect};
 
 /// The newest schema version this build writes.
-pub const VERSION: i64 = 1;
+pub const VERSION: i64 = 2;
 
 /// The statements that take a store from version N to N+1, `MIGRATIONS[N]`.
 /// Add a step for a change; never edit a released one.
@@ -37,6 +37,10 @@ const MIGRATIONS: &[&[&str]] = &[
         "CREATE TABLE samples (metric_id BIGINT NOT NULL REFERENCES metrics (id) ON DELETE CASCADE, \
          seq BIGINT NOT NULL, value DOUBLE PRECISION NOT NULL, PRIMARY KEY (metric_id, seq))",
     ],
+    // 1 -> 2: the pass of `lever bench` each sample was taken in (NULL for
+    // samples not taken in passes); filled for stored runs from their
+    // documents ([`backfill_passes`]).
+    &["ALTER TABLE samples ADD COLUMN pass BIGINT"],
 ];
 
 /// The tables a store has, for telling a store from a foreign database.
@@ -59,7 +63,58 @@ pub(crate) fn migrate(
         for sql in step(from, db.dialect()) {
             db.batch(&sql)?;
         }
+        if from == 1 {
+            backfill_passes(db)?;
+        }
         db.batch(&format!("UPDATE lever_schema SET version = {}", from + 1))?;
+    }
+    Ok(())
+}
+
+/// Step 1 -> 2's data: each stored run's samples get the pass they were
+/// taken in, from its document's `pass_samples` (the document is the
+/// truth, the tables its index). Metrics were stored in the document's
+/// order, so the run's metric rows by id pair with its metrics; a run
+/// whose rows do not pair by name, or whose document this Lever cannot
+/// read, keeps NULL. One statement per pass of a metric.
+fn backfill_passes(db: &mut dyn Db) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    for r in db.query("SELECT id, document FROM runs ORDER BY id", &[])? {
+        let Ok(run) = serde_json::from_str::<crate::model::Run>(&r[1].text()) else {
+            continue;
+        };
+        let rows = db.query(
+            "SELECT id, name FROM metrics WHERE run_id = $1 ORDER BY id",
+            &[r[0].int().into()],
+        )?;
+        let metrics: Vec<&crate::model::Metric> =
+            run.sections.iter().flat_map(|s| &s.metrics).collect();
+        if rows.len() != metrics.len()
+            || rows
+                .iter()
+                .zip(&metrics)
+                .any(|(r, m)| r[1].text() != m.name)
+        {
+            continue;
+        }
+        for (row, m) in rows.iter().zip(metrics) {
+            let passes = m.sample_passes();
+            let mut seq = 0i64;
+            for (pass, &n) in (0i64..).zip(&m.pass_samples) {
+                if passes.is_empty() {
+                    break;
+                }
+                db.query(
+                    "UPDATE samples SET pass = $1 WHERE metric_id = $2 AND seq >= $3 AND seq < $4",
+                    &[
+                        pass.into(),
+                        row[0].int().into(),
+                        seq.into(),
+                        (seq + n as i64).into(),
+                    ],
+                )?;
+                seq += n as i64;
+            }
+        }
     }
     Ok(())
 }

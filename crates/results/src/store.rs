@@ -478,10 +478,17 @@ impl Store {
                         ],
                     )?[0][0]
                         .int();
+                    let passes = m.sample_passes();
                     for (seq, v) in m.samples.iter().enumerate() {
                         s.query(
-                            "INSERT INTO samples (metric_id, seq, value) VALUES ($1, $2, $3)",
-                            &[metric_id.into(), (seq as i64).into(), (*v).into()],
+                            "INSERT INTO samples (metric_id, seq, value, pass) \
+                             VALUES ($1, $2, $3, $4)",
+                            &[
+                                metric_id.into(),
+                                (seq as i64).into(),
+                                (*v).into(),
+                                Param::Int(passes.get(seq).copied()),
+                            ],
                         )?;
                     }
                 }

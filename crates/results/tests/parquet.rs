@@ -99,6 +99,13 @@ fn the_export_reads_back_in_pyarrow() {
         samples[3]["value"].as_f64().unwrap(),
         123_456_789.123_456_78
     );
+    // CPU 0's samples were taken in two passes of 1 and 3; CPU 1's not.
+    let passes: Vec<&serde_json::Value> = samples[..8].iter().map(|s| &s["pass"]).collect();
+    assert_eq!(
+        passes[..4],
+        [0, 1, 1, 1].map(serde_json::Value::from).each_ref()
+    );
+    assert!(passes[4..].iter().all(|p| p.is_null()), "{passes:?}");
 }
 
 #[test]

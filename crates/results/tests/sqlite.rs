@@ -52,6 +52,51 @@ fn an_empty_file_is_migrated_and_reopening_keeps_the_runs() {
     assert_eq!(again.list(&Default::default()).unwrap().len(), 1);
 }
 
+/// The `pass` of every sample of `path`'s store, in metric and seq order.
+fn passes(path: &std::path::Path) -> Vec<Option<i64>> {
+    let db = rusqlite::Connection::open(path).unwrap();
+    let mut q = db
+        .prepare("SELECT pass FROM samples ORDER BY metric_id, seq")
+        .unwrap();
+    q.query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+/// Each sample keeps the pass of `lever bench` it was taken in (NULL when
+/// it was not taken in passes), and a store of schema 1, which had no such
+/// column, gets it from its runs' documents when opened.
+#[test]
+fn samples_keep_their_pass_and_an_older_store_gets_it_from_the_documents() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.db");
+    let mut store = open(&path).unwrap();
+    store
+        .save(&common::run("b", "2026-11-23T14:00:00Z", 1.0))
+        .unwrap();
+    let mut uneven = common::run("b", "2026-11-24T14:00:00Z", 2.0);
+    uneven.sections[0].metrics[0].pass_samples = vec![1, 1];
+    store.save(&uneven).unwrap();
+    drop(store);
+    let want: Vec<Option<i64>> = [Some(0), Some(1), Some(1), Some(1)]
+        .into_iter()
+        .chain([None; 4])
+        // Passes that do not add up to the samples: no pass is said.
+        .chain([None; 8])
+        .collect();
+    assert_eq!(passes(&path), want);
+    // The same store as schema 1 wrote it: no pass column.
+    let db = rusqlite::Connection::open(&path).unwrap();
+    db.execute_batch("ALTER TABLE samples DROP COLUMN pass; UPDATE lever_schema SET version = 1")
+        .unwrap();
+    drop(db);
+    let mut store = open(&path).unwrap();
+    assert_eq!(store.list(&Default::default()).unwrap().len(), 2);
+    drop(store);
+    assert_eq!(passes(&path), want);
+}
+
 #[test]
 fn a_corrupt_file_is_named_as_not_a_database() {
     let dir = tempfile::tempdir().unwrap();

@@ -6,7 +6,8 @@ use lever_results::{Filter, Store, TrendQuery};
 use std::collections::BTreeMap;
 
 /// A run of `board` at `at` with a latency metric per CPU (value `v`,
-/// `v + 1`), samples, and a section that could not be measured.
+/// `v + 1`), samples (CPU 0's taken in two passes of 1 and 3), and a
+/// section that could not be measured.
 pub fn run(board: &str, at: &str, v: f64) -> Run {
     let device = Device {
         board: Some(board.to_string()),
@@ -31,6 +32,9 @@ pub fn run(board: &str, at: &str, v: f64) -> Run {
             Metric::new("latency.max", "us", v + f64::from(cpu)).label("cpu", &cpu.to_string());
         m.samples = vec![0.1 + 0.2, v, 1e-300, 123_456_789.123_456_78];
         m.better = Some(Better::Lower);
+        if cpu == 0 {
+            m.pass_samples = vec![1, 3];
+        }
         lat.metrics.push(m);
     }
     lat.detail = serde_json::json!({"histogram": [[1, 10], [2, 3]]});
