@@ -93,13 +93,20 @@ impl Comparison {
     }
 
     /// One line for the tests that would have regressed (`names`) but were
-    /// withheld because the speed of a probe they depend on changed
-    /// ([`Comparison::judges`]), naming the probes.
-    pub fn speed_reason(&self, names: &[String]) -> Option<String> {
-        if self.speed_changed.is_empty() || names.is_empty() {
+    /// withheld because the speed of a probe they depend on (`depends_on`,
+    /// all of theirs together) changed ([`Comparison::judges`]), naming
+    /// those probes only.
+    pub fn speed_reason(&self, names: &[String], depends_on: &[&str]) -> Option<String> {
+        let changed: Vec<&str> = self
+            .speed_changed
+            .iter()
+            .map(String::as_str)
+            .filter(|p| depends_on.contains(p))
+            .collect();
+        if changed.is_empty() || names.is_empty() {
             return None;
         }
-        let probes = match &self.speed_changed[..] {
+        let probes = match &changed[..] {
             [one] => format!("the {one} probe, whose timing"),
             many => format!("the {} probes, whose timings", many.join(", ")),
         };

@@ -341,12 +341,22 @@ mod tests {
             .judging_note()
             .unwrap()
             .contains("depend on the memory probe"));
-        let why = c.speed_reason(&["lat_mem_rd-x".into()]).unwrap();
+        let why = c
+            .speed_reason(&["lat_mem_rd-x".into()], &["cpu", "memory"])
+            .unwrap();
         assert!(
             why.starts_with("not judged: lat_mem_rd-x got worse by more than the threshold, but depends on the memory probe, whose timing changed"),
             "{why}"
         );
-        assert!(c.speed_reason(&[]).is_none());
+        assert!(c.speed_reason(&[], &["cpu", "memory"]).is_none());
+        // Only the probes the withheld tests depend on are named.
+        let mut two = c.clone();
+        two.speed_changed.push("disk".into());
+        let why = two
+            .speed_reason(&["lat_mem_rd-x".into()], &["cpu", "memory"])
+            .unwrap();
+        assert!(why.contains("depends on the memory probe, whose"), "{why}");
+        assert!(two.speed_reason(&["x".into()], &["cpu"]).is_none());
         let forced = crate::compare(Some(&steady), Some(&lasting), true);
         assert!(forced.judges(&["cpu", "memory"]));
         // The cpu probe is what every test depends on.

@@ -183,10 +183,15 @@ fn run_compare(
     }
     // Only the tests that depend on a probe whose timing changed were
     // withheld: the check failed for those that changed.
+    let depends_on: Vec<&str> = c
+        .withheld_regressions
+        .iter()
+        .flat_map(|t| lever_bench::speed::probes_for(t).iter().copied())
+        .collect();
     if let Some(why) = c
         .conditions
         .as_ref()
-        .and_then(|cc| cc.speed_reason(&c.withheld_regressions))
+        .and_then(|cc| cc.speed_reason(&c.withheld_regressions, &depends_on))
     {
         return Err(crate::exit::ChecksFailed(why).into());
     }
