@@ -187,6 +187,132 @@ pub struct Comparison {
     /// on it, [`rerun_counts_for`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reruns_left_out: Vec<String>,
+    /// The caches the two runs' `lat_mem_rd` sweeps reached differently
+    /// ([`cache_reach`]): the sizes between are not judged unless forced.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cache_reach: Vec<CacheReach>,
+}
+
+impl Comparison {
+    /// One line for the tests that would have regressed but were withheld
+    /// ([`Comparison::withheld_regressions`]): because a probe they depend
+    /// on changed speed, or because they lie where the caches reached
+    /// differently. `None` when none was withheld.
+    pub fn withheld_reason(&self) -> Option<String> {
+        let (by_reach, by_speed): (Vec<String>, Vec<String>) = self
+            .withheld_regressions
+            .iter()
+            .cloned()
+            .partition(|t| self.cache_reach.iter().any(|c| c.covers(t)));
+        let depends_on: Vec<&str> = by_speed
+            .iter()
+            .flat_map(|t| crate::speed::probes_for(t).iter().copied())
+            .collect();
+        let speed = self
+            .conditions
+            .as_ref()
+            .and_then(|c| c.speed_reason(&by_speed, &depends_on));
+        let reach = (!by_reach.is_empty()).then(|| {
+            let tests = match &by_reach[..] {
+                [one] => format!("{one} got worse by more than the threshold, but lies"),
+                many => format!(
+                    "{} tests got worse by more than the threshold ({}), but lie",
+                    many.len(),
+                    many.join(", ")
+                ),
+            };
+            let reach: Vec<&str> = self.cache_reach.iter().map(|c| c.text.as_str()).collect();
+            format!(
+                "not judged: {tests} where the two runs' caches reached differently ({}); rerun, or pass --force to judge anyway",
+                reach.join("; ")
+            )
+        });
+        match (speed, reach) {
+            (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
+/// A cache whose end two runs' `lat_mem_rd` sweeps found at different
+/// sizes ([`crate::memory::Plateau`]): on a shared host the last-level
+/// cache a guest gets changes for minutes at a time (this VM's L3 plateau
+/// ended at 8, 12 and 16 MiB in four quiet runs of one build), and a size
+/// between the two ends is in that cache in one run and past it in the
+/// other, 40–360 % apart, with both runs' passes agreeing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CacheReach {
+    /// The cache: `L1`, `L2`, `L3`.
+    pub level: String,
+    /// The largest size on its plateau in the base run, KiB.
+    pub base_to_kb: u64,
+    /// The same in the new run, KiB.
+    pub new_to_kb: u64,
+    /// The sizes in one run's cache and past it in the other: above this,
+    /// KiB (the smaller end) …
+    pub above_kb: u64,
+    /// … and below this, KiB (where both runs are past it: the later
+    /// start of the next plateau).
+    pub below_kb: u64,
+    /// What it says, for people.
+    pub text: String,
+}
+
+impl CacheReach {
+    /// Whether `test` is a `lat_mem_rd` size between the two ends.
+    pub fn covers(&self, test: &str) -> bool {
+        crate::memory::lat_mem_rd_size_kb(test)
+            .is_some_and(|kb| kb > self.above_kb && kb < self.below_kb)
+    }
+}
+
+/// The caches `base`'s and `new`'s plateaus end at different sizes (a
+/// level in both, not DRAM). The sizes judged unreliable run from the
+/// smaller end (exclusive) to the later start of the next plateau
+/// (exclusive), or to twice the larger end when a run found none.
+pub fn cache_reach(
+    base: &[crate::memory::Plateau],
+    new: &[crate::memory::Plateau],
+) -> Vec<CacheReach> {
+    let next_from = |ps: &[crate::memory::Plateau], i: usize| ps.get(i + 1).map(|p| p.from_kb);
+    let kib = |kb: u64| {
+        if kb >= 1024 && kb % 1024 == 0 {
+            format!("{} MiB", kb / 1024)
+        } else {
+            format!("{kb} KiB")
+        }
+    };
+    base.iter()
+        .enumerate()
+        .filter(|(_, b)| b.level != "DRAM")
+        .filter_map(|(i, b)| {
+            let j = new.iter().position(|n| n.level == b.level)?;
+            let n = &new[j];
+            if b.to_kb == n.to_kb {
+                return None;
+            }
+            let above_kb = b.to_kb.min(n.to_kb);
+            let below_kb = match (next_from(base, i), next_from(new, j)) {
+                (Some(x), Some(y)) => x.max(y),
+                (x, y) => x.or(y).unwrap_or(0).max(2 * b.to_kb.max(n.to_kb)),
+            };
+            Some(CacheReach {
+                level: b.level.clone(),
+                base_to_kb: b.to_kb,
+                new_to_kb: n.to_kb,
+                above_kb,
+                below_kb,
+                text: format!(
+                    "{} to {} in the base run, to {} in the new, so lat_mem_rd above {} and below {} is in that cache in one run and past it in the other",
+                    b.level,
+                    kib(b.to_kb),
+                    kib(n.to_kb),
+                    kib(above_kb),
+                    kib(below_kb)
+                ),
+            })
+        })
+        .collect()
 }
 
 /// Read a `--json` report.
@@ -266,6 +392,7 @@ pub fn compare_with(
         withheld: 0,
         withheld_regressions: Vec::new(),
         reruns_left_out: Vec::new(),
+        cache_reach: Vec::new(),
     }
 }
 
@@ -335,8 +462,10 @@ pub fn compare_reruns(
         }
         c.regressions = regressions(&c.rows);
     }
+    let reach = cache_reach(&base.plateaus, &new.plateaus);
     for r in &mut c.rows {
-        if !conditions.judges(crate::speed::probes_for(&r.name))
+        let past_reach = !force && reach.iter().any(|c| c.covers(&r.name));
+        if (past_reach || !conditions.judges(crate::speed::probes_for(&r.name)))
             && matches!(
                 r.verdict,
                 Verdict::Improved | Verdict::Regressed | Verdict::WorseWithinThreshold
@@ -352,6 +481,7 @@ pub fn compare_reruns(
     c.regressions = regressions(&c.rows);
     c.conditions = Some(conditions);
     c.reruns_left_out = left_out;
+    c.cache_reach = reach;
     c
 }
 
@@ -1176,5 +1306,89 @@ mod tests {
         );
         let c = compare(&report(vec![base]), &report(vec![fast]), 10.0);
         assert_ne!(c.rows[0].verdict, Verdict::Regressed, "{:?}", c.rows[0]);
+    }
+
+    /// Two quiet runs of one build (2026-11-27 22:08 and 22:13): the L3
+    /// plateau ended at 16 MiB in one and at 12 MiB in the other, and
+    /// `lat_mem_rd` at 16–32 MiB was 40–360 % slower in the second with
+    /// both passes agreeing. Those sizes are not judged, and say why; the
+    /// sizes both runs had in the same place still are.
+    #[test]
+    fn sizes_where_the_caches_reached_differently_are_not_judged() {
+        let plateau = |level: &str, from_kb, to_kb| crate::memory::Plateau {
+            level: level.into(),
+            latency_ns: 1.0,
+            from_kb,
+            to_kb,
+            cache_kb: None,
+            matches_cache: None,
+        };
+        let far = vec![
+            plateau("L2", 64, 768),
+            plateau("L3", 1536, 16384),
+            plateau("DRAM", 49152, 131072),
+        ];
+        let near = vec![
+            plateau("L2", 64, 768),
+            plateau("L3", 1536, 12288),
+            plateau("DRAM", 24576, 131072),
+        ];
+        let reach = cache_reach(&far, &near);
+        assert_eq!(reach.len(), 1, "{reach:?}");
+        let r = &reach[0];
+        assert_eq!((r.above_kb, r.below_kb), (12288, 49152), "{r:?}");
+        assert!(
+            r.text
+                .starts_with("L3 to 16 MiB in the base run, to 12 MiB in the new"),
+            "{}",
+            r.text
+        );
+        let name = crate::memory::lat_mem_rd_name;
+        for kb in [16384, 24576, 32768] {
+            assert!(r.covers(&name(kb)), "{kb}");
+        }
+        for kb in [8192, 12288, 49152] {
+            assert!(!r.covers(&name(kb)), "{kb}");
+        }
+        assert!(!r.covers("bw_mem-rd-16mb"));
+        assert!(cache_reach(&far, &far).is_empty());
+        // As `bench compare` judges: the 24 MiB point 4.6× slower is not
+        // judged and named; the 8 MiB one, 30 % slower, is a regression.
+        let test = |kb, ns: f64| {
+            result(
+                &name(kb),
+                Better::Lower,
+                (0..12).map(|i| ns + 0.01 * f64::from(i)).collect(),
+            )
+        };
+        let run = |plateaus: &Vec<crate::memory::Plateau>, slow: f64| BenchReport {
+            tests: vec![
+                test(8192, 13.0 * slow),
+                test(24576, 30.0 * (1.0 + 3.6 * (slow - 1.0) / 0.3)),
+            ],
+            plateaus: plateaus.clone(),
+            ..crate::tests::empty_report()
+        };
+        let c = compare_runs(&run(&far, 1.0), &run(&near, 1.3), 10.0, false);
+        let verdicts: Vec<_> = c
+            .rows
+            .iter()
+            .map(|r| (r.name.as_str(), r.verdict))
+            .collect();
+        assert_eq!(
+            verdicts,
+            [
+                (name(8192).as_str(), Verdict::Regressed),
+                (name(24576).as_str(), Verdict::NotJudged)
+            ]
+        );
+        assert_eq!(c.withheld_regressions, [name(24576)]);
+        let why = c.withheld_reason().unwrap();
+        assert!(
+            why.contains("but lies where the two runs' caches reached differently (L3 to 16 MiB"),
+            "{why}"
+        );
+        let forced = compare_runs(&run(&far, 1.0), &run(&near, 1.3), 10.0, true);
+        assert_eq!(forced.rows[1].verdict, Verdict::Regressed);
     }
 }

@@ -432,11 +432,8 @@ fn measure(
     let points: Vec<(u64, f64)> = tests
         .iter()
         .filter_map(|t| {
-            let kb = t
-                .name
-                .strip_prefix(&format!("lat_mem_rd-stride{}-sz", memory::STRIDE))?;
             Some((
-                kb.strip_suffix('k')?.parse().ok()?,
+                memory::lat_mem_rd_size_kb(&t.name)?,
                 t.summary.as_ref()?.median,
             ))
         })

@@ -23,6 +23,15 @@ pub fn lat_mem_rd_name(size_kb: u64) -> String {
     format!("lat_mem_rd-stride{STRIDE}-sz{size_kb}k")
 }
 
+/// The size, KiB, of a `lat_mem_rd` test by its name
+/// ([`lat_mem_rd_name`]); `None` for any other test.
+pub fn lat_mem_rd_size_kb(name: &str) -> Option<u64> {
+    name.strip_prefix(&format!("lat_mem_rd-stride{STRIDE}-sz"))?
+        .strip_suffix('k')?
+        .parse()
+        .ok()
+}
+
 /// The sizes `lat_mem_rd` sweeps, KiB: powers of two (and, with `--full`,
 /// the 1.5× points between) from 1 KiB to 4× the last-level cache (at
 /// least 64 MiB when the cache size is unknown).

@@ -225,6 +225,17 @@ pub fn comparison(c: &Comparison) -> String {
         Some(cc) => crate::render::conditions::comparison(cc),
         None => String::new(),
     };
+    for reach in &c.cache_reach {
+        out += &format!(
+            "WARNING: the caches reached differently: {}{}\n",
+            reach.text,
+            if c.conditions.as_ref().is_some_and(|cc| cc.forced) {
+                " (judged anyway: --force)"
+            } else {
+                "; not judged there (--force judges)"
+            }
+        );
+    }
     let mut t = Table::new(&[
         "test",
         "unit",
@@ -271,7 +282,7 @@ pub fn comparison(c: &Comparison) -> String {
     );
     if c.withheld > 0 {
         out += &format!(
-            "{} change(s) the test finds significant are not judged: a run was taken under load or throttling, or the machine's own speed changed (above)\n",
+            "{} change(s) the test finds significant are not judged: a run was taken under load or throttling, the machine's own speed changed, or the caches reached differently (above)\n",
             c.withheld
         );
     }
