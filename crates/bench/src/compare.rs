@@ -259,6 +259,20 @@ pub struct CacheReach {
 }
 
 impl CacheReach {
+    /// The warning a comparison puts at its top; `forced`: `--force` was
+    /// given, so the sizes are judged anyway.
+    pub fn warning(&self, forced: bool) -> String {
+        format!(
+            "WARNING: the caches reached differently: {}{}",
+            self.text,
+            if forced {
+                " (judged anyway: --force)"
+            } else {
+                "; not judged there (--force judges)"
+            }
+        )
+    }
+
     /// Whether `test` is a `lat_mem_rd` size between the two ends.
     pub fn covers(&self, test: &str) -> bool {
         crate::memory::lat_mem_rd_size_kb(test)

@@ -7,8 +7,8 @@
 
 use crate::model::{Better, Metric, Run};
 use lever_bench::compare::{
-    drift_rule, judge_runs, pass_medians, rerun_counts_for, rerun_left_out, DriftRule, Judgement,
-    Reruns, Side, Verdict,
+    cache_reach, drift_rule, judge_runs, pass_medians, rerun_counts_for, rerun_left_out,
+    CacheReach, DriftRule, Judgement, Reruns, Side, Verdict,
 };
 use lever_bench::stats::Summary;
 use serde::Serialize;
@@ -176,6 +176,21 @@ pub struct Judged {
     /// Why each other rerun was left out (`base rerun 2 left out of the
     /// spread: …`).
     pub reruns_left_out: Vec<String>,
+    /// Per later run, the caches its `lat_mem_rd` sweep and the base's
+    /// reached differently (`lever_bench::compare::cache_reach`): the
+    /// sizes between are not judged unless forced.
+    pub cache_reach: Vec<Vec<CacheReach>>,
+}
+
+/// The `lat_mem_rd` plateaus a run's bench section kept (none for runs
+/// collected before they were kept, or without a sweep).
+fn plateaus(run: &Run) -> Vec<lever_bench::memory::Plateau> {
+    run.sections
+        .iter()
+        .find(|s| s.name == "bench")
+        .and_then(|s| s.detail.get("plateaus"))
+        .and_then(|p| serde_json::from_value(p.clone()).ok())
+        .unwrap_or_default()
 }
 
 /// [`compare`], then the base's reruns and the conditions: a significant
@@ -212,12 +227,20 @@ pub fn judged(runs: &[Run], threshold_pct: f64, judging: Judging<'_>) -> Judged 
             within_reruns(row, &reruns);
         }
     }
+    let base_plateaus = runs.first().map(plateaus).unwrap_or_default();
+    let cache_reach: Vec<Vec<CacheReach>> = runs
+        .iter()
+        .skip(1)
+        .map(|r| cache_reach(&base_plateaus, &plateaus(r)))
+        .collect();
     for row in &mut rows {
-        let probes = lever_bench::speed::probes_for(test_of(&row.name));
-        for (j, c) in row.vs_base.iter_mut().zip(&conditions) {
+        let test = test_of(&row.name);
+        let probes = lever_bench::speed::probes_for(test);
+        for ((j, c), reach) in row.vs_base.iter_mut().zip(&conditions).zip(&cache_reach) {
+            let past_reach = !judging.force && reach.iter().any(|r| r.covers(test));
             if let Some(j) = j
                 .as_mut()
-                .filter(|j| !c.judges(probes) && is_significant(j.verdict))
+                .filter(|j| (past_reach || !c.judges(probes)) && is_significant(j.verdict))
             {
                 j.verdict = Verdict::NotJudged;
             }
@@ -228,6 +251,7 @@ pub fn judged(runs: &[Run], threshold_pct: f64, judging: Judging<'_>) -> Judged 
         conditions,
         base_reruns: reruns.len(),
         reruns_left_out,
+        cache_reach,
     }
 }
 
@@ -570,5 +594,60 @@ mod tests {
         assert_eq!(j.verdict, Verdict::NotCompared);
         assert_eq!(j.change_pct, Some(-50.0));
         assert!(!free.significant());
+    }
+
+    /// `report render A B` withholds the `lat_mem_rd` sizes between two
+    /// runs' cache ends as `bench compare` does: the bench section keeps
+    /// the sweep's plateaus.
+    #[test]
+    fn sizes_where_the_caches_reached_differently_are_not_judged() {
+        let name = |kb| format!("bench.{}", lever_bench::memory::lat_mem_rd_name(kb));
+        let run = |l3_to: u64, dram_from: u64, slow: f64| {
+            let mut r = Run::new("2026-11-23T14:00:00Z", Device::default());
+            let mut s = Section::measured("bench", "test");
+            for (kb, ns) in [(8192u64, 13.0), (24576, 30.0)] {
+                let ns = if kb == 24576 { ns * slow } else { ns };
+                let mut m = Metric::new(&name(kb), "ns", ns);
+                m.samples = (0..12).map(|i| ns + 0.01 * f64::from(i)).collect();
+                m.better = Some(Better::Lower);
+                s.metrics.push(m);
+            }
+            let plateau = |level: &str, from_kb: u64, to_kb: u64| {
+                serde_json::json!({"level": level, "latency_ns": 1.0, "from_kb": from_kb,
+                    "to_kb": to_kb, "cache_kb": null, "matches_cache": null})
+            };
+            s.detail = serde_json::json!({"plateaus": [
+                plateau("L3", 1536, l3_to), plateau("DRAM", dram_from, 131072)]});
+            r.sections.push(s);
+            r
+        };
+        let runs = [run(16384, 49152, 1.0), run(12288, 24576, 4.6)];
+        let j = judged(&runs, THRESHOLD_PCT, Judging::default());
+        assert_eq!(j.cache_reach[0].len(), 1, "{:?}", j.cache_reach);
+        let verdict = |j: &Judged, kb| {
+            j.rows.iter().find(|r| r.name == name(kb)).unwrap().vs_base[0]
+                .as_ref()
+                .unwrap()
+                .verdict
+        };
+        assert_eq!(verdict(&j, 24576), Verdict::NotJudged);
+        assert_eq!(verdict(&j, 8192), Verdict::Unchanged);
+        let forced = judged(
+            &runs,
+            THRESHOLD_PCT,
+            Judging {
+                force: true,
+                ..Judging::default()
+            },
+        );
+        assert_eq!(verdict(&forced, 24576), Verdict::Regressed);
+        // The same runs without plateaus (collected before they were
+        // kept): judged as before.
+        let mut bare = runs.clone();
+        for r in &mut bare {
+            r.sections[0].detail = serde_json::Value::Null;
+        }
+        let j = judged(&bare, THRESHOLD_PCT, Judging::default());
+        assert_eq!(verdict(&j, 24576), Verdict::Regressed);
     }
 }

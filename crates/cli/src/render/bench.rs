@@ -225,16 +225,10 @@ pub fn comparison(c: &Comparison) -> String {
         Some(cc) => crate::render::conditions::comparison(cc),
         None => String::new(),
     };
+    let forced = c.conditions.as_ref().is_some_and(|cc| cc.forced);
     for reach in &c.cache_reach {
-        out += &format!(
-            "WARNING: the caches reached differently: {}{}\n",
-            reach.text,
-            if c.conditions.as_ref().is_some_and(|cc| cc.forced) {
-                " (judged anyway: --force)"
-            } else {
-                "; not judged there (--force judges)"
-            }
-        );
+        out += &reach.warning(forced);
+        out.push('\n');
     }
     let mut t = Table::new(&[
         "test",

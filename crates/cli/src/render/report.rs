@@ -62,15 +62,22 @@ pub fn rendered(
         out += &format!("run #{} against #1: ", i + 2);
         out += &crate::render::conditions::comparison(c);
     }
-    if runs.len() > 1 && !judging.base_reruns.is_empty() {
+    if runs.len() > 1 {
         let j = lever_report::compare::judged(runs, lever_report::compare::THRESHOLD_PCT, judging);
-        out += &format!(
-            "base reruns: {} of {} give the spread a change must leave\n",
-            j.base_reruns,
-            judging.base_reruns.len()
-        );
-        for why in &j.reruns_left_out {
-            out += &format!("WARNING: {why}\n");
+        for (i, reach) in j.cache_reach.iter().enumerate() {
+            for r in reach {
+                out += &format!("run #{} against #1: {}\n", i + 2, r.warning(judging.force));
+            }
+        }
+        if !judging.base_reruns.is_empty() {
+            out += &format!(
+                "base reruns: {} of {} give the spread a change must leave\n",
+                j.base_reruns,
+                judging.base_reruns.len()
+            );
+            for why in &j.reruns_left_out {
+                out += &format!("WARNING: {why}\n");
+            }
         }
     }
     out += &if written.is_empty() {

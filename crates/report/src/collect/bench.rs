@@ -91,6 +91,9 @@ fn section(report: &BenchReport, method: &str) -> Section {
         "host_note": report.host_note,
         "dmips_per_mhz": report.dmips_per_mhz,
         "categories": categories,
+        // `lat_mem_rd`'s plateaus: where two runs' caches ended
+        // (`lever_bench::compare::cache_reach`).
+        "plateaus": report.plateaus,
         "dhrystone_cpu": report
             .tests
             .iter()

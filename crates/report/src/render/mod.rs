@@ -59,6 +59,8 @@ pub struct Document<'a> {
     pub base_reruns: usize,
     /// Why each other rerun was left out of the spread.
     pub reruns_left_out: Vec<String>,
+    /// Per later run, the caches it and the base reached differently.
+    pub cache_reach: Vec<Vec<lever_bench::compare::CacheReach>>,
 }
 
 /// The runs and their comparison as JSON.
@@ -79,6 +81,7 @@ pub fn json_with(runs: &[Run], judging: Judging<'_>) -> String {
             conditions: j.conditions,
             base_reruns: j.base_reruns,
             reruns_left_out: j.reruns_left_out,
+            cache_reach: j.cache_reach,
         },
         None => Document {
             runs,
@@ -87,6 +90,7 @@ pub fn json_with(runs: &[Run], judging: Judging<'_>) -> String {
             conditions: Vec::new(),
             base_reruns: 0,
             reruns_left_out: Vec::new(),
+            cache_reach: Vec::new(),
         },
     };
     serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
@@ -131,6 +135,14 @@ fn condition_lines(runs: &[Run], judged: &compare::Judged) -> Vec<(String, Vec<(
             if let Some(note) = c.judging_note() {
                 lines.push((true, note));
             }
+            lines.extend(
+                judged
+                    .cache_reach
+                    .get(i)
+                    .into_iter()
+                    .flatten()
+                    .map(|r| (true, r.warning(c.forced))),
+            );
             for d in &c.differences {
                 lines.push((false, format!("{}: {} → {}", d.what, d.base, d.new)));
             }
