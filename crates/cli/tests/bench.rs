@@ -418,6 +418,69 @@ fn a_loaded_run_is_warned_about_not_judged() {
     assert!(text.contains("improved"), "{text}");
 }
 
+/// Two runs whose `lat_mem_rd` sweeps found the L3 ending at 16 and at
+/// 12 MiB (as two quiet runs of one build did on this VM): the 24 MiB
+/// point, 4.6× slower, lies in the cache in one run and past it in the
+/// other, so it is not judged, the warning is at the top and the check
+/// fails naming it; `--force` judges it, and so do plateaus that agree.
+#[test]
+fn sizes_where_the_caches_reached_differently_are_not_judged() {
+    let _turn = shared();
+    let dir = tempfile::tempdir().unwrap();
+    let base: Vec<f64> = (0..12).map(|i| 30.0 + f64::from(i % 4) * 0.1).collect();
+    let slow: Vec<f64> = base.iter().map(|v| v * 4.6).collect();
+    let write = |name: &str, samples: &[f64], l3_to: u64, dram_from: u64| {
+        let path = report_file(dir.path(), name, samples);
+        let mut r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        r["tests"][0]["name"] = serde_json::json!("lat_mem_rd-stride128-sz24576k");
+        r["tests"][0]["unit"] = serde_json::json!("ns");
+        let plateau = |level: &str, from_kb: u64, to_kb: u64| {
+            serde_json::json!({"level": level, "latency_ns": 1.0, "from_kb": from_kb,
+                "to_kb": to_kb, "cache_kb": null, "matches_cache": null})
+        };
+        r["plateaus"] = serde_json::json!([
+            plateau("L3", 1536, l3_to),
+            plateau("DRAM", dram_from, 131072)
+        ]);
+        std::fs::write(&path, r.to_string()).unwrap();
+        path
+    };
+    let far = write("far.json", &base, 16384, 49152);
+    let near = write("near.json", &slow, 12288, 24576);
+    let out = lever(&["bench", "compare", &far, &near]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("WARNING: the caches reached differently: L3 to 16 MiB in the base run, to 12 MiB in the new, so lat_mem_rd above 12 MiB and below 48 MiB"),
+        "{text}"
+    );
+    assert!(!text.contains("REGRESSED"), "{text}");
+    assert!(text.contains("not judged (conditions)"), "{text}");
+    assert!(
+        err.contains("lat_mem_rd-stride128-sz24576k got worse by more than the threshold, but lies where the two runs' caches reached differently"),
+        "{err}"
+    );
+    let j: serde_json::Value =
+        serde_json::from_slice(&lever(&["--json", "bench", "compare", &far, &near]).stdout)
+            .unwrap();
+    assert_eq!(j["cache_reach"][0]["above_kb"], 12288, "{j}");
+    assert_eq!(j["cache_reach"][0]["below_kb"], 49152, "{j}");
+    // --force judges it.
+    let forced = lever(&["bench", "compare", &far, &near, "--force"]);
+    let text = String::from_utf8_lossy(&forced.stdout);
+    assert_eq!(forced.status.code(), Some(1), "{text}");
+    assert!(text.contains("REGRESSED"), "{text}");
+    assert!(text.contains("(judged anyway: --force)"), "{text}");
+    // The caches ended in the same place: judged.
+    let near_same_reach = write("near-same.json", &slow, 16384, 49152);
+    let out = lever(&["bench", "compare", &far, &near_same_reach]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("caches reached differently"), "{text}");
+    assert!(text.contains("REGRESSED"), "{text}");
+}
+
 #[test]
 fn a_change_of_the_machines_own_speed_is_warned_about_not_judged() {
     let _turn = shared();
