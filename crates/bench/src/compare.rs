@@ -308,7 +308,10 @@ pub fn cache_reach(
             let above_kb = b.to_kb.min(n.to_kb);
             let below_kb = match (next_from(base, i), next_from(new, j)) {
                 (Some(x), Some(y)) => x.max(y),
-                (x, y) => x.or(y).unwrap_or(0).max(2 * b.to_kb.max(n.to_kb)),
+                (x, y) => x
+                    .or(y)
+                    .unwrap_or(0)
+                    .max(b.to_kb.max(n.to_kb).saturating_mul(2)),
             };
             Some(CacheReach {
                 level: b.level.clone(),
@@ -639,7 +642,7 @@ impl<'a> Side<'a> {
 /// (for runs stored without their pass medians, as `lever report` keeps
 /// them). Empty when the counts do not add up to the samples.
 pub fn pass_medians(samples: &[f64], pass_samples: &[usize]) -> Vec<f64> {
-    if pass_samples.iter().sum::<usize>() != samples.len() {
+    if !passes_fit(pass_samples, samples.len()) {
         return Vec::new();
     }
     let mut rest = samples;
@@ -651,6 +654,16 @@ pub fn pass_medians(samples: &[f64], pass_samples: &[usize]) -> Vec<f64> {
             Summary::new(pass).map(|s| s.median)
         })
         .collect()
+}
+
+/// Whether the counts of samples each pass took add up to `n` samples
+/// (without overflowing: a report is input, and a count near `usize::MAX`
+/// must not wrap round to a plausible total).
+pub fn passes_fit(pass_samples: &[usize], n: usize) -> bool {
+    pass_samples
+        .iter()
+        .try_fold(0usize, |sum, &k| sum.checked_add(k))
+        == Some(n)
 }
 
 /// One test judged between two runs as `lever bench compare` judges it
@@ -720,7 +733,7 @@ pub fn worse_mode_is_a_load(better: Better, t: Side<'_>) -> bool {
     if t.disturbed {
         return true;
     }
-    if t.pass_samples.len() < 2 || t.pass_samples.iter().sum::<usize>() != t.samples.len() {
+    if t.pass_samples.len() < 2 || !passes_fit(t.pass_samples, t.samples.len()) {
         return true;
     }
     let split = modes.split();
@@ -1273,6 +1286,22 @@ mod tests {
         assert_eq!(rule(false, &c, "lat_syscall-null"), DriftRule::Steadier);
         c.machine_wide = true;
         assert_eq!(rule(true, &c, "lat_syscall-null"), DriftRule::Steadier);
+    }
+
+    /// A report is input: pass counts that would wrap round to the number
+    /// of samples are counts that do not fit, not a panic.
+    #[test]
+    fn pass_counts_that_overflow_do_not_fit() {
+        assert!(passes_fit(&[5, 7], 12));
+        assert!(!passes_fit(&[usize::MAX, 13], 12));
+        assert!(pass_medians(&[1.0; 12], &[usize::MAX, 13]).is_empty());
+        let mut t = result(
+            "t",
+            Better::Lower,
+            vec![1.0, 9.0, 1.0, 9.0, 1.0, 9.0, 1.0, 9.0],
+        );
+        t.pass_samples = vec![usize::MAX, 9];
+        assert!(worse_mode_is_a_load(Better::Lower, Side::of(&t)));
     }
 
     #[test]

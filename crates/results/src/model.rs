@@ -216,7 +216,11 @@ impl Metric {
     /// [`Metric::pass_samples`]; empty when the samples were not taken in
     /// passes or the counts do not add up to them.
     pub fn sample_passes(&self) -> Vec<i64> {
-        if self.pass_samples.iter().sum::<usize>() != self.samples.len() {
+        let total = self
+            .pass_samples
+            .iter()
+            .try_fold(0usize, |sum, &k| sum.checked_add(k));
+        if total != Some(self.samples.len()) {
             return Vec::new();
         }
         (0..)

@@ -77,6 +77,8 @@ fn samples_keep_their_pass_and_an_older_store_gets_it_from_the_documents() {
         .unwrap();
     let mut uneven = common::run("b", "2026-11-24T14:00:00Z", 2.0);
     uneven.sections[0].metrics[0].pass_samples = vec![1, 1];
+    // Counts that would wrap round to the 4 samples (a run file is input).
+    uneven.sections[0].metrics[1].pass_samples = vec![usize::MAX, 5];
     store.save(&uneven).unwrap();
     drop(store);
     let want: Vec<Option<i64>> = [Some(0), Some(1), Some(1), Some(1)]
