@@ -191,6 +191,61 @@ fn render_writes_the_page_markdown_and_json() {
         2,
         "--json FILE was taken as a run"
     );
+    // The base's reruns from the results store: the stored runs of its
+    // board, kernel and Lever version, other than the runs given.
+    let db = dir.path().join("results.db");
+    let db = db.to_str().unwrap();
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&run).unwrap()).unwrap();
+    let variant = |name: &str, at: &str, kernel: &str| {
+        let mut d = doc.clone();
+        d["collected_at"] = serde_json::json!(at);
+        d["device"]["kernel_release"] = serde_json::json!(kernel);
+        let p = dir.path().join(name);
+        std::fs::write(&p, d.to_string()).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let kernel = doc["device"]["kernel_release"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let rerun = variant("rerun.json", "2026-11-20T10:00:00Z", &kernel);
+    let other_kernel = variant("other.json", "2026-11-21T10:00:00Z", "6.6.0-other");
+    for f in [r, rerun.as_str(), other_kernel.as_str()] {
+        common::ok(&["results", "--db", db, "import", f]);
+    }
+    let text = common::ok(&[
+        "report",
+        "render",
+        r,
+        r,
+        "--base-reruns-from-store",
+        "--db",
+        db,
+    ]);
+    assert!(
+        text.starts_with("base reruns from the results store: 1 (runs 2)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("base reruns: 1 of 1 give the spread a change must leave"),
+        "{text}"
+    );
+    let stdout = common::ok(&[
+        "--json",
+        "report",
+        "render",
+        r,
+        r,
+        "--base-reruns-from-store",
+        "--db",
+        db,
+    ]);
+    let j: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(j["base_reruns"], 1, "{}", j["reruns_left_out"]);
+    // --db is the store of --base-reruns-from-store only.
+    let out = common::lever(&["report", "render", r, r, "--db", db]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
     // The base's reruns (`--base-rerun`, as `bench compare` takes them):
     // counted in the document, named on the terminal; one that is not a
     // run document is refused.

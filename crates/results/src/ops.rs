@@ -40,6 +40,47 @@ pub fn show(db: Option<&str>, id: RunId) -> Result<Shown, StoreError> {
     Ok(Shown { run, document })
 }
 
+/// The stored runs of `base`'s build, oldest first, each with its id
+/// (`lever report render --base-reruns-from-store`): the same board as
+/// filed ([`crate::store::board_name`]), kernel release and Lever
+/// version, other than the runs in `given` (the same board and
+/// collection time).
+pub fn reruns_of(
+    db: Option<&str>,
+    base: &Run,
+    given: &[Run],
+) -> Result<Vec<(RunId, Run)>, StoreError> {
+    let mut store = Store::open(db)?;
+    let board = crate::store::board_name(base);
+    let filter = Filter {
+        board: Some(board),
+        since: None,
+    };
+    let ids: Vec<RunId> = store
+        .list(&filter)?
+        .into_iter()
+        .filter(|s| {
+            s.kernel_release == base.device.kernel_release && s.lever_version == base.lever_version
+        })
+        .filter(|s| {
+            !given
+                .iter()
+                .any(|g| crate::store::board_name(g) == s.board && g.collected_at == s.collected_at)
+        })
+        .map(|s| s.id)
+        .collect();
+    ids.into_iter()
+        .map(|id| {
+            let document = store.document(id)?;
+            let run = crate::store::run_from(&document).map_err(|source| StoreError::BadRun {
+                what: format!("run {id} in {}", store.location()),
+                source,
+            })?;
+            Ok((id, run))
+        })
+        .collect()
+}
+
 /// `lever results trend METRIC`.
 pub fn trend(db: Option<&str>, query: &TrendQuery) -> Result<Vec<TrendPoint>, StoreError> {
     Store::open(db)?.trend(query)

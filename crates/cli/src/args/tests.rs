@@ -282,6 +282,11 @@ const FREE_FORM: &[(&str, &str, &str)] = &[
     ("lever report render", "md", "a file to write"),
     ("lever report render", "json_out", "a file to write"),
     ("lever report render", "base_rerun", "a run document"),
+    (
+        "lever report render",
+        "db",
+        "an SQLite file (or a postgres:// URL, checked)",
+    ),
 ];
 
 /// Every subcommand with its path (`lever mem thrash`), parents first,

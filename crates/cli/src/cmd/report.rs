@@ -104,6 +104,15 @@ pub struct RenderArgs {
     /// recorded conditions, is left out and the page says why.
     #[arg(long = "base-rerun", value_name = "RUN.json")]
     pub base_rerun: Vec<PathBuf>,
+    /// Take the base's reruns from the results store as well: every stored
+    /// run of the base's board, kernel release and Lever version other
+    /// than the runs given (`lever report collect` keeps each run there).
+    #[arg(long)]
+    pub base_reruns_from_store: bool,
+    /// The results store for `--base-reruns-from-store`: an SQLite file
+    /// (default under the user's data dir) or `postgres://...`.
+    #[arg(long, value_name = "PATH|URL", value_parser = crate::cmd::results::db, requires = "base_reruns_from_store")]
+    pub db: Option<String>,
 }
 
 /// `render … --json FILE`: the global `--json` is a switch, so clap took
@@ -196,11 +205,27 @@ fn run_render(global: &Global, mut a: RenderArgs) -> anyhow::Result<()> {
         .iter()
         .map(|p| lever_report::read_run(p))
         .collect::<Result<Vec<_>, _>>()?;
-    let reruns = a
+    let mut reruns = a
         .base_rerun
         .iter()
         .map(|p| lever_report::read_run(p))
         .collect::<Result<Vec<_>, _>>()?;
+    let mut from_store = None;
+    if a.base_reruns_from_store {
+        let stored = lever_results::ops::reruns_of(a.db.as_deref(), &runs[0], &runs)?;
+        let ids: Vec<String> = stored.iter().map(|(id, _)| id.to_string()).collect();
+        from_store = Some(if ids.is_empty() {
+            "base reruns from the results store: none of the base's board, kernel and Lever version"
+                .to_string()
+        } else {
+            format!(
+                "base reruns from the results store: {} (runs {})",
+                ids.len(),
+                ids.join(", ")
+            )
+        });
+        reruns.extend(stored.into_iter().map(|(_, run)| run));
+    }
     let judging = lever_report::compare::Judging {
         force: a.force,
         base_reruns: &reruns,
@@ -221,5 +246,5 @@ fn run_render(global: &Global, mut a: RenderArgs) -> anyhow::Result<()> {
     }
     // `--json` alone: the document on stdout.
     let stdout_json = global.json && a.json_out.is_none();
-    show::rendered(stdout_json, &runs, &written, judging)
+    show::rendered(stdout_json, &runs, &written, judging, from_store)
 }

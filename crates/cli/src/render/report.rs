@@ -50,11 +50,12 @@ pub fn rendered(
     runs: &[Run],
     written: &[PathBuf],
     judging: lever_report::compare::Judging<'_>,
+    first: Option<String>,
 ) -> anyhow::Result<()> {
     if json {
         return crate::render::out(&lever_report::render::json_with(runs, judging));
     }
-    let mut out = String::new();
+    let mut out = first.map(|l| l + "\n").unwrap_or_default();
     for (i, c) in lever_report::compare::conditions(runs, judging.force)
         .iter()
         .enumerate()
