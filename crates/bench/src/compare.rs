@@ -1404,15 +1404,14 @@ mod tests {
                 (0..12).map(|i| ns + 0.01 * f64::from(i)).collect(),
             )
         };
-        let run = |plateaus: &Vec<crate::memory::Plateau>, slow: f64| BenchReport {
-            tests: vec![
-                test(8192, 13.0 * slow),
-                test(24576, 30.0 * (1.0 + 3.6 * (slow - 1.0) / 0.3)),
-            ],
+        // ns at 8 MiB and at 24 MiB.
+        let run = |plateaus: &Vec<crate::memory::Plateau>, at_8m: f64, at_24m: f64| BenchReport {
+            tests: vec![test(8192, at_8m), test(24576, at_24m)],
             plateaus: plateaus.clone(),
             ..crate::tests::empty_report()
         };
-        let c = compare_runs(&run(&far, 1.0), &run(&near, 1.3), 10.0, false);
+        let (base, new) = (run(&far, 13.0, 30.0), run(&near, 16.9, 138.0));
+        let c = compare_runs(&base, &new, 10.0, false);
         let verdicts: Vec<_> = c
             .rows
             .iter()
@@ -1431,7 +1430,7 @@ mod tests {
             why.contains("but lies where the two runs' caches reached differently (L3 to 16 MiB"),
             "{why}"
         );
-        let forced = compare_runs(&run(&far, 1.0), &run(&near, 1.3), 10.0, true);
+        let forced = compare_runs(&base, &new, 10.0, true);
         assert_eq!(forced.rows[1].verdict, Verdict::Regressed);
     }
 }
