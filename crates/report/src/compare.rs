@@ -183,14 +183,26 @@ pub struct Judged {
 }
 
 /// The `lat_mem_rd` plateaus a run's bench section kept (none for runs
-/// collected before they were kept, or without a sweep).
-fn plateaus(run: &Run) -> Vec<lever_bench::memory::Plateau> {
-    run.sections
+/// collected before they were kept, or without a sweep), or why they do
+/// not read as plateaus (the field and serde's reason).
+pub fn bench_plateaus(run: &Run) -> Result<Vec<lever_bench::memory::Plateau>, String> {
+    match run
+        .sections
         .iter()
         .find(|s| s.name == "bench")
         .and_then(|s| s.detail.get("plateaus"))
-        .and_then(|p| serde_json::from_value(p.clone()).ok())
-        .unwrap_or_default()
+    {
+        None => Ok(Vec::new()),
+        Some(p) => serde_json::from_value(p.clone()).map_err(|e| {
+            format!("the bench section's detail.plateaus is not a list of lat_mem_rd plateaus: {e}")
+        }),
+    }
+}
+
+/// [`bench_plateaus`], none for a run whose plateaus do not read (a run
+/// read by [`crate::read_run`] has been checked already).
+fn plateaus(run: &Run) -> Vec<lever_bench::memory::Plateau> {
+    bench_plateaus(run).unwrap_or_default()
 }
 
 /// [`compare`], then the base's reruns and the conditions: a significant
@@ -649,5 +661,20 @@ mod tests {
         }
         let j = judged(&bare, THRESHOLD_PCT, Judging::default());
         assert_eq!(verdict(&j, 24576), Verdict::Regressed);
+
+        // Plateaus that do not read are refused when the run is read,
+        // naming the field, rather than comparing as if there were none.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.json");
+        let mut broken = runs[1].clone();
+        broken.sections[0].detail["plateaus"][0]["to_kb"] = serde_json::json!("12 MiB");
+        std::fs::write(&path, serde_json::to_string(&broken).unwrap()).unwrap();
+        let err = crate::read_run(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("run.json: the bench section's detail.plateaus is not a list of lat_mem_rd plateaus: invalid type: string \"12 MiB\""),
+            "{err}"
+        );
+        std::fs::write(&path, serde_json::to_string(&runs[1]).unwrap()).unwrap();
+        assert_eq!(plateaus(&crate::read_run(&path).unwrap()).len(), 2);
     }
 }

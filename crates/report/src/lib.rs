@@ -84,10 +84,16 @@ pub fn read_run(path: &std::path::Path) -> Result<model::Run, ReportError> {
         path: path.to_path_buf(),
         source,
     })?;
-    serde_json::from_str(&text).map_err(|e| ReportError::BadFile {
+    let run = serde_json::from_str(&text).map_err(|e| ReportError::BadFile {
         path: path.to_path_buf(),
         message: format!("not a `lever report collect` run document: {e}"),
-    })
+    })?;
+    // What a comparison reads out of a section's free-form detail.
+    compare::bench_plateaus(&run).map_err(|message| ReportError::BadFile {
+        path: path.to_path_buf(),
+        message,
+    })?;
+    Ok(run)
 }
 
 /// Write `text` to `path`.

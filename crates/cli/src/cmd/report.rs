@@ -213,6 +213,11 @@ fn run_render(global: &Global, mut a: RenderArgs) -> anyhow::Result<()> {
     let mut from_store = None;
     if a.base_reruns_from_store {
         let stored = lever_results::ops::reruns_of(a.db.as_deref(), &runs[0], &runs)?;
+        for (id, run) in &stored {
+            lever_report::compare::bench_plateaus(run).map_err(|why| {
+                crate::exit::bad_value(format!("run {id} in the results store: {why}"))
+            })?;
+        }
         let ids: Vec<String> = stored.iter().map(|(id, _)| id.to_string()).collect();
         from_store = Some(if ids.is_empty() {
             "base reruns from the results store: none of the base's board, kernel and Lever version"
