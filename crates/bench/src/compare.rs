@@ -449,11 +449,21 @@ pub fn compare_reruns(
     threshold_pct: f64,
     force: bool,
 ) -> Comparison {
-    let conditions = lever_conditions::compare(
+    let mut conditions = lever_conditions::compare(
         base.conditions.run.as_ref(),
         new.conditions.run.as_ref(),
         force,
     );
+    // The file tests measure the file system they ran on.
+    if let (Some(b), Some(n)) = (&base.conditions.scratch, &new.conditions.scratch) {
+        if b.describe() != n.describe() {
+            conditions.differences.push(lever_conditions::Difference {
+                what: "file tests' file system".into(),
+                base: b.describe(),
+                new: n.describe(),
+            });
+        }
+    }
     // A rerun taken under load, or whose machine changed speed during it,
     // would widen the spread by what the load did: it is left out, and
     // said so. One without recorded conditions cannot be vouched for.

@@ -63,6 +63,10 @@ pub struct Conditions {
     /// by. Absent in reports of older Levers.
     #[serde(default)]
     pub run: Option<lever_conditions::Conditions>,
+    /// The file system the file tests ran on (`--dir`, else the system's
+    /// temporary directory); absent in reports of older Levers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scratch: Option<lever_measure::mounts::FileSystem>,
 }
 
 /// Clocks of every cluster now.
@@ -102,6 +106,7 @@ impl Conditions {
             clocks_after: Vec::new(),
             warnings: Vec::new(),
             run: None,
+            scratch: None,
         }
     }
 

@@ -124,6 +124,27 @@ pub struct Options {
     /// a change within that drift one). Reports before passes had 1.
     #[serde(default = "one_pass")]
     pub passes: usize,
+    /// `--dir DIR`: where the file tests (`lat_fs`, `bw_file_rd`,
+    /// `bw_mmap_rd`, `lat_mmap`, the stat/open tests) make their scratch
+    /// directory, LMBench's `FSDIR`: their figures are that file
+    /// system's. `None`: the system's temporary directory (`$TMPDIR`,
+    /// else `/tmp`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dir: Option<PathBuf>,
+}
+
+/// A scratch directory for one run or pass, in `dir` when given.
+pub(crate) fn scratch_dir(dir: Option<&std::path::Path>) -> Result<tempfile::TempDir, BenchError> {
+    match dir {
+        Some(d) => tempfile::Builder::new()
+            .prefix("lever-bench-")
+            .tempdir_in(d)
+            .map_err(io_err(format!(
+                "create a scratch directory in {}",
+                d.display()
+            ))),
+        None => tempfile::tempdir().map_err(io_err("create a scratch directory".into())),
+    }
 }
 
 fn one_pass() -> usize {
@@ -152,6 +173,7 @@ impl Options {
             // samples rarely reach the ±2 % target: two passes took 57 s
             // where one took 38 s, past --quick's minute.
             passes: 1,
+            dir: None,
         }
     }
 
@@ -374,7 +396,19 @@ fn measure(
         })?;
     }
     let mut conditions = Conditions::read(&fs);
-    let dir = tempfile::tempdir().map_err(io_err("create a scratch directory".into()))?;
+    let dir = scratch_dir(opts.dir.as_deref())?;
+    // The directory is always this system's, whatever --root says.
+    conditions.scratch =
+        lever_measure::mounts::file_system(&KernelFs::system(), dir.path()).map(|mut f| {
+            // The run's own subdirectory goes when the run ends.
+            f.dir = opts
+                .dir
+                .as_deref()
+                .map_or_else(std::env::temp_dir, |d| d.to_path_buf())
+                .display()
+                .to_string();
+            f
+        });
     let env = Env {
         helper: opts.helper.clone(),
         dir: dir.path().to_path_buf(),
@@ -429,6 +463,11 @@ fn measure(
     let mut run = recorder.finish();
     run.speed = speed.finish();
     conditions.finish(&fs, Some(run));
+    if defs.iter().any(|d| d.name.starts_with("lat_fs")) {
+        conditions
+            .warnings
+            .extend(conditions.scratch.as_ref().and_then(|f| f.note()));
+    }
     let points: Vec<(u64, f64)> = tests
         .iter()
         .filter_map(|t| {

@@ -236,7 +236,7 @@ pub fn pass_main() -> Result<(), BenchError> {
         .filter(|d| req.names.contains(&d.name))
         .collect();
     defs.sort_by_key(|d| req.names.iter().position(|n| *n == d.name));
-    let dir = tempfile::tempdir().map_err(io_err("create a scratch directory".into()))?;
+    let dir = crate::scratch_dir(opts.dir.as_deref())?;
     let env = Env {
         helper: opts.helper.clone(),
         dir: dir.path().to_path_buf(),

@@ -59,6 +59,16 @@ fn spawn_class(e: &io::Error) -> Class {
 #[error("{0}")]
 pub struct ChecksFailed(pub String);
 
+/// A check that could not be made (`bench compare` when either run was
+/// taken under load or throttling, or the tests that got worse depend on
+/// a probe whose timing changed or lie where the caches reached
+/// differently), and nothing judged failed: the result has been printed;
+/// the command exits 9 (`not_judged`), so a CI job can tell "rerun on a
+/// quiet machine" from a regression (exit 1), and still does not pass.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct NotJudged(pub String);
+
 /// A command or option this build was made without (a board's build,
 /// `--no-default-features --features board`; docs/install.md lists what
 /// each feature gives): it names the cargo feature that provides it. Not
@@ -99,6 +109,9 @@ pub enum Class {
     DaemonUnreachable,
     /// The daemon answered with a refusal.
     Refused,
+    /// A check could not be made under the conditions of its input
+    /// ([`NotJudged`]).
+    NotJudged,
     /// A `-- CMD` that could not be started because it was found but is
     /// not executable (126, as a shell).
     CommandNotExecutable,
@@ -118,6 +131,7 @@ impl Class {
             Class::Rejected => "rejected",
             Class::DaemonUnreachable => "daemon_unreachable",
             Class::Refused => "refused",
+            Class::NotJudged => "not_judged",
             Class::CommandNotExecutable => "command_not_executable",
             Class::CommandNotFound => "command_not_found",
         }
@@ -134,6 +148,7 @@ impl Class {
             Class::Rejected => 6,
             Class::DaemonUnreachable => 7,
             Class::Refused => 8,
+            Class::NotJudged => 9,
             Class::CommandNotExecutable => 126,
             Class::CommandNotFound => 127,
         }
@@ -537,28 +552,55 @@ mod tests {
         assert_eq!(class_of(denied), Class::NotAllowed);
     }
 
+    /// Every class, in the order of docs/cli.md's table.
+    const CLASSES: [Class; 11] = [
+        Class::Failed,
+        Class::Usage,
+        Class::BadInput,
+        Class::NotAvailable,
+        Class::NotAllowed,
+        Class::Rejected,
+        Class::DaemonUnreachable,
+        Class::Refused,
+        Class::NotJudged,
+        Class::CommandNotExecutable,
+        Class::CommandNotFound,
+    ];
+
     #[test]
     fn unknown_errors_are_plain_failures() {
         assert_eq!(classify(&anyhow::anyhow!("something")), Class::Failed);
-        let codes: Vec<u8> = [
-            Class::Failed,
-            Class::Usage,
-            Class::BadInput,
-            Class::NotAvailable,
-            Class::NotAllowed,
-            Class::Rejected,
-            Class::DaemonUnreachable,
-            Class::Refused,
-            Class::CommandNotExecutable,
-            Class::CommandNotFound,
-        ]
-        .iter()
-        .map(|c| c.exit_code())
-        .collect();
+        let codes: Vec<u8> = CLASSES.iter().map(|c| c.exit_code()).collect();
         assert_eq!(
             codes,
-            [1, 2, 3, 4, 5, 6, 7, 8, 126, 127],
+            [1, 2, 3, 4, 5, 6, 7, 8, 9, 126, 127],
             "documented in docs/cli.md"
         );
+    }
+
+    /// docs/cli.md's exit-code table has a row for every class with its
+    /// code and its `code` string, and none for a class that is gone.
+    #[test]
+    fn the_documented_exit_codes_are_the_classes() {
+        let doc = include_str!("../../../docs/cli.md");
+        let table = &doc[doc.find("## Exit codes").expect("an exit-code section")..];
+        let rows: Vec<(u8, String)> = table
+            .lines()
+            .skip_while(|l| !l.starts_with("| 0 |"))
+            .skip(1)
+            .take_while(|l| l.starts_with('|'))
+            .map(|l| {
+                let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+                (
+                    cells[1].parse().expect("an exit code"),
+                    cells[2].trim_matches('`').to_string(),
+                )
+            })
+            .collect();
+        let classes: Vec<(u8, String)> = CLASSES
+            .iter()
+            .map(|c| (c.exit_code(), c.code().to_string()))
+            .collect();
+        assert_eq!(rows, classes);
     }
 }

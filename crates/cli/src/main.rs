@@ -36,6 +36,11 @@ fn main() -> ExitCode {
         eprintln!("lever: error: {message}");
         return ExitCode::from(exit::Class::Failed.exit_code());
     }
+    // A check that could not be made: said on stderr, exit 9.
+    if let Some(exit::NotJudged(message)) = err.downcast_ref() {
+        eprintln!("lever: error: {message}");
+        return ExitCode::from(exit::Class::NotJudged.exit_code());
+    }
     // A parser of a command's own (`lever latency`'s cyclictest flags):
     // clap's message and code, as for the top-level line.
     if let Some(e) = err.downcast_ref::<clap::Error>() {

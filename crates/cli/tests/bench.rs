@@ -377,11 +377,12 @@ fn a_loaded_run_is_warned_about_not_judged() {
     assert!(!text.contains("WARNING"), "{text}");
 
     // The base slower under load, the new run quiet: a warning at the top
-    // and no improvement reported; the check fails (exit 1).
+    // and no improvement reported; the check could not be made (exit 9,
+    // not the regression's 1).
     let out = lever(&["bench", "compare", &busy_slow, &quiet]);
     let text = String::from_utf8_lossy(&out.stdout);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{text}{err}");
+    assert_eq!(out.status.code(), Some(9), "{text}{err}");
     assert!(text.starts_with("conditions that differ:\n"), "{text}");
     assert!(
         text.contains("WARNING: base run: loaded before the run: load average 6.80 on"),
@@ -406,7 +407,7 @@ fn a_loaded_run_is_warned_about_not_judged() {
 
     // A regression under load is not reported either (it may be the load).
     let out = lever(&["bench", "compare", &quiet, &busy_slow]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(9));
     assert!(!String::from_utf8_lossy(&out.stdout).contains("REGRESSED"));
 
     // --force judges anyway, and still shows the warning.
@@ -422,7 +423,8 @@ fn a_loaded_run_is_warned_about_not_judged() {
 /// 12 MiB (as two quiet runs of one build did on this VM): the 24 MiB
 /// point, 4.6× slower, lies in the cache in one run and past it in the
 /// other, so it is not judged, the warning is at the top and the check
-/// fails naming it; `--force` judges it, and so do plateaus that agree.
+/// could not be made (exit 9, naming it); `--force` judges it, and so do
+/// plateaus that agree. A regression judged beside it decides (exit 1).
 #[test]
 fn sizes_where_the_caches_reached_differently_are_not_judged() {
     let _turn = shared();
@@ -451,7 +453,7 @@ fn sizes_where_the_caches_reached_differently_are_not_judged() {
     let out = lever(&["bench", "compare", &far, &near]);
     let text = String::from_utf8_lossy(&out.stdout);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert_eq!(out.status.code(), Some(9), "{text}");
     assert!(
         text.contains("WARNING: the caches reached differently: L3 to 16 MiB in the base run, to 12 MiB in the new, so lat_mem_rd above 12 MiB and below 48 MiB"),
         "{text}"
@@ -479,6 +481,29 @@ fn sizes_where_the_caches_reached_differently_are_not_judged() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(!text.contains("caches reached differently"), "{text}");
     assert!(text.contains("REGRESSED"), "{text}");
+    // A test judged and 4.6x slower beside the one withheld: the
+    // regression decides (exit 1), and the message names both.
+    let with_syscall = |path: &str, samples: &[f64]| {
+        let mut r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let mut t = r["tests"][0].clone();
+        t["name"] = serde_json::json!("lat_syscall-null");
+        t["unit"] = serde_json::json!("us");
+        t["samples"] = serde_json::json!(samples);
+        r["tests"].as_array_mut().unwrap().push(t);
+        std::fs::write(path, r.to_string()).unwrap();
+    };
+    with_syscall(&far, &base);
+    with_syscall(&near, &slow);
+    let out = lever(&["bench", "compare", &far, &near]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{text}{err}");
+    assert!(text.contains("REGRESSED"), "{text}");
+    assert!(
+        err.contains("1 test(s) significantly worse by more than 10%: lat_syscall-null; and not judged: lat_mem_rd-stride128-sz24576k got worse"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -497,11 +522,12 @@ fn a_change_of_the_machines_own_speed_is_warned_about_not_judged() {
         path
     };
     // Quiet by load, but the machine itself 30 % slower throughout: the
-    // 30 % slower test is not called a regression, and the check fails.
+    // 30 % slower test is not called a regression, and the check could
+    // not be made (exit 9).
     let slower_machine = write("slower.json", &slow, 1.3, 1.3);
     let out = lever(&["bench", "compare", &quiet, &slower_machine]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert_eq!(out.status.code(), Some(9), "{text}");
     assert!(
         text.contains("machine speed (cpu probe, median)"),
         "a difference at the top: {text}"
@@ -916,4 +942,84 @@ fn each_pass_runs_two_ended_tests_on_the_next_cpu() {
         .find(|t| t["name"] == "lat_syscall-null")
         .unwrap();
     assert!(null.get("pass_cpus").is_none(), "{null}");
+}
+
+/// `--dir DIR` puts the file tests' scratch files in DIR (LMBench's
+/// FSDIR), and the report names the file system they ran on as `df`
+/// names it; two runs on different file systems say so at the top of
+/// `bench compare`; a `--dir` that is not a directory is bad input.
+#[test]
+fn the_file_tests_say_which_file_system_they_ran_on() {
+    let _turn = shared();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let run = |on: &str, name: &str| -> (serde_json::Value, String) {
+        let path = dir.path().join(name);
+        let out = lever(&[
+            "--json",
+            "bench",
+            "--only",
+            "lat_fs-0k-create",
+            "--repeat",
+            "2",
+            "--dir",
+            on,
+            "-o",
+            path.to_str().unwrap(),
+        ]);
+        (json(&out), path.to_str().unwrap().to_string())
+    };
+    let (r, here) = run(d, "here.json");
+    let scratch = &r["conditions"]["scratch"];
+    assert_eq!(scratch["dir"], d, "{scratch}");
+    // The file system `df` names for the same directory.
+    let df = Command::new("df")
+        .args(["--output=fstype,target", d])
+        .output()
+        .expect("df (coreutils)");
+    let df = String::from_utf8_lossy(&df.stdout);
+    let (fs_type, target) = df
+        .lines()
+        .nth(1)
+        .and_then(|l| l.split_once(' '))
+        .expect("df's line");
+    assert_eq!(scratch["fs_type"], fs_type, "{scratch} / {df}");
+    assert_eq!(scratch["mount_point"], target.trim(), "{scratch} / {df}");
+    // The warning about ext4 without a journal is there exactly when the
+    // file system is one.
+    let warned = r["conditions"]["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w.as_str().unwrap().contains("without a journal"));
+    assert_eq!(warned, scratch["journal"] == false, "{r}");
+    // No scratch directory is left behind.
+    let left: Vec<_> = std::fs::read_dir(d)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("lever-bench-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+
+    // Another file system (/dev/shm, a tmpfs, where this machine has one).
+    if Path::new("/dev/shm").is_dir() {
+        let (r, shm) = run("/dev/shm", "shm.json");
+        if r["conditions"]["scratch"]["fs_type"] != fs_type {
+            let out = lever(&["bench", "compare", &here, &shm, "--threshold", "1000"]);
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert!(text.contains("file tests' file system"), "{text}");
+        }
+    } else {
+        eprintln!("skipped the tmpfs half: this machine has no /dev/shm");
+    }
+
+    let out = lever(&[
+        "bench",
+        "--dir",
+        "/nonexistent",
+        "--only",
+        "lat_fs-0k-create",
+    ]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--dir /nonexistent: not a directory"));
 }

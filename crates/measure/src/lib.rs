@@ -44,6 +44,7 @@ pub mod iobound;
 pub mod iomem;
 pub mod meminfo;
 pub mod memmap;
+pub mod mounts;
 pub mod pressure;
 pub mod process;
 pub mod sampling;

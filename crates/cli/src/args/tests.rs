@@ -133,6 +133,11 @@ const FREE_FORM: &[(&str, &str, &str)] = &[
         "globs over test names (none matching: exit 3)",
     ),
     ("lever bench", "output", "a file to write"),
+    (
+        "lever bench",
+        "dir",
+        "a directory (checked before the run: exit 3)",
+    ),
     ("lever bench compare", "base", "a report file"),
     ("lever bench compare", "new", "a report file"),
     ("lever bench compare", "base_rerun", "a report file"),

@@ -41,6 +41,11 @@ pub struct BenchArgs {
     /// (default 2; 1 with --quick, which keeps to its minute)
     #[arg(long, value_name = "N", value_parser = at_least_one)]
     pub passes: Option<usize>,
+    /// Where the file tests make their scratch files (LMBench's FSDIR):
+    /// their figures are this directory's file system (default: the
+    /// system's temporary directory, `$TMPDIR` or /tmp).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
     /// Most sampling time per test (bare number: seconds; `500ms`, `2s`).
     #[arg(long, value_name = "TIME", value_parser = crate::cmd::util::positive_seconds)]
     pub max_time: Option<std::time::Duration>,
@@ -59,8 +64,10 @@ pub struct BenchArgs {
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
     /// Compare two `lever bench -o FILE` reports: per-test change, direction
-    /// and significance (Mann-Whitney U); exits non-zero when a test got
-    /// significantly worse by more than the threshold.
+    /// and significance (Mann-Whitney U); exits 1 when a test got
+    /// significantly worse by more than the threshold, 9 when what got
+    /// worse could not be judged (a run under load or throttling, a
+    /// machine whose own speed changed, caches that reached differently).
     Compare {
         /// The baseline report.
         base: PathBuf,
@@ -78,7 +85,7 @@ pub enum BenchCommand {
         threshold: f64,
         /// Judge changes even when either run was taken under load or
         /// throttling (by default none is called significant then, and
-        /// the command exits 1).
+        /// the command exits 9).
         #[arg(long)]
         force: bool,
     },
@@ -133,6 +140,15 @@ fn options(global: &Global, args: &BenchArgs) -> anyhow::Result<Options> {
         opts.passes = n;
     }
     opts.only = args.only.clone();
+    if let Some(d) = &args.dir {
+        if !d.is_dir() {
+            return Err(crate::exit::bad_value(format!(
+                "--dir {}: not a directory",
+                d.display()
+            )));
+        }
+        opts.dir = Some(d.clone());
+    }
     opts.cpu = args.cpu;
     opts.root = global.root.clone();
     let exe =
@@ -177,22 +193,28 @@ fn run_compare(
     let n = compare::read_report(new)?;
     let c = compare::compare_reruns(&b, &reruns, &n, threshold, force);
     emit(global.json, &c, render::bench::comparison)?;
-    if let Some(why) = c.conditions.as_ref().and_then(|cc| cc.withheld_reason()) {
-        // The check could not be made: a CI job must not pass on it.
-        return Err(crate::exit::ChecksFailed(why).into());
-    }
-    // Only the tests that depend on a probe whose timing changed, or that
-    // lie where the caches reached differently, were withheld: the check
-    // failed for those that changed.
-    if let Some(why) = c.withheld_reason() {
-        return Err(crate::exit::ChecksFailed(why).into());
-    }
+    // The check could not be made (a run under load or throttling), or
+    // the tests that got worse depend on a probe whose timing changed or
+    // lie where the caches reached differently.
+    let withheld = c
+        .conditions
+        .as_ref()
+        .and_then(|cc| cc.withheld_reason())
+        .or_else(|| c.withheld_reason());
+    // What was judged and got worse fails the check (exit 1), whatever
+    // else could not be judged.
     if !c.regressions.is_empty() {
         bail!(
-            "{} test(s) significantly worse by more than {threshold}%: {}",
+            "{} test(s) significantly worse by more than {threshold}%: {}{}",
             c.regressions.len(),
-            c.regressions.join(", ")
+            c.regressions.join(", "),
+            withheld.map_or(String::new(), |why| format!("; and {why}"))
         );
+    }
+    // A CI job must not pass on a check it could not make, and can tell
+    // it from a regression (exit 9).
+    if let Some(why) = withheld {
+        return Err(crate::exit::NotJudged(why).into());
     }
     Ok(())
 }

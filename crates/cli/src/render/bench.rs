@@ -76,6 +76,9 @@ fn header(r: &BenchReport) -> String {
             clocks.join("; ")
         }
     );
+    if let Some(f) = &c.scratch {
+        out += &format!("file tests in {}: {}\n", f.dir, f.describe());
+    }
     if let Some(note) = &r.host_note {
         out += &format!("NOTE: {note}\n");
     }
