@@ -166,4 +166,11 @@ fn a_bench_report_brings_the_machines_speed_into_the_runs_conditions() {
     assert_eq!(m.pass_samples.len(), 2, "{m:?}");
     assert_eq!(m.pass_samples, report.tests[0].pass_samples);
     assert_eq!(m.pass_samples.iter().sum::<usize>(), m.samples.len());
+    // The file system the file tests ran on is kept with the section.
+    let kept = &run.section("bench").unwrap().detail["file_system"];
+    assert_eq!(
+        kept["fs_type"],
+        report.conditions.scratch.as_ref().unwrap().fs_type.as_str(),
+        "{kept}"
+    );
 }

@@ -94,6 +94,8 @@ fn section(report: &BenchReport, method: &str) -> Section {
         // `lat_mem_rd`'s plateaus: where two runs' caches ended
         // (`lever_bench::compare::cache_reach`).
         "plateaus": report.plateaus,
+        // The file system the file tests ran on (`lever bench --dir`).
+        "file_system": report.conditions.scratch,
         "dhrystone_cpu": report
             .tests
             .iter()
