@@ -6,7 +6,8 @@
 #   crates/bench/reference/lmbench.sh LMBENCH_SOURCE_DIR [path/to/lever [PARTS]]
 #
 # PARTS: any of bw1 (bw_mem at 1 MiB), bw16 (at 16 MiB), lat (lat_mem_rd),
-# comma-separated; default all three (about 25 minutes).
+# proc (lat_proc fork, exec, shell), comma-separated; default all four
+# (about 25 minutes).
 #
 # LMBENCH_SOURCE_DIR is a checkout of LMBench 3 (github intel/lmbench; it
 # is not packaged by Debian). Only its src/ is used: bw_mem and lat_mem_rd
@@ -18,13 +19,13 @@
 set -eu
 src=${1:?usage: lmbench.sh LMBENCH_SOURCE_DIR [lever]}/src
 lever=${2:-target/release/lever}
-parts=${3:-bw1,bw16,lat}
+parts=${3:-bw1,bw16,lat,proc}
 want() { case ",$parts," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 [ -f "$src/bw_mem.c" ] || { echo "lmbench.sh: no LMBench source at $src" >&2; exit 2; }
 [ -f /usr/include/tirpc/rpc/rpc.h ] || { echo "lmbench.sh: needs libtirpc-dev (apt-get install libtirpc-dev)" >&2; exit 2; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-for p in bw_mem lat_mem_rd; do
+for p in bw_mem lat_mem_rd lat_proc; do
     (cd "$src" && gcc -O2 -w -I/usr/include/tirpc -DHAVE_socklen_t -DHAVE_DRAND48 \
         -o "$work/$p" "$p.c" lib_timing.c lib_mem.c lib_stats.c lib_debug.c \
         lib_sched.c getopt.c lib_tcp.c lib_udp.c lib_unix.c -lm -ltirpc)
@@ -48,6 +49,21 @@ for mb in 1 16; do
         row "bw_mem-$k-${mb}mb" "$a" "$b" "$l"
     done
 done
+if want proc; then
+    # lat_proc execs /tmp/hello (its PROG): LMBench's hello.c, which
+    # includes bench.h only for its headers, built on its own.
+    [ -e /tmp/hello ] && { echo "lmbench.sh: /tmp/hello exists; remove it first" >&2; exit 2; }
+    printf '#include <unistd.h>\nint main(void) { write(1, "Hello world\\n", 12); return 0; }\n' >"$work/hello.c"
+    gcc -O2 -o /tmp/hello "$work/hello.c"
+    trap 'rm -rf "$work" /tmp/hello' EXIT
+    for k in fork exec shell; do
+        l=$(load)
+        # "Process fork+exit: 272.6681 microseconds"
+        a=$("$work/lat_proc" "$k" 2>&1 >/dev/null | awk '/microseconds/ { print $(NF - 1) }')
+        b=$(lever_median "lat_proc-$k")
+        row "lat_proc-$k" "$a" "$b" "$l"
+    done
+fi
 want lat || exit 0
 # lat_mem_rd: LMBench prints "size_MB ns" pairs for one sweep up to the
 # given size; the sizes Lever names are taken from that sweep.

@@ -554,13 +554,15 @@ pub fn write_report(path: &std::path::Path, report: &BenchReport) -> Result<(), 
 }
 
 /// The hidden helper mode (`lever bench __helper MODE …`): `null` exits at
-/// once (for `lat_proc-exec`/`-shell`); `ctx KB` is a `lat_ctx` ring
+/// once; `proc KIND N` times `lat_proc`'s fork, exec or shell N times in
+/// a small process of its own and prints the nanoseconds; `ctx KB` is a `lat_ctx` ring
 /// member on stdin/stdout; `pass` runs one pass of a run in a process of
 /// its own ([`passes`]).
 pub fn helper_main(args: &[String]) -> Result<(), BenchError> {
     match args {
         [m] if m == "null" => Ok(()),
         [m] if m == "pass" => passes::pass_main(),
+        [m, kind, n] if m == "proc" => os::proc_main(kind, n),
         [m, kb] if m == "ctx" => ipc::ctx_member(
             kb.parse()
                 .map_err(|_| BenchError::Broken(format!("ctx: bad size {kb:?}")))?,

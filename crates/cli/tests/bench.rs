@@ -1023,3 +1023,47 @@ fn the_file_tests_say_which_file_system_they_ran_on() {
     assert_eq!(out.status.code(), Some(3));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--dir /nonexistent: not a directory"));
 }
+
+/// `lat_proc`'s iterations run in a small process of the helper mode,
+/// which prints its own timing of them in ns; a kind it does not know,
+/// or a count that is not one, fails.
+#[test]
+fn lat_proc_runs_in_a_small_process_of_its_own() {
+    let _turn = shared();
+    for kind in ["fork", "exec", "shell"] {
+        let out = lever(&["bench", "__helper", "proc", kind, "3"]);
+        assert!(out.status.success(), "{kind}: {out:?}");
+        let ns: u64 = String::from_utf8_lossy(&out.stdout)
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("{kind}: {out:?}"));
+        // Three processes started and waited for take some time.
+        assert!(ns > 3_000, "{kind}: {ns} ns");
+    }
+    assert!(!lever(&["bench", "__helper", "proc", "spawn", "3"])
+        .status
+        .success());
+    assert!(!lever(&["bench", "__helper", "proc", "fork", "x"])
+        .status
+        .success());
+    let r = json(&lever(&[
+        "--json",
+        "bench",
+        "--only",
+        "lat_proc-*",
+        "--repeat",
+        "3",
+    ]));
+    let names: Vec<&str> = r["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["summary"]["median"].as_f64().is_some_and(|m| m > 0.0))
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["lat_proc-fork", "lat_proc-exec", "lat_proc-shell"],
+        "{r}"
+    );
+}
