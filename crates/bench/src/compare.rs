@@ -191,6 +191,10 @@ pub struct Comparison {
     /// ([`cache_reach`]): the sizes between are not judged unless forced.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cache_reach: Vec<CacheReach>,
+    /// Why `lat_fs-*-create` depends on what ran before it in either run
+    /// ([`file_history`]): it is not judged unless forced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_history: Option<String>,
 }
 
 impl Comparison {
@@ -199,10 +203,13 @@ impl Comparison {
     /// on changed speed, or because they lie where the caches reached
     /// differently. `None` when none was withheld.
     pub fn withheld_reason(&self) -> Option<String> {
-        let (by_reach, by_speed): (Vec<String>, Vec<String>) = self
+        let (by_history, rest): (Vec<String>, Vec<String>) = self
             .withheld_regressions
             .iter()
             .cloned()
+            .partition(|t| self.file_history.is_some() && creates_files(t));
+        let (by_reach, by_speed): (Vec<String>, Vec<String>) = rest
+            .into_iter()
             .partition(|t| self.cache_reach.iter().any(|c| c.covers(t)));
         let depends_on: Vec<&str> = by_speed
             .iter()
@@ -227,11 +234,59 @@ impl Comparison {
                 reach.join("; ")
             )
         });
-        match (speed, reach) {
-            (Some(a), Some(b)) => Some(format!("{a}; {b}")),
-            (a, b) => a.or(b),
-        }
+        let history = self.file_history.as_ref().filter(|_| !by_history.is_empty()).map(|why| {
+            format!(
+                "not judged: {} got worse by more than the threshold, but {why}; rerun with --dir on a file system with a journal or a tmpfs, or pass --force to judge anyway",
+                by_history.join(", ")
+            )
+        });
+        let reasons: Vec<String> = [speed, reach, history].into_iter().flatten().collect();
+        (!reasons.is_empty()).then(|| reasons.join("; "))
     }
+}
+
+/// Whether `test` is a file-creation rate (`lat_fs-*-create`).
+pub fn creates_files(test: &str) -> bool {
+    test.starts_with("lat_fs-") && test.ends_with("-create")
+}
+
+/// Why the file-creation rates of two runs whose file tests ran on `base`
+/// and `new` depend on what ran before them: either is an ext4 without a
+/// journal, where a create skips the inodes deleted there in the last
+/// minute, six while their inode block is unwritten
+/// (`lever_measure::mounts`), so a run's rates follow the deletes of its
+/// own earlier pass and of whatever ran before it (on this VM both passes
+/// of a run at 2,070 and 1,080 files/s, the next run's at 3,200 and
+/// 1,360). `None` when neither is, or neither was recorded.
+pub fn file_history(
+    base: Option<&lever_measure::mounts::FileSystem>,
+    new: Option<&lever_measure::mounts::FileSystem>,
+) -> Option<String> {
+    let sides: Vec<String> = [("base run", base), ("new run", new)]
+        .into_iter()
+        .filter_map(|(side, f)| {
+            let f = f.filter(|f| f.journal == Some(false))?;
+            Some(format!("{side}: {}, {}", f.dir, f.describe()))
+        })
+        .collect();
+    (!sides.is_empty()).then(|| {
+        format!(
+            "the file tests ran on ext4 without a journal ({}), where a create skips the inodes deleted there in the minutes before, so lat_fs-*-create depends on what ran before it",
+            sides.join("; ")
+        )
+    })
+}
+
+/// The warning at the top of a comparison for [`file_history`]'s reason.
+pub fn file_history_warning(why: &str, forced: bool) -> String {
+    format!(
+        "WARNING: {why}{}",
+        if forced {
+            " (judged anyway: --force)"
+        } else {
+            "; not judged (--force judges)"
+        }
+    )
 }
 
 /// A cache whose end two runs' `lat_mem_rd` sweeps found at different
@@ -410,6 +465,7 @@ pub fn compare_with(
         withheld_regressions: Vec::new(),
         reruns_left_out: Vec::new(),
         cache_reach: Vec::new(),
+        file_history: None,
     }
 }
 
@@ -490,9 +546,14 @@ pub fn compare_reruns(
         c.regressions = regressions(&c.rows);
     }
     let reach = cache_reach(&base.plateaus, &new.plateaus);
+    let history = file_history(
+        base.conditions.scratch.as_ref(),
+        new.conditions.scratch.as_ref(),
+    );
     for r in &mut c.rows {
         let past_reach = !force && reach.iter().any(|c| c.covers(&r.name));
-        if (past_reach || !conditions.judges(crate::speed::probes_for(&r.name)))
+        let after_deletes = !force && history.is_some() && creates_files(&r.name);
+        if (past_reach || after_deletes || !conditions.judges(crate::speed::probes_for(&r.name)))
             && matches!(
                 r.verdict,
                 Verdict::Improved | Verdict::Regressed | Verdict::WorseWithinThreshold
@@ -509,6 +570,7 @@ pub fn compare_reruns(
     c.conditions = Some(conditions);
     c.reruns_left_out = left_out;
     c.cache_reach = reach;
+    c.file_history = history;
     c
 }
 
@@ -1442,5 +1504,72 @@ mod tests {
         );
         let forced = compare_runs(&base, &new, 10.0, true);
         assert_eq!(forced.rows[1].verdict, Verdict::Regressed);
+    }
+
+    /// A run whose file tests ran on ext4 without a journal: its
+    /// file-creation rates follow the deletes before them, so a slower
+    /// `lat_fs-4k-create` is not judged (and named), while `lat_fs-4k-delete`
+    /// and the other tests are; with a journal, or forced, it is judged.
+    #[test]
+    fn creates_on_ext4_without_a_journal_are_not_judged() {
+        let fs = |journal| lever_measure::mounts::FileSystem {
+            dir: "/tmp".into(),
+            mount_point: "/".into(),
+            fs_type: "ext4".into(),
+            source: "/dev/vda".into(),
+            options: "rw,discard".into(),
+            journal,
+        };
+        assert_eq!(file_history(None, None), None);
+        assert_eq!(file_history(Some(&fs(Some(true))), Some(&fs(None))), None);
+        let why = file_history(Some(&fs(Some(true))), Some(&fs(Some(false)))).unwrap();
+        assert_eq!(
+            why,
+            "the file tests ran on ext4 without a journal (new run: /tmp, ext4 /dev/vda at / (no journal)), where a create skips the inodes deleted there in the minutes before, so lat_fs-*-create depends on what ran before it"
+        );
+        assert!(creates_files("lat_fs-0k-create"));
+        assert!(!creates_files("lat_fs-0k-delete"));
+        // files/s: the new run's creates and deletes half as fast.
+        let run = |journal, rate: f64| {
+            let mut r = BenchReport {
+                tests: ["lat_fs-4k-create", "lat_fs-4k-delete"]
+                    .iter()
+                    .map(|n| {
+                        result(
+                            n,
+                            Better::Higher,
+                            (0..12).map(|i| rate + f64::from(i)).collect(),
+                        )
+                    })
+                    .collect(),
+                ..crate::tests::empty_report()
+            };
+            r.conditions.scratch = Some(fs(journal));
+            r
+        };
+        let (base, new) = (run(Some(false), 2000.0), run(Some(false), 1000.0));
+        let c = compare_runs(&base, &new, 10.0, false);
+        let verdicts: Vec<_> = c.rows.iter().map(|r| r.verdict).collect();
+        assert_eq!(verdicts, [Verdict::NotJudged, Verdict::Regressed]);
+        assert_eq!(c.withheld_regressions, ["lat_fs-4k-create"]);
+        let why = c.withheld_reason().unwrap();
+        assert!(
+            why.starts_with("not judged: lat_fs-4k-create got worse by more than the threshold, but the file tests ran on ext4 without a journal (base run: /tmp, ext4 /dev/vda at / (no journal); new run: "),
+            "{why}"
+        );
+        assert!(
+            file_history_warning(c.file_history.as_deref().unwrap(), false)
+                .ends_with("depends on what ran before it; not judged (--force judges)")
+        );
+        let forced = compare_runs(&base, &new, 10.0, true);
+        assert_eq!(forced.rows[0].verdict, Verdict::Regressed);
+        let journaled = compare_runs(
+            &run(Some(true), 2000.0),
+            &run(Some(true), 1000.0),
+            10.0,
+            false,
+        );
+        assert_eq!(journaled.rows[0].verdict, Verdict::Regressed);
+        assert_eq!(journaled.file_history, None);
     }
 }

@@ -1067,3 +1067,42 @@ fn lat_proc_runs_in_a_small_process_of_its_own() {
         "{r}"
     );
 }
+
+/// Two runs whose file tests ran on ext4 without a journal (as this VM's
+/// /tmp): a halved `lat_fs-4k-create` is not judged, the warning is at
+/// the top and the check could not be made (exit 9); `--force` judges it.
+#[test]
+fn file_creation_on_ext4_without_a_journal_is_not_judged() {
+    let _turn = shared();
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, rate: f64| {
+        let samples: Vec<f64> = (0..12).map(|i| rate + f64::from(i)).collect();
+        let path = report_file(dir.path(), name, &samples);
+        let mut r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        r["tests"][0]["name"] = serde_json::json!("lat_fs-4k-create");
+        r["tests"][0]["unit"] = serde_json::json!("files/s");
+        r["tests"][0]["better"] = serde_json::json!("higher");
+        r["conditions"]["scratch"] = serde_json::json!({"dir": "/tmp", "mount_point": "/",
+            "fs_type": "ext4", "source": "/dev/vda", "options": "rw", "journal": false});
+        std::fs::write(&path, r.to_string()).unwrap();
+        path
+    };
+    let (fast, slow) = (write("fast.json", 2000.0), write("slow.json", 1000.0));
+    let out = lever(&["bench", "compare", &fast, &slow]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(9), "{text}{err}");
+    assert!(
+        text.contains("WARNING: the file tests ran on ext4 without a journal (base run: /tmp, ext4 /dev/vda at / (no journal); new run: /tmp, ext4 /dev/vda at / (no journal))"),
+        "{text}"
+    );
+    assert!(!text.contains("REGRESSED"), "{text}");
+    assert!(
+        err.contains("not judged: lat_fs-4k-create got worse by more than the threshold, but the file tests ran on ext4 without a journal"),
+        "{err}"
+    );
+    let forced = lever(&["bench", "compare", &fast, &slow, "--force"]);
+    assert_eq!(forced.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&forced.stdout).contains("REGRESSED"));
+}

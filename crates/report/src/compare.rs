@@ -7,8 +7,8 @@
 
 use crate::model::{Better, Metric, Run};
 use lever_bench::compare::{
-    cache_reach, drift_rule, judge_runs, pass_medians, rerun_counts_for, rerun_left_out,
-    CacheReach, DriftRule, Judgement, Reruns, Side, Verdict,
+    cache_reach, creates_files, drift_rule, file_history, judge_runs, pass_medians,
+    rerun_counts_for, rerun_left_out, CacheReach, DriftRule, Judgement, Reruns, Side, Verdict,
 };
 use lever_bench::stats::Summary;
 use serde::Serialize;
@@ -180,6 +180,10 @@ pub struct Judged {
     /// reached differently (`lever_bench::compare::cache_reach`): the
     /// sizes between are not judged unless forced.
     pub cache_reach: Vec<Vec<CacheReach>>,
+    /// Per later run, why its and the base's `lat_fs-*-create` depend on
+    /// what ran before them (`lever_bench::compare::file_history`): not
+    /// judged unless forced.
+    pub file_history: Vec<Option<String>>,
 }
 
 /// The `lat_mem_rd` plateaus a run's bench section kept (none for runs
@@ -203,6 +207,32 @@ pub fn bench_plateaus(run: &Run) -> Result<Vec<lever_bench::memory::Plateau>, St
 /// read by [`crate::read_run`] has been checked already).
 fn plateaus(run: &Run) -> Vec<lever_bench::memory::Plateau> {
     bench_plateaus(run).unwrap_or_default()
+}
+
+/// The file system a run's file tests ran on, as its bench section kept
+/// it (none for runs collected before it was kept), or why it does not
+/// read.
+pub fn bench_file_system(run: &Run) -> Result<Option<lever_measure::mounts::FileSystem>, String> {
+    match run
+        .sections
+        .iter()
+        .find(|s| s.name == "bench")
+        .and_then(|s| s.detail.get("file_system"))
+    {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(f) => serde_json::from_value(f.clone()).map(Some).map_err(|e| {
+            format!("the bench section's detail.file_system is not a file system: {e}")
+        }),
+    }
+}
+
+/// What a comparison reads out of a run's bench section's free-form
+/// detail reads: the plateaus and the file system, or why not (the
+/// field and serde's reason).
+pub fn check_bench_detail(run: &Run) -> Result<(), String> {
+    bench_plateaus(run)?;
+    bench_file_system(run)?;
+    Ok(())
 }
 
 /// [`compare`], then the base's reruns and the conditions: a significant
@@ -245,15 +275,34 @@ pub fn judged(runs: &[Run], threshold_pct: f64, judging: Judging<'_>) -> Judged 
         .skip(1)
         .map(|r| cache_reach(&base_plateaus, &plateaus(r)))
         .collect();
+    let base_fs = runs
+        .first()
+        .and_then(|r| bench_file_system(r).ok().flatten());
+    let file_history: Vec<Option<String>> = runs
+        .iter()
+        .skip(1)
+        .map(|r| {
+            file_history(
+                base_fs.as_ref(),
+                bench_file_system(r).ok().flatten().as_ref(),
+            )
+        })
+        .collect();
     for row in &mut rows {
         let test = test_of(&row.name);
         let probes = lever_bench::speed::probes_for(test);
-        for ((j, c), reach) in row.vs_base.iter_mut().zip(&conditions).zip(&cache_reach) {
+        for (((j, c), reach), history) in row
+            .vs_base
+            .iter_mut()
+            .zip(&conditions)
+            .zip(&cache_reach)
+            .zip(&file_history)
+        {
             let past_reach = !judging.force && reach.iter().any(|r| r.covers(test));
-            if let Some(j) = j
-                .as_mut()
-                .filter(|j| (past_reach || !c.judges(probes)) && is_significant(j.verdict))
-            {
+            let after_deletes = !judging.force && history.is_some() && creates_files(test);
+            if let Some(j) = j.as_mut().filter(|j| {
+                (past_reach || after_deletes || !c.judges(probes)) && is_significant(j.verdict)
+            }) {
                 j.verdict = Verdict::NotJudged;
             }
         }
@@ -264,6 +313,7 @@ pub fn judged(runs: &[Run], threshold_pct: f64, judging: Judging<'_>) -> Judged 
         base_reruns: reruns.len(),
         reruns_left_out,
         cache_reach,
+        file_history,
     }
 }
 
@@ -676,5 +726,51 @@ mod tests {
         );
         std::fs::write(&path, serde_json::to_string(&runs[1]).unwrap()).unwrap();
         assert_eq!(plateaus(&crate::read_run(&path).unwrap()).len(), 2);
+    }
+
+    /// `report render A B` withholds `lat_fs-*-create` as `bench compare`
+    /// does when a run's file tests ran on ext4 without a journal (the
+    /// bench section keeps the file system), and refuses one that does not
+    /// read.
+    #[test]
+    fn creates_on_ext4_without_a_journal_are_not_judged() {
+        let run = |journal: bool, rate: f64| {
+            let mut r = Run::new("2026-11-28T01:00:00Z", Device::default());
+            let mut s = Section::measured("bench", "test");
+            let mut m = Metric::new("bench.lat_fs-4k-create", "files/s", rate);
+            m.samples = (0..12).map(|i| rate + f64::from(i)).collect();
+            m.better = Some(Better::Higher);
+            s.metrics.push(m);
+            s.detail = serde_json::json!({"file_system": {"dir": "/tmp", "mount_point": "/",
+                "fs_type": "ext4", "source": "/dev/vda", "options": "rw", "journal": journal}});
+            r.sections.push(s);
+            r
+        };
+        let verdict = |j: &Judged| j.rows[0].vs_base[0].as_ref().unwrap().verdict;
+        let runs = [run(false, 2000.0), run(false, 1000.0)];
+        let j = judged(&runs, THRESHOLD_PCT, Judging::default());
+        assert_eq!(verdict(&j), Verdict::NotJudged);
+        assert!(j.file_history[0]
+            .as_deref()
+            .unwrap()
+            .starts_with("the file tests ran on ext4 without a journal (base run: /tmp"));
+        let forced = Judging {
+            force: true,
+            ..Judging::default()
+        };
+        assert_eq!(
+            verdict(&judged(&runs, THRESHOLD_PCT, forced)),
+            Verdict::Regressed
+        );
+        let journaled = [run(true, 2000.0), run(true, 1000.0)];
+        let j = judged(&journaled, THRESHOLD_PCT, Judging::default());
+        assert_eq!(verdict(&j), Verdict::Regressed);
+        assert_eq!(j.file_history, [None]);
+
+        let mut broken = runs[0].clone();
+        broken.sections[0].detail["file_system"]["journal"] = serde_json::json!("no");
+        assert!(check_bench_detail(&broken)
+            .unwrap_err()
+            .starts_with("the bench section's detail.file_system is not a file system: "));
     }
 }

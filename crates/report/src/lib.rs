@@ -89,7 +89,7 @@ pub fn read_run(path: &std::path::Path) -> Result<model::Run, ReportError> {
         message: format!("not a `lever report collect` run document: {e}"),
     })?;
     // What a comparison reads out of a section's free-form detail.
-    compare::bench_plateaus(&run).map_err(|message| ReportError::BadFile {
+    compare::check_bench_detail(&run).map_err(|message| ReportError::BadFile {
         path: path.to_path_buf(),
         message,
     })?;

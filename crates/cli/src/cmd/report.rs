@@ -214,7 +214,7 @@ fn run_render(global: &Global, mut a: RenderArgs) -> anyhow::Result<()> {
     if a.base_reruns_from_store {
         let stored = lever_results::ops::reruns_of(a.db.as_deref(), &runs[0], &runs)?;
         for (id, run) in &stored {
-            lever_report::compare::bench_plateaus(run).map_err(|why| {
+            lever_report::compare::check_bench_detail(run).map_err(|why| {
                 crate::exit::bad_value(format!("run {id} in the results store: {why}"))
             })?;
         }

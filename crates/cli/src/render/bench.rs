@@ -233,6 +233,10 @@ pub fn comparison(c: &Comparison) -> String {
         out += &reach.warning(forced);
         out.push('\n');
     }
+    if let Some(why) = &c.file_history {
+        out += &lever_bench::compare::file_history_warning(why, forced);
+        out.push('\n');
+    }
     let mut t = Table::new(&[
         "test",
         "unit",

@@ -70,6 +70,15 @@ pub fn rendered(
                 out += &format!("run #{} against #1: {}\n", i + 2, r.warning(judging.force));
             }
         }
+        for (i, why) in j.file_history.iter().enumerate() {
+            if let Some(why) = why {
+                out += &format!(
+                    "run #{} against #1: {}\n",
+                    i + 2,
+                    lever_bench::compare::file_history_warning(why, judging.force)
+                );
+            }
+        }
         if !judging.base_reruns.is_empty() {
             out += &format!(
                 "base reruns: {} of {} give the spread a change must leave\n",

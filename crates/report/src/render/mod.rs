@@ -61,6 +61,9 @@ pub struct Document<'a> {
     pub reruns_left_out: Vec<String>,
     /// Per later run, the caches it and the base reached differently.
     pub cache_reach: Vec<Vec<lever_bench::compare::CacheReach>>,
+    /// Per later run, why its and the base's `lat_fs-*-create` depend on
+    /// what ran before them (not judged unless forced).
+    pub file_history: Vec<Option<String>>,
 }
 
 /// The runs and their comparison as JSON.
@@ -82,6 +85,7 @@ pub fn json_with(runs: &[Run], judging: Judging<'_>) -> String {
             base_reruns: j.base_reruns,
             reruns_left_out: j.reruns_left_out,
             cache_reach: j.cache_reach,
+            file_history: j.file_history,
         },
         None => Document {
             runs,
@@ -91,6 +95,7 @@ pub fn json_with(runs: &[Run], judging: Judging<'_>) -> String {
             base_reruns: 0,
             reruns_left_out: Vec::new(),
             cache_reach: Vec::new(),
+            file_history: Vec::new(),
         },
     };
     serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
@@ -143,6 +148,12 @@ fn condition_lines(runs: &[Run], judged: &compare::Judged) -> Vec<(String, Vec<(
                     .flatten()
                     .map(|r| (true, r.warning(c.forced))),
             );
+            if let Some(Some(why)) = judged.file_history.get(i) {
+                lines.push((
+                    true,
+                    lever_bench::compare::file_history_warning(why, c.forced),
+                ));
+            }
             for d in &c.differences {
                 lines.push((false, format!("{}: {} → {}", d.what, d.base, d.new)));
             }
