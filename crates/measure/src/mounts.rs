@@ -1,5 +1,5 @@
 //! The file system a directory lives on, from `/proc/self/mountinfo`
-//! (Documentation/filesystems/proc.rst, "3.5 /proc/<pid>/mountinfo"):
+//! (Documentation/filesystems/proc.rst, "3.5 `/proc/<pid>/mountinfo`"):
 //!
 //! ```text
 //! 36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw,errors=continue
