@@ -546,10 +546,12 @@ pub fn compare_reruns(
         c.regressions = regressions(&c.rows);
     }
     let reach = cache_reach(&base.plateaus, &new.plateaus);
+    // Said only where there is a file-creation rate to withhold.
     let history = file_history(
         base.conditions.scratch.as_ref(),
         new.conditions.scratch.as_ref(),
-    );
+    )
+    .filter(|_| c.rows.iter().any(|r| creates_files(&r.name)));
     for r in &mut c.rows {
         let past_reach = !force && reach.iter().any(|c| c.covers(&r.name));
         let after_deletes = !force && history.is_some() && creates_files(&r.name);
@@ -1571,5 +1573,10 @@ mod tests {
         );
         assert_eq!(journaled.rows[0].verdict, Verdict::Regressed);
         assert_eq!(journaled.file_history, None);
+        // Without a file-creation rate there is nothing to say.
+        let (mut b, mut n) = (base.clone(), new.clone());
+        b.tests.remove(0);
+        n.tests.remove(0);
+        assert_eq!(compare_runs(&b, &n, 10.0, false).file_history, None);
     }
 }

@@ -278,6 +278,8 @@ pub fn judged(runs: &[Run], threshold_pct: f64, judging: Judging<'_>) -> Judged 
     let base_fs = runs
         .first()
         .and_then(|r| bench_file_system(r).ok().flatten());
+    // Said only where there is a file-creation rate to withhold.
+    let creates = rows.iter().any(|r| creates_files(test_of(&r.name)));
     let file_history: Vec<Option<String>> = runs
         .iter()
         .skip(1)
@@ -286,6 +288,7 @@ pub fn judged(runs: &[Run], threshold_pct: f64, judging: Judging<'_>) -> Judged 
                 base_fs.as_ref(),
                 bench_file_system(r).ok().flatten().as_ref(),
             )
+            .filter(|_| creates)
         })
         .collect();
     for row in &mut rows {
@@ -765,6 +768,13 @@ mod tests {
         let journaled = [run(true, 2000.0), run(true, 1000.0)];
         let j = judged(&journaled, THRESHOLD_PCT, Judging::default());
         assert_eq!(verdict(&j), Verdict::Regressed);
+        assert_eq!(j.file_history, [None]);
+        // Without a file-creation rate there is nothing to say.
+        let mut deletes = runs.clone();
+        for r in &mut deletes {
+            r.sections[0].metrics[0].name = "bench.lat_fs-4k-delete".into();
+        }
+        let j = judged(&deletes, THRESHOLD_PCT, Judging::default());
         assert_eq!(j.file_history, [None]);
 
         let mut broken = runs[0].clone();
