@@ -197,7 +197,7 @@ pub fn bench_plateaus(run: &Run) -> Result<Vec<lever_bench::memory::Plateau>, St
         .and_then(|s| s.detail.get("plateaus"))
     {
         None => Ok(Vec::new()),
-        Some(p) => serde_json::from_value(p.clone()).map_err(|e| {
+        Some(p) => serde_json::from_str(&p.to_string()).map_err(|e| {
             format!("the bench section's detail.plateaus is not a list of lat_mem_rd plateaus: {e}")
         }),
     }
@@ -220,7 +220,7 @@ pub fn bench_file_system(run: &Run) -> Result<Option<lever_measure::mounts::File
         .and_then(|s| s.detail.get("file_system"))
     {
         None | Some(serde_json::Value::Null) => Ok(None),
-        Some(f) => serde_json::from_value(f.clone()).map(Some).map_err(|e| {
+        Some(f) => serde_json::from_str(&f.to_string()).map(Some).map_err(|e| {
             format!("the bench section's detail.file_system is not a file system: {e}")
         }),
     }

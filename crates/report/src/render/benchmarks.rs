@@ -121,7 +121,7 @@ fn category_of(
 fn recorded(run: &Run) -> BTreeMap<String, Category> {
     run.section("bench")
         .and_then(|s| s.detail.get("categories"))
-        .and_then(|v| serde_json::from_value(v.clone()).ok())
+        .and_then(|v| serde_json::from_str(&v.to_string()).ok())
         .unwrap_or_default()
 }
 
