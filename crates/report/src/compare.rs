@@ -186,16 +186,16 @@ pub struct Judged {
     pub file_history: Vec<Option<String>>,
 }
 
+/// The field `key` of a run's bench section's detail, if it kept one.
+fn bench_detail<'a>(run: &'a Run, key: &str) -> Option<&'a serde_json::Value> {
+    run.section("bench").and_then(|s| s.detail.get(key))
+}
+
 /// The `lat_mem_rd` plateaus a run's bench section kept (none for runs
 /// collected before they were kept, or without a sweep), or why they do
 /// not read as plateaus (the field and serde's reason).
 pub fn bench_plateaus(run: &Run) -> Result<Vec<lever_bench::memory::Plateau>, String> {
-    match run
-        .sections
-        .iter()
-        .find(|s| s.name == "bench")
-        .and_then(|s| s.detail.get("plateaus"))
-    {
+    match bench_detail(run, "plateaus") {
         None => Ok(Vec::new()),
         Some(p) => serde_json::from_str(&p.to_string()).map_err(|e| {
             format!("the bench section's detail.plateaus is not a list of lat_mem_rd plateaus: {e}")
@@ -213,12 +213,7 @@ fn plateaus(run: &Run) -> Vec<lever_bench::memory::Plateau> {
 /// it (none for runs collected before it was kept), or why it does not
 /// read.
 pub fn bench_file_system(run: &Run) -> Result<Option<lever_measure::mounts::FileSystem>, String> {
-    match run
-        .sections
-        .iter()
-        .find(|s| s.name == "bench")
-        .and_then(|s| s.detail.get("file_system"))
-    {
+    match bench_detail(run, "file_system") {
         None | Some(serde_json::Value::Null) => Ok(None),
         Some(f) => serde_json::from_str(&f.to_string()).map(Some).map_err(|e| {
             format!("the bench section's detail.file_system is not a file system: {e}")
